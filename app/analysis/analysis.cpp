@@ -1,0 +1,637 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ddpscope::analysis {
+
+using trace::EventKind;
+using trace::RankTrace;
+using trace::Track;
+using trace::TrackKind;
+
+std::string_view violationKindName(Violation::Kind k) {
+  switch (k) {
+    case Violation::Kind::AllreduceBeforeReady:
+      return "allreduce_before_ready";
+    case Violation::Kind::UpdateBeforeAllreduce:
+      return "update_before_allreduce";
+    case Violation::Kind::OverwriteBeforeAllreduce:
+      return "overwrite_before_allreduce";
+  }
+  return "";
+}
+
+namespace {
+
+bool containsNoCase(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k]) {
+      ++k;
+    }
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+bool isAllreduceName(std::string_view name) {
+  return containsNoCase(name, "allreduce") || containsNoCase(name, "all_reduce");
+}
+
+// What a kernel tagged with a bucket does to that bucket.
+enum class KernelRole : std::uint8_t { Gradient, Pack, Allreduce, Unpack, Optimizer, ReadyMarker };
+
+KernelRole roleOf(EventKind kind, ActivityClass cls, std::string_view name) {
+  if (cls == ActivityClass::Communication) return KernelRole::Allreduce;
+  if (kind == EventKind::GpuAnnotation) return KernelRole::ReadyMarker;
+  if (containsNoCase(name, "unpack")) return KernelRole::Unpack;
+  if (containsNoCase(name, "pack")) return KernelRole::Pack;
+  if (containsNoCase(name, "sgd") || containsNoCase(name, "optimizer") ||
+      containsNoCase(name, "adam") || containsNoCase(name, "update")) {
+    return KernelRole::Optimizer;
+  }
+  return KernelRole::Gradient;
+}
+
+// Builds a union from several tracks, each visited in start order.
+class UnionBuilder {
+ public:
+  void add(std::int32_t track, TimeNs start, TimeNs end) {
+    if (track != track_) {
+      flush();
+      track_ = track;
+    }
+    extendUnion(current_, start, end);
+  }
+  IntervalSet finish() {
+    flush();
+    return uniteAll(parts_);
+  }
+
+ private:
+  void flush() {
+    if (!current_.empty()) parts_.push_back(std::move(current_));
+    current_.clear();
+  }
+  std::int32_t track_ = -1;
+  IntervalSet current_;
+  std::vector<IntervalSet> parts_;
+};
+
+struct ClassUnions {
+  UnionBuilder comm, compute, memory, other, all;
+  void add(ActivityClass c, std::int32_t track, TimeNs s, TimeNs e) {
+    switch (c) {
+      case ActivityClass::Communication:
+        comm.add(track, s, e);
+        break;
+      case ActivityClass::Computation:
+        compute.add(track, s, e);
+        break;
+      case ActivityClass::Memory:
+        memory.add(track, s, e);
+        break;
+      case ActivityClass::Other:
+        other.add(track, s, e);
+        break;
+      case ActivityClass::None:
+        return;
+    }
+    all.add(track, s, e);
+  }
+};
+
+double pct(TimeNs part, TimeNs whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+class RankAnalyzer {
+ public:
+  RankAnalyzer(const RankTrace& r, const AnalysisOptions& o) : r_(r), options_(o) {}
+
+  RankActivity activity();
+  RankReport report();
+
+ private:
+  void prepare();
+  bool included(std::size_t t, std::size_t i) const {
+    return include_.empty() || include_[t][i] != 0;
+  }
+  ActivityClass classOf(const Track& t, std::size_t i) const {
+    if (!trace::isGpuActivity(t.kind_of[i])) return ActivityClass::None;
+    return name_class_[t.name[i]];
+  }
+  std::int32_t stepContaining(TimeNs t) const;
+  std::int32_t stepIndexOf(const Track& t, std::size_t i) const;
+  void computeSteps(RankReport& out, const IntervalSet& whole_compute);
+  void computeOurBuckets(RankReport& out, const IntervalSet& compute);
+  void computeInferredBuckets(RankReport& out, const IntervalSet& compute);
+  void finishBucket(BucketReport& b, const IntervalSet& compute) const;
+
+  const RankTrace& r_;
+  const AnalysisOptions& options_;
+  bool prepared_ = false;
+  std::vector<ActivityClass> name_class_;
+  std::vector<std::vector<char>> include_;  // empty: everything included
+  std::vector<trace::StepRange> steps_;     // steps in scope, sorted by start
+  std::unordered_map<std::int32_t, std::int32_t> step_by_number_;
+  std::unordered_map<std::int64_t, TimeNs> launch_ts_;  // correlation -> host launch time
+};
+
+void RankAnalyzer::prepare() {
+  if (prepared_) return;
+  prepared_ = true;
+  name_class_.assign(r_.names.size(), ActivityClass::None);
+  std::vector<char> known(r_.names.size(), 0);
+  for (const auto& t : r_.tracks) {
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto n = t.name[i];
+      if (known[n]) continue;
+      known[n] = 1;
+      name_class_[n] = classify(EventKind::Kernel, r_.names[n]);
+    }
+  }
+  // Non-kernel GPU activity is classified by its kind, not its name.
+  steps_ = r_.steps;
+  TimeNs cut = std::numeric_limits<TimeNs>::max();
+  if (options_.hta_compat && !steps_.empty()) {
+    cut = std::max_element(steps_.begin(), steps_.end(), [](const auto& a, const auto& b) {
+            return a.start < b.start;
+          })->start;
+    std::erase_if(steps_, [cut](const trace::StepRange& s) { return s.start >= cut; });
+  }
+  bool need_launches = options_.hta_compat;
+  if (!steps_.empty()) {
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      step_by_number_.emplace(steps_[k].number, static_cast<std::int32_t>(k));
+    }
+    need_launches = true;
+  }
+  if (need_launches) {
+    for (const auto& t : r_.tracks) {
+      if (t.kind != TrackKind::Host) continue;
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const auto k = t.kind_of[i];
+        if ((k == EventKind::Runtime || k == EventKind::Driver) &&
+            t.correlation[i] != trace::kNoCorrelation && t.start[i] < cut) {
+          launch_ts_.emplace(t.correlation[i], t.start[i]);
+        }
+      }
+    }
+  }
+  if (options_.hta_compat) {
+    include_.resize(r_.tracks.size());
+    for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+      const auto& t = r_.tracks[ti];
+      include_[ti].assign(t.size(), 0);
+      if (t.kind != TrackKind::Gpu) continue;
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        include_[ti][i] = launch_ts_.count(t.correlation[i]) ? 1 : 0;
+      }
+    }
+  }
+}
+
+RankActivity RankAnalyzer::activity() {
+  prepare();
+  RankActivity a;
+  ClassUnions u;
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!included(ti, i)) continue;
+      const auto c = classOf(t, i);
+      if (c == ActivityClass::None) continue;
+      a.counts[static_cast<std::size_t>(c)]++;
+      u.add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
+    }
+  }
+  a.comm = u.comm.finish();
+  a.compute = u.compute.finish();
+  a.memory = u.memory.finish();
+  a.other = u.other.finish();
+  a.all = u.all.finish();
+  return a;
+}
+
+std::int32_t RankAnalyzer::stepContaining(TimeNs t) const {
+  auto it = std::upper_bound(steps_.begin(), steps_.end(), t,
+                             [](TimeNs x, const trace::StepRange& s) { return x < s.start; });
+  if (it == steps_.begin()) return -1;
+  --it;
+  return t < it->end ? static_cast<std::int32_t>(it - steps_.begin()) : -1;
+}
+
+std::int32_t RankAnalyzer::stepIndexOf(const Track& t, std::size_t i) const {
+  if (steps_.empty()) return -1;
+  if (t.step[i] != trace::kNoStep) {
+    auto it = step_by_number_.find(t.step[i]);
+    return it == step_by_number_.end() ? -1 : it->second;
+  }
+  if (t.correlation[i] != trace::kNoCorrelation) {
+    auto it = launch_ts_.find(t.correlation[i]);
+    if (it != launch_ts_.end()) return stepContaining(it->second);
+  }
+  return stepContaining(t.start[i]);
+}
+
+}  // namespace
+
+OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
+                              const IntervalSet& all) {
+  OverlapMetrics m;
+  m.comm_ns = totalLength(comm);
+  m.compute_ns = totalLength(compute);
+  m.overlap_ns = intersectionLength(comm, compute);
+  m.exposed_ns = m.comm_ns - m.overlap_ns;
+  if (m.comm_ns > 0) m.overlap_pct = pct(m.overlap_ns, m.comm_ns);
+  if (!all.empty()) {
+    m.first_ns = all.front().start;
+    m.last_ns = all.back().end;
+    m.span_ns = m.last_ns - m.first_ns;
+    m.busy_ns = totalLength(all);
+    m.idle_ns = m.span_ns - m.busy_ns;
+    m.idle_pct = pct(m.idle_ns, m.span_ns);
+    m.compute_pct = pct(m.compute_ns, m.span_ns);
+    m.non_compute_pct = pct(m.span_ns - m.idle_ns - m.compute_ns, m.span_ns);
+  }
+  return m;
+}
+
+namespace {
+
+void RankAnalyzer::computeSteps(RankReport& out, const IntervalSet& whole_compute) {
+  (void)whole_compute;
+  const std::size_t n = steps_.size();
+  if (n == 0) return;
+  std::vector<ClassUnions> per_step(n);
+  std::vector<UnionBuilder> critical(n);
+  std::vector<std::int32_t> allreduces(n, 0);
+  std::vector<TimeNs> backward_end(n, std::numeric_limits<TimeNs>::min());
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] == EventKind::GpuAnnotation) {
+        if (containsNoCase(r_.names[t.name[i]], "backward")) {
+          const auto s = stepIndexOf(t, i);
+          if (s >= 0) backward_end[s] = std::max(backward_end[s], t.end(i));
+        }
+        continue;
+      }
+      if (!included(ti, i)) continue;
+      const auto c = classOf(t, i);
+      if (c == ActivityClass::None) continue;
+      const auto s = stepIndexOf(t, i);
+      if (s < 0) continue;
+      per_step[s].add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
+      if (c == ActivityClass::Computation || c == ActivityClass::Memory) {
+        critical[s].add(static_cast<std::int32_t>(ti), t.start[i], t.end(i));
+      }
+      if (c == ActivityClass::Communication && isAllreduceName(r_.names[t.name[i]])) {
+        allreduces[s]++;
+      }
+    }
+  }
+  for (std::size_t s = 0; s < n; ++s) {
+    StepReport st;
+    st.step = steps_[s].number;
+    st.start_ns = steps_[s].start;
+    st.dur_ns = steps_[s].end - steps_[s].start;
+    const auto comm = per_step[s].comm.finish();
+    const auto compute = per_step[s].compute.finish();
+    const auto all = per_step[s].all.finish();
+    st.metrics = overlapMetrics(comm, compute, all);
+    st.compute_critical_ns = totalLength(critical[s].finish());
+    if (st.dur_ns > 0) {
+      st.dp_efficiency = std::min(
+          1.0, static_cast<double>(st.compute_critical_ns) / static_cast<double>(st.dur_ns));
+    }
+    st.allreduces = allreduces[s];
+    if (!comm.empty()) {
+      const TimeNs last_comm_end = comm.back().end;
+      TimeNs bwd = backward_end[s];
+      if (bwd == std::numeric_limits<TimeNs>::min()) {
+        // Without a backward marker: the last bucket becomes ready when backward ends, so take
+        // the end of the last compute that starts before the last allreduce starts.
+        const TimeNs last_comm_start = comm.back().start;
+        bwd = comm.back().start;
+        for (auto it = compute.rbegin(); it != compute.rend(); ++it) {
+          if (it->start < last_comm_start) {
+            bwd = it->end;
+            break;
+          }
+        }
+      }
+      st.exposed_tail_ns = std::max<TimeNs>(0, last_comm_end - bwd);
+    }
+    out.steps.push_back(st);
+  }
+}
+
+void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) const {
+  b.wait_ns = b.start_ns - b.ready_ns;
+  b.exposed_ns = uncoveredLength(compute, b.start_ns, b.end_ns);
+  const TimeNs dur = b.end_ns - b.start_ns;
+  if (b.bytes >= 0 && dur > 0) {
+    const double algbw = static_cast<double>(b.bytes) / static_cast<double>(dur);  // B/ns = GB/s
+    b.algbw_gbps = algbw;
+    const double p = static_cast<double>(std::max(1, r_.world_size));
+    b.busbw_gbps = algbw * 2.0 * (p - 1.0) / p;
+  }
+}
+
+void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute) {
+  struct Acc {
+    TimeNs ready = std::numeric_limits<TimeNs>::min();
+    TimeNs ready_marker = std::numeric_limits<TimeNs>::min();
+    TimeNs ar_start = std::numeric_limits<TimeNs>::max();
+    TimeNs ar_end = std::numeric_limits<TimeNs>::min();
+    TimeNs update_start = std::numeric_limits<TimeNs>::max();
+    TimeNs write_start = std::numeric_limits<TimeNs>::max();  // first write into the bucket buffer
+    std::int64_t ar_bytes = -1;
+    std::int64_t device = 0, stream = 0;
+  };
+  const bool copy_fusion = r_.ddpscope.configValue("fusion") == "\"copy\"";
+  std::map<std::pair<std::int32_t, std::int32_t>, Acc> acc;  // (step, bucket)
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.bucket[i] == trace::kNoBucket || !included(ti, i)) continue;
+      const bool marker = t.kind_of[i] == EventKind::GpuAnnotation;
+      const auto c = classOf(t, i);
+      if (c == ActivityClass::None && !marker) continue;
+      std::int32_t step = t.step[i];
+      if (step == trace::kNoStep) {
+        const auto s = stepIndexOf(t, i);
+        step = s >= 0 ? steps_[static_cast<std::size_t>(s)].number : trace::kNoStep;
+      }
+      auto& a = acc[{step, t.bucket[i]}];
+      switch (roleOf(t.kind_of[i], c, r_.names[t.name[i]])) {
+        case KernelRole::Allreduce:
+          if (t.start[i] < a.ar_start) {
+            a.device = t.pid;
+            a.stream = t.tid;
+          }
+          a.ar_start = std::min(a.ar_start, t.start[i]);
+          a.ar_end = std::max(a.ar_end, t.end(i));
+          if (t.bytes[i] >= 0) a.ar_bytes = t.bytes[i];
+          break;
+        case KernelRole::Gradient:
+          a.ready = std::max(a.ready, t.end(i));
+          if (!copy_fusion) a.write_start = std::min(a.write_start, t.start[i]);
+          break;
+        case KernelRole::Pack:
+          a.write_start = std::min(a.write_start, t.start[i]);
+          break;
+        case KernelRole::Optimizer:
+          a.update_start = std::min(a.update_start, t.start[i]);
+          break;
+        case KernelRole::ReadyMarker:
+          a.ready_marker = std::max(a.ready_marker, t.end(i));
+          break;
+        case KernelRole::Unpack:
+          break;
+      }
+    }
+  }
+  std::unordered_map<std::int32_t, const trace::BucketDef*> defs;
+  for (const auto& d : r_.ddpscope.buckets)
+    defs.emplace(d.id, &d);
+  for (const auto& [key, a] : acc) {
+    if (a.ar_start == std::numeric_limits<TimeNs>::max()) continue;  // no allreduce seen
+    BucketReport b;
+    b.step = key.first;
+    b.id = key.second;
+    b.start_ns = a.ar_start;
+    b.end_ns = a.ar_end;
+    b.device = a.device;
+    b.stream = a.stream;
+    b.ready_ns = a.ready != std::numeric_limits<TimeNs>::min()          ? a.ready
+                 : a.ready_marker != std::numeric_limits<TimeNs>::min() ? a.ready_marker
+                                                                        : a.ar_start;
+    if (auto it = defs.find(b.id); it != defs.end()) {
+      b.bytes = it->second->bytes;
+      b.tensors = static_cast<std::int32_t>(it->second->params.size());
+    } else {
+      b.bytes = a.ar_bytes;
+    }
+    finishBucket(b, compute);
+    out.buckets.push_back(b);
+    if (a.ready != std::numeric_limits<TimeNs>::min() && a.ar_start < a.ready) {
+      out.violations.push_back(
+          {Violation::Kind::AllreduceBeforeReady, b.step, b.id, a.ar_start, a.ready,
+           "step " + std::to_string(b.step) + ", bucket " + std::to_string(b.id) +
+               ": allreduce started before the bucket's gradients were "
+               "written (missing wait of the communication stream)"});
+    }
+    if (a.update_start != std::numeric_limits<TimeNs>::max() && a.update_start < a.ar_end) {
+      out.violations.push_back(
+          {Violation::Kind::UpdateBeforeAllreduce, b.step, b.id, a.update_start, a.ar_end,
+           "step " + std::to_string(b.step) + ", bucket " + std::to_string(b.id) +
+               ": optimizer update started before the bucket's allreduce "
+               "ended (missing wait of the compute stream)"});
+    }
+    // The next step must not write this bucket's buffer before this allreduce has read it.
+    auto next = acc.find({key.first + 1, key.second});
+    if (key.first != trace::kNoStep && next != acc.end() &&
+        next->second.write_start != std::numeric_limits<TimeNs>::max() &&
+        next->second.write_start < a.ar_end) {
+      out.violations.push_back(
+          {Violation::Kind::OverwriteBeforeAllreduce, key.first + 1, b.id, next->second.write_start,
+           a.ar_end,
+           "step " + std::to_string(key.first + 1) + ", bucket " + std::to_string(b.id) +
+               ": backward wrote the bucket before the previous step's allreduce of it ended"});
+    }
+  }
+}
+
+void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& compute) {
+  // Launch order of compute work per device: (correlation, end), for "ready" inference.
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, TimeNs>>> compute_by_device;
+  struct Allreduce {
+    std::int32_t step_index;
+    TimeNs start, end;
+    std::int64_t bytes, correlation, device, stream;
+  };
+  std::vector<Allreduce> ars;
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!included(ti, i)) continue;
+      const auto c = classOf(t, i);
+      if (c == ActivityClass::Computation && t.correlation[i] != trace::kNoCorrelation) {
+        compute_by_device[t.pid].emplace_back(t.correlation[i], t.end(i));
+      } else if (c == ActivityClass::Communication && isAllreduceName(r_.names[t.name[i]])) {
+        ars.push_back(
+            {stepIndexOf(t, i), t.start[i], t.end(i), t.bytes[i], t.correlation[i], t.pid, t.tid});
+      }
+    }
+  }
+  for (auto& [dev, v] : compute_by_device) {
+    std::sort(v.begin(), v.end());
+    for (std::size_t k = 1; k < v.size(); ++k)
+      v[k].second = std::max(v[k].second, v[k - 1].second);
+  }
+  std::sort(ars.begin(), ars.end(), [](const Allreduce& a, const Allreduce& b) {
+    return std::tie(a.step_index, a.start) < std::tie(b.step_index, b.start);
+  });
+  std::int32_t ordinal = 0;
+  for (std::size_t k = 0; k < ars.size(); ++k) {
+    const auto& ar = ars[k];
+    if (k == 0 || ars[k - 1].step_index != ar.step_index) ordinal = 0;
+    BucketReport b;
+    b.inferred = true;
+    b.step = ar.step_index >= 0 ? steps_[static_cast<std::size_t>(ar.step_index)].number
+                                : trace::kNoStep;
+    b.id = ordinal++;
+    b.bytes = ar.bytes;
+    b.start_ns = ar.start;
+    b.end_ns = ar.end;
+    b.device = ar.device;
+    b.stream = ar.stream;
+    b.ready_ns = ar.start;
+    // Ready: the end of the last compute work launched before this allreduce (the
+    // communication stream waits on an event recorded after it).
+    auto it = compute_by_device.find(ar.device);
+    if (ar.correlation != trace::kNoCorrelation && it != compute_by_device.end()) {
+      const auto& v = it->second;
+      auto pos = std::lower_bound(v.begin(), v.end(), std::make_pair(ar.correlation, TimeNs{0}),
+                                  [](const auto& x, const auto& y) { return x.first < y.first; });
+      if (pos != v.begin()) b.ready_ns = std::min(std::prev(pos)->second, ar.start);
+    }
+    finishBucket(b, compute);
+    out.buckets.push_back(b);
+  }
+}
+
+RankReport RankAnalyzer::report() {
+  prepare();
+  RankReport out;
+  out.rank = r_.rank;
+  out.world_size = r_.world_size;
+  out.source = std::string(r_.source());
+  out.path = r_.path;
+  out.incomplete = r_.ddpscope.incomplete;
+  out.dropped_records = r_.ddpscope.dropped_records;
+  out.warnings = r_.warnings;
+
+  const RankActivity a = activity();
+  out.counts = a.counts;
+  out.whole = overlapMetrics(a.comm, a.compute, a.all);
+
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    StreamReport s;
+    s.device = t.pid;
+    s.stream = t.tid;
+    std::array<TimeNs, kActivityClassCount> busy{};
+    IntervalSet u;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!included(ti, i)) continue;
+      const auto c = classOf(t, i);
+      if (c == ActivityClass::None) continue;
+      s.counts[static_cast<std::size_t>(c)]++;
+      busy[static_cast<std::size_t>(c)] += t.dur[i];
+      extendUnion(u, t.start[i], t.end(i));
+    }
+    std::int64_t total = 0;
+    for (auto n : s.counts)
+      total += n;
+    if (total == 0) continue;
+    s.busy_ns = totalLength(u);
+    const auto top = std::max_element(busy.begin(), busy.end()) - busy.begin();
+    static constexpr const char* kRole[] = {"communication", "compute", "copy", "sync"};
+    s.role = s.counts[0] > 0 ? "communication" : kRole[top];
+    out.streams.push_back(s);
+  }
+
+  computeSteps(out, a.compute);
+  if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
+    computeOurBuckets(out, a.compute);
+  } else {
+    out.buckets_inferred = true;
+    computeInferredBuckets(out, a.compute);
+  }
+  return out;
+}
+
+}  // namespace
+
+RankActivity rankActivity(const RankTrace& rank, const AnalysisOptions& options) {
+  RankAnalyzer analyzer(rank, options);
+  return analyzer.activity();
+}
+
+RankReport analyzeRank(const RankTrace& rank, const AnalysisOptions& options) {
+  RankAnalyzer analyzer(rank, options);
+  return analyzer.report();
+}
+
+std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, TimeNs hi) {
+  const auto comm = clip(activity.comm, lo, hi);
+  const TimeNs c = totalLength(comm);
+  if (c == 0) return std::nullopt;
+  return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
+}
+
+RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
+  RunReport out;
+  for (const auto& r : run.ranks)
+    out.ranks.push_back(analyzeRank(r, options));
+  if (out.ranks.size() < 2) return out;
+  // Stragglers: per (step, bucket), the rank whose bucket was ready last.
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>>
+      arrivals;
+  for (const auto& r : out.ranks) {
+    for (const auto& b : r.buckets)
+      arrivals[{b.step, b.id}].emplace_back(b.ready_ns, r.rank);
+  }
+  for (auto& [key, v] : arrivals) {
+    if (v.size() < 2) continue;
+    std::sort(v.begin(), v.end());
+    StragglerReport s;
+    s.step = key.first;
+    s.bucket = key.second;
+    s.last_rank = v.back().second;
+    s.spread_ns = v.back().first - v.front().first;
+    s.margin_ns = v.back().first - v[v.size() - 2].first;
+    out.stragglers.push_back(s);
+  }
+  std::map<std::int32_t, std::vector<std::pair<TimeNs, std::int32_t>>> durations;
+  for (const auto& r : out.ranks) {
+    for (const auto& s : r.steps)
+      durations[s.step].emplace_back(s.dur_ns, r.rank);
+  }
+  for (auto& [step, v] : durations) {
+    StepSpread sp;
+    sp.step = step;
+    TimeNs sum = 0;
+    sp.min_ns = v.front().first;
+    sp.max_ns = v.front().first;
+    sp.slowest_rank = v.front().second;
+    for (const auto& [d, rank] : v) {
+      sum += d;
+      sp.min_ns = std::min(sp.min_ns, d);
+      if (d > sp.max_ns) {
+        sp.max_ns = d;
+        sp.slowest_rank = rank;
+      }
+    }
+    sp.mean_ns = sum / static_cast<TimeNs>(v.size());
+    out.step_spread.push_back(sp);
+  }
+  return out;
+}
+
+}  // namespace ddpscope::analysis

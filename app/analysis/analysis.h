@@ -1,0 +1,142 @@
+#pragma once
+// The analysis engine: every number of DESIGN.md "Definitions", per rank, per step, per bucket,
+// and across ranks. Exact in integer nanoseconds; no Qt.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/analysis/classify.h"
+#include "app/analysis/intervals.h"
+#include "tracer/format/trace_model.h"
+
+namespace ddpscope::analysis {
+
+struct AnalysisOptions {
+  // Reproduce Holistic Trace Analysis's default window: drop everything launched at or after the
+  // start of the last ProfilerStep#, keep GPU events whose correlation matches a kept launch.
+  bool hta_compat = false;
+};
+
+// Overlap and temporal breakdown over one scope (a rank's whole file, or one step).
+struct OverlapMetrics {
+  TimeNs comm_ns = 0;                 // |∪comm|
+  TimeNs compute_ns = 0;              // |∪compute|
+  TimeNs overlap_ns = 0;              // |∪comm ∩ ∪compute|
+  TimeNs exposed_ns = 0;              // |∪comm \ ∪compute|
+  std::optional<double> overlap_pct;  // empty when there is no communication
+  TimeNs span_ns = 0;                 // first -> last GPU activity in scope
+  TimeNs busy_ns = 0;                 // |∪ all GPU activity|
+  TimeNs idle_ns = 0;                 // span - busy
+  double idle_pct = 0;                // of span
+  double compute_pct = 0;             // |∪compute| of span
+  double non_compute_pct = 0;
+  TimeNs first_ns = 0, last_ns = 0;  // the span's ends (model time)
+};
+
+struct StreamReport {
+  std::int64_t device = 0;
+  std::int64_t stream = 0;
+  std::string role;  // "compute", "communication", "copy", "sync"
+  std::array<std::int64_t, kActivityClassCount> counts{};
+  TimeNs busy_ns = 0;
+};
+
+struct StepReport {
+  std::int32_t step = 0;
+  TimeNs start_ns = 0;  // the step marker's range
+  TimeNs dur_ns = 0;    // step time
+  OverlapMetrics metrics;
+  TimeNs exposed_tail_ns = 0;           // end of backward compute -> end of the last allreduce
+  TimeNs compute_critical_ns = 0;       // compute-only critical path
+  std::optional<double> dp_efficiency;  // compute_critical / step time
+  std::int32_t allreduces = 0;
+};
+
+struct BucketReport {
+  std::int32_t step = trace::kNoStep;  // -1 when the trace has no step markers
+  std::int32_t id = 0;
+  std::int64_t bytes = -1;           // -1 when unknown
+  std::int32_t tensors = 0;          // parameters in the bucket (0 when inferred)
+  TimeNs ready_ns = 0;               // end of its last gradient kernel
+  TimeNs start_ns = 0;               // allreduce start
+  TimeNs end_ns = 0;                 // allreduce end
+  TimeNs wait_ns = 0;                // start - ready
+  TimeNs exposed_ns = 0;             // part of the allreduce not hidden by compute
+  std::optional<double> algbw_gbps;  // bytes / duration
+  std::optional<double> busbw_gbps;  // algbw * 2(p-1)/p
+  bool inferred = false;             // from allreduce kernels, not from our bucket metadata
+  std::int64_t device = 0, stream = 0;
+};
+
+struct Violation {
+  enum class Kind {
+    AllreduceBeforeReady,     // comm stream did not wait for the bucket's gradients
+    UpdateBeforeAllreduce,    // optimizer read the bucket before its allreduce ended
+    OverwriteBeforeAllreduce  // next step's backward wrote the bucket before its allreduce ended
+  };
+  Kind kind = Kind::AllreduceBeforeReady;
+  std::int32_t step = 0;
+  std::int32_t bucket = 0;
+  TimeNs at_ns = 0;      // when the early work started
+  TimeNs needed_ns = 0;  // when it was allowed to start
+  std::string message;
+};
+std::string_view violationKindName(Violation::Kind k);
+
+struct RankReport {
+  std::int32_t rank = 0;
+  std::int32_t world_size = 1;
+  std::string source;
+  std::string path;
+  bool incomplete = false;
+  std::int64_t dropped_records = 0;
+  std::array<std::int64_t, kActivityClassCount> counts{};  // by ActivityClass
+  std::vector<StreamReport> streams;
+  OverlapMetrics whole;
+  std::vector<StepReport> steps;
+  std::vector<BucketReport> buckets;
+  std::vector<Violation> violations;
+  std::vector<std::string> warnings;
+  bool buckets_inferred = false;
+};
+
+// Per step and allreduce: which rank reached it last, and by how much.
+struct StragglerReport {
+  std::int32_t step = 0;
+  std::int32_t bucket = 0;
+  std::int32_t last_rank = 0;
+  TimeNs spread_ns = 0;  // last arrival - first arrival
+  TimeNs margin_ns = 0;  // last arrival - second-to-last arrival
+};
+
+struct StepSpread {
+  std::int32_t step = 0;
+  TimeNs min_ns = 0, max_ns = 0, mean_ns = 0;
+  std::int32_t slowest_rank = 0;
+};
+
+struct RunReport {
+  std::vector<RankReport> ranks;
+  std::vector<StragglerReport> stragglers;
+  std::vector<StepSpread> step_spread;
+};
+
+// The intervals of one rank's GPU activity by class, after the window of the options.
+struct RankActivity {
+  IntervalSet comm, compute, memory, other, all;
+  std::array<std::int64_t, kActivityClassCount> counts{};
+};
+
+RankActivity rankActivity(const trace::RankTrace& rank, const AnalysisOptions& options = {});
+OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
+                              const IntervalSet& all);
+
+RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& options = {});
+RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options = {});
+
+// Overlap % of a rank inside [lo, hi) (for a range the user selects); empty when no comm there.
+std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, TimeNs hi);
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,50 @@
+#pragma once
+// Exact interval arithmetic in integer nanoseconds: unions, intersections, differences.
+
+#include <span>
+#include <vector>
+
+#include "tracer/format/trace_model.h"
+
+namespace ddpscope::analysis {
+
+using trace::TimeNs;
+
+struct Interval {
+  TimeNs start = 0;
+  TimeNs end = 0;  // exclusive; end >= start
+  bool operator==(const Interval&) const = default;
+};
+
+// A set of disjoint, non-touching intervals sorted by start (a normalised union).
+using IntervalSet = std::vector<Interval>;
+
+// Appends [start,end) to a union being built from intervals sorted by start.
+inline void extendUnion(IntervalSet& u, TimeNs start, TimeNs end) {
+  if (end <= start) return;  // zero-length intervals cover nothing
+  if (!u.empty() && start <= u.back().end) {
+    if (end > u.back().end) u.back().end = end;
+  } else {
+    u.push_back({start, end});
+  }
+}
+
+// Union of intervals in any order (sorted internally).
+IntervalSet unionOf(std::vector<Interval> intervals);
+// Union of two normalised sets.
+IntervalSet unite(const IntervalSet& a, const IntervalSet& b);
+// Union of several normalised sets.
+IntervalSet uniteAll(std::span<const IntervalSet> sets);
+IntervalSet intersect(const IntervalSet& a, const IntervalSet& b);
+IntervalSet subtract(const IntervalSet& a, const IntervalSet& b);
+
+TimeNs totalLength(const IntervalSet& s);
+TimeNs intersectionLength(const IntervalSet& a, const IntervalSet& b);
+// Length of s inside [lo, hi).
+TimeNs lengthWithin(const IntervalSet& s, TimeNs lo, TimeNs hi);
+// The part of s inside [lo, hi).
+IntervalSet clip(const IntervalSet& s, TimeNs lo, TimeNs hi);
+// Length of [lo, hi) not covered by s.
+TimeNs uncoveredLength(const IntervalSet& s, TimeNs lo, TimeNs hi);
+
+}  // namespace ddpscope::analysis

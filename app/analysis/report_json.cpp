@@ -1,0 +1,388 @@
+#include "report_json.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tracer/format/json_text.h"
+
+namespace ddpscope::analysis {
+
+using trace::appendDouble;
+using trace::appendInt;
+using trace::appendJsonString;
+
+namespace {
+
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& s) : s_(s) {}
+  void key(const char* k) {
+    comma();
+    appendJsonString(s_, k);
+    s_ += ": ";
+    first_ = true;  // the value that follows needs no comma
+    pending_value_ = true;
+  }
+  void open(char c) {
+    comma();
+    s_ += c;
+    first_ = true;
+    pending_value_ = false;
+  }
+  void close(char c) {
+    s_ += c;
+    first_ = false;
+  }
+  void num(double v, int decimals = 3) {
+    comma();
+    appendDouble(s_, v, decimals);
+    first_ = false;
+  }
+  void integer(std::int64_t v) {
+    comma();
+    appendInt(s_, v);
+    first_ = false;
+  }
+  void micros(TimeNs ns) { num(static_cast<double>(ns) / 1000.0, 3); }
+  void str(std::string_view v) {
+    comma();
+    appendJsonString(s_, v);
+    first_ = false;
+  }
+  void boolean(bool v) {
+    comma();
+    s_ += v ? "true" : "false";
+    first_ = false;
+  }
+  void optional(const std::optional<double>& v, int decimals = 3) {
+    if (v) {
+      num(*v, decimals);
+    } else {
+      comma();
+      s_ += "null";
+      first_ = false;
+    }
+  }
+
+ private:
+  void comma() {
+    if (pending_value_) {
+      pending_value_ = false;
+      return;
+    }
+    if (!first_) s_ += ", ";
+    first_ = false;
+  }
+  std::string& s_;
+  bool first_ = true;
+  bool pending_value_ = false;
+};
+
+void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
+  j.key("comm_us");
+  j.micros(m.comm_ns);
+  j.key("compute_us");
+  j.micros(m.compute_ns);
+  j.key("overlap_us");
+  j.micros(m.overlap_ns);
+  j.key("overlap_pct");
+  j.optional(m.overlap_pct, 4);
+  j.key("exposed_comm_us");
+  j.micros(m.exposed_ns);
+  j.key("span_us");
+  j.micros(m.span_ns);
+  j.key("idle_us");
+  j.micros(m.idle_ns);
+  j.key("idle_pct");
+  j.num(m.idle_pct, 4);
+  j.key("compute_pct");
+  j.num(m.compute_pct, 4);
+  j.key("non_compute_pct");
+  j.num(m.non_compute_pct, 4);
+}
+
+void writeRank(JsonOut& j, const RankReport& r) {
+  j.open('{');
+  j.key("rank");
+  j.integer(r.rank);
+  j.key("world_size");
+  j.integer(r.world_size);
+  j.key("source");
+  j.str(r.source);
+  j.key("path");
+  j.str(r.path);
+  j.key("incomplete");
+  j.boolean(r.incomplete);
+  j.key("dropped_records");
+  j.integer(r.dropped_records);
+  j.key("counts");
+  j.open('{');
+  for (int c = 0; c < kActivityClassCount; ++c) {
+    j.key(std::string(className(static_cast<ActivityClass>(c))).c_str());
+    j.integer(r.counts[static_cast<std::size_t>(c)]);
+  }
+  j.close('}');
+  j.key("streams");
+  j.open('[');
+  for (const auto& s : r.streams) {
+    j.open('{');
+    j.key("device");
+    j.integer(s.device);
+    j.key("stream");
+    j.integer(s.stream);
+    j.key("role");
+    j.str(s.role);
+    j.key("kernels");
+    j.integer(s.counts[0] + s.counts[1]);
+    j.key("events");
+    j.integer(s.counts[0] + s.counts[1] + s.counts[2] + s.counts[3]);
+    j.key("busy_us");
+    j.micros(s.busy_ns);
+    j.close('}');
+  }
+  j.close(']');
+  writeMetrics(j, r.whole);
+  j.key("steps");
+  j.open('[');
+  for (const auto& s : r.steps) {
+    j.open('{');
+    j.key("step");
+    j.integer(s.step);
+    j.key("start_us");
+    j.micros(s.start_ns);
+    j.key("dur_us");
+    j.micros(s.dur_ns);
+    writeMetrics(j, s.metrics);
+    j.key("exposed_tail_us");
+    j.micros(s.exposed_tail_ns);
+    j.key("compute_critical_us");
+    j.micros(s.compute_critical_ns);
+    j.key("dp_efficiency");
+    j.optional(s.dp_efficiency, 4);
+    j.key("allreduces");
+    j.integer(s.allreduces);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("buckets_inferred");
+  j.boolean(r.buckets_inferred);
+  j.key("buckets");
+  j.open('[');
+  for (const auto& b : r.buckets) {
+    j.open('{');
+    j.key("step");
+    j.integer(b.step);
+    j.key("id");
+    j.integer(b.id);
+    j.key("bytes");
+    j.integer(b.bytes);
+    j.key("tensors");
+    j.integer(b.tensors);
+    j.key("ready_us");
+    j.micros(b.ready_ns);
+    j.key("start_us");
+    j.micros(b.start_ns);
+    j.key("end_us");
+    j.micros(b.end_ns);
+    j.key("dur_us");
+    j.micros(b.end_ns - b.start_ns);
+    j.key("wait_us");
+    j.micros(b.wait_ns);
+    j.key("exposed_us");
+    j.micros(b.exposed_ns);
+    j.key("algbw_gbps");
+    j.optional(b.algbw_gbps, 4);
+    j.key("busbw_gbps");
+    j.optional(b.busbw_gbps, 4);
+    j.key("inferred");
+    j.boolean(b.inferred);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("violations");
+  j.open('[');
+  for (const auto& v : r.violations) {
+    j.open('{');
+    j.key("kind");
+    j.str(violationKindName(v.kind));
+    j.key("step");
+    j.integer(v.step);
+    j.key("bucket");
+    j.integer(v.bucket);
+    j.key("at_us");
+    j.micros(v.at_ns);
+    j.key("needed_us");
+    j.micros(v.needed_ns);
+    j.key("message");
+    j.str(v.message);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("warnings");
+  j.open('[');
+  for (const auto& w : r.warnings)
+    j.str(w);
+  j.close(']');
+  j.close('}');
+}
+
+}  // namespace
+
+std::string reportToJson(const RunReport& report) {
+  std::string s;
+  JsonOut j(s);
+  j.open('{');
+  j.key("ranks");
+  j.open('[');
+  for (const auto& r : report.ranks)
+    writeRank(j, r);
+  j.close(']');
+  j.key("stragglers");
+  j.open('[');
+  for (const auto& st : report.stragglers) {
+    j.open('{');
+    j.key("step");
+    j.integer(st.step);
+    j.key("bucket");
+    j.integer(st.bucket);
+    j.key("last_rank");
+    j.integer(st.last_rank);
+    j.key("spread_us");
+    j.micros(st.spread_ns);
+    j.key("margin_us");
+    j.micros(st.margin_ns);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("step_spread");
+  j.open('[');
+  for (const auto& sp : report.step_spread) {
+    j.open('{');
+    j.key("step");
+    j.integer(sp.step);
+    j.key("min_us");
+    j.micros(sp.min_ns);
+    j.key("max_us");
+    j.micros(sp.max_ns);
+    j.key("mean_us");
+    j.micros(sp.mean_ns);
+    j.key("slowest_rank");
+    j.integer(sp.slowest_rank);
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
+  s += '\n';
+  return s;
+}
+
+std::string formatDuration(TimeNs ns) {
+  const double v = static_cast<double>(ns);
+  const double a = std::fabs(v);
+  const char* unit = "ns";
+  double scaled = v;
+  if (a >= 1e9) {
+    unit = "s";
+    scaled = v / 1e9;
+  } else if (a >= 1e6) {
+    unit = "ms";
+    scaled = v / 1e6;
+  } else if (a >= 1e3) {
+    unit = "µs";
+    scaled = v / 1e3;
+  }
+  char buf[64];
+  const double as = std::fabs(scaled);
+  const int decimals = unit[0] == 'n' && unit[1] == 's' ? 0 : as >= 100 ? 0 : as >= 10 ? 1 : 2;
+  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, scaled, unit);
+  return buf;
+}
+
+namespace {
+std::string pctText(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %%", *v);
+  return buf;
+}
+}  // namespace
+
+std::string reportToText(const RunReport& report) {
+  std::string s;
+  char line[512];
+  for (const auto& r : report.ranks) {
+    std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
+                  r.source == "sim"    ? "SIMULATED"
+                  : r.source == "cuda" ? "CUDA"
+                                       : "IMPORTED",
+                  r.incomplete ? "  INCOMPLETE" : "", r.path.c_str());
+    s += line;
+    std::snprintf(
+        line, sizeof line,
+        "  GPU events      communication %lld, computation %lld, memory %lld, other %lld\n",
+        static_cast<long long>(r.counts[0]), static_cast<long long>(r.counts[1]),
+        static_cast<long long>(r.counts[2]), static_cast<long long>(r.counts[3]));
+    s += line;
+    for (const auto& st : r.streams) {
+      std::snprintf(line, sizeof line, "  stream %-8lld device %lld, %s, busy %s\n",
+                    static_cast<long long>(st.stream), static_cast<long long>(st.device),
+                    st.role.c_str(), formatDuration(st.busy_ns).c_str());
+      s += line;
+    }
+    const auto& m = r.whole;
+    std::snprintf(line, sizeof line,
+                  "  overlap         %s  (communication %s, hidden %s, exposed %s)\n",
+                  pctText(m.overlap_pct).c_str(), formatDuration(m.comm_ns).c_str(),
+                  formatDuration(m.overlap_ns).c_str(), formatDuration(m.exposed_ns).c_str());
+    s += line;
+    std::snprintf(line, sizeof line,
+                  "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s\n",
+                  m.idle_pct, m.compute_pct, m.non_compute_pct, formatDuration(m.span_ns).c_str());
+    s += line;
+    if (!r.steps.empty()) {
+      s += "  step      time        overlap     exposed    tail       DP eff.  allreduces\n";
+      for (const auto& st : r.steps) {
+        std::snprintf(line, sizeof line, "  %-8d  %-10s  %-10s  %-9s  %-9s  %-7s  %d\n", st.step,
+                      formatDuration(st.dur_ns).c_str(), pctText(st.metrics.overlap_pct).c_str(),
+                      formatDuration(st.metrics.exposed_ns).c_str(),
+                      formatDuration(st.exposed_tail_ns).c_str(),
+                      st.dp_efficiency ? pctText(*st.dp_efficiency * 100).c_str() : "n/a",
+                      st.allreduces);
+        s += line;
+      }
+    }
+    if (!r.buckets.empty()) {
+      s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
+      s += "  step  id    MB        wait       duration   exposed    busbw\n";
+      for (const auto& b : r.buckets) {
+        char bw[32] = "n/a";
+        if (b.busbw_gbps) std::snprintf(bw, sizeof bw, "%.1f GB/s", *b.busbw_gbps);
+        std::snprintf(line, sizeof line, "  %-4d  %-4d  %-8.3f  %-9s  %-9s  %-9s  %s\n", b.step,
+                      b.id, b.bytes >= 0 ? static_cast<double>(b.bytes) / (1 << 20) : -1.0,
+                      formatDuration(b.wait_ns).c_str(),
+                      formatDuration(b.end_ns - b.start_ns).c_str(),
+                      formatDuration(b.exposed_ns).c_str(), bw);
+        s += line;
+      }
+    }
+    if (!r.violations.empty()) {
+      s += "  dependency violations:\n";
+      for (const auto& v : r.violations)
+        s += "    " + v.message + "\n";
+    } else if (!r.buckets.empty() && !r.buckets_inferred) {
+      s += "  dependency check: no violations\n";
+    }
+    for (const auto& w : r.warnings)
+      s += "  warning: " + w + "\n";
+    s += "\n";
+  }
+  for (const auto& sp : report.step_spread) {
+    std::snprintf(line, sizeof line, "step %d across ranks: min %s, max %s (rank %d)\n", sp.step,
+                  formatDuration(sp.min_ns).c_str(), formatDuration(sp.max_ns).c_str(),
+                  sp.slowest_rank);
+    s += line;
+  }
+  return s;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,115 @@
+// Buckets from our metadata: ready, wait, exposed part, bandwidths, and the dependency check.
+#include <gtest/gtest.h>
+
+#include "app/analysis/analysis.h"
+#include "tests/common/trace_builder.h"
+
+using namespace ddpscope;
+using ddpscope::testing::TraceBuilder;
+using trace::EventKind;
+
+namespace {
+
+// One step, two buckets, world size 4: gradients on stream 7, allreduces on stream 40,
+// optimizer updates on stream 7 after each allreduce.
+TraceBuilder twoBuckets(bool comm_waits = true, bool compute_waits = true) {
+  TraceBuilder b;
+  auto& t = b.trace();
+  t.world_size = 4;
+  t.ddpscope.present = true;
+  t.ddpscope.source = "sim";
+  t.ddpscope.buckets = {{0, 4'000'000, "f32", {{"fc2.weight", 3'000'000}, {"fc2.bias", 1'000'000}}},
+                        {1, 2'000'000, "f32", {{"fc1.weight", 2'000'000}}}};
+  b.step(0, 0, 10'000);
+  b.add({"gemm_bwd_fc2", 0, 1'000, 7, 0, EventKind::Kernel, 0, 0});
+  b.add({"gemm_bwd_fc1", 1'000, 1'000, 7, 0, EventKind::Kernel, 1, 0});
+  // Bucket 0 ready at 1000; its allreduce 1000..3000 (1000 hidden by fc1's backward).
+  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", comm_waits ? 1'000 : 500, 2'000, 40, 0,
+         EventKind::Kernel, 0, 0, -1, 4'000'000});
+  // Bucket 1 ready at 2000, allreduce waits for the comm stream: 3000..4000 (exposed).
+  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3'000, 1'000, 40, 0, EventKind::Kernel, 1, 0,
+         -1, 2'000'000});
+  b.add({"sgd_update_bucket", compute_waits ? 3'000 : 2'500, 100, 7, 0, EventKind::Kernel, 0, 0});
+  b.add({"sgd_update_bucket", 4'000, 100, 7, 0, EventKind::Kernel, 1, 0});
+  return b;
+}
+
+}  // namespace
+
+TEST(Buckets, FromOurMetadata) {
+  auto b = twoBuckets();
+  const auto t = b.build();
+  const auto r = analysis::analyzeRank(t);
+  EXPECT_FALSE(r.buckets_inferred);
+  ASSERT_EQ(r.buckets.size(), 2u);
+  const auto& b0 = r.buckets[0];
+  EXPECT_EQ(b0.id, 0);
+  EXPECT_EQ(b0.step, 0);
+  EXPECT_EQ(b0.bytes, 4'000'000);
+  EXPECT_EQ(b0.tensors, 2);
+  EXPECT_EQ(b0.ready_ns, 1'000);
+  EXPECT_EQ(b0.wait_ns, 0);
+  EXPECT_EQ(b0.exposed_ns, 1'000);           // 2000..3000 not covered by compute
+  EXPECT_DOUBLE_EQ(*b0.algbw_gbps, 2000.0);  // 4e6 B / 2000 ns = 2000 B/ns = 2000 GB/s
+  EXPECT_DOUBLE_EQ(*b0.busbw_gbps, 2000.0 * 2 * 3 / 4);
+  const auto& b1 = r.buckets[1];
+  EXPECT_EQ(b1.ready_ns, 2'000);
+  EXPECT_EQ(b1.wait_ns, 1'000);
+  EXPECT_EQ(b1.exposed_ns, 1'000 - 100);  // sgd_update of bucket 0 runs 3000..3100
+  EXPECT_TRUE(r.violations.empty());
+}
+
+TEST(Buckets, MissingCommWaitIsFlagged) {
+  auto b = twoBuckets(/*comm_waits=*/false, true);
+  const auto t = b.build();
+  const auto r = analysis::analyzeRank(t);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].kind, analysis::Violation::Kind::AllreduceBeforeReady);
+  EXPECT_EQ(r.violations[0].bucket, 0);
+  EXPECT_EQ(r.violations[0].at_ns, 500);
+  EXPECT_EQ(r.violations[0].needed_ns, 1'000);
+}
+
+TEST(Buckets, MissingComputeWaitIsFlagged) {
+  auto b = twoBuckets(true, /*compute_waits=*/false);
+  const auto t = b.build();
+  const auto r = analysis::analyzeRank(t);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].kind, analysis::Violation::Kind::UpdateBeforeAllreduce);
+  EXPECT_EQ(r.violations[0].at_ns, 2'500);
+  EXPECT_EQ(r.violations[0].needed_ns, 3'000);
+}
+
+TEST(Buckets, NextStepOverwritingTheBucketIsFlagged) {
+  auto b = twoBuckets();
+  b.step(1, 10'000, 10'000);
+  // Step 1's backward writes bucket 1 at 3500, while step 0's allreduce of it runs until 4000.
+  b.add({"gemm_bwd_fc1", 3'500, 100, 8, 0, EventKind::Kernel, 1, 1});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 12'000, 1'000, 40, 0, EventKind::Kernel, 1, 1});
+  const auto t = b.build();
+  const auto r = analysis::analyzeRank(t);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].kind, analysis::Violation::Kind::OverwriteBeforeAllreduce);
+  EXPECT_EQ(r.violations[0].step, 1);
+}
+
+TEST(Stragglers, LastRankToReachEachAllreduce) {
+  trace::Run run;
+  for (int rank = 0; rank < 3; ++rank) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    // Rank 2's backward is 700 ns slower on bucket 0.
+    if (rank == 2) b.add({"gemm_bwd_fc2_extra", 1'000, 700, 9, 0, EventKind::Kernel, 0, 0});
+    run.ranks.push_back(b.build());
+  }
+  const auto rep = analysis::analyzeRun(run);
+  ASSERT_FALSE(rep.stragglers.empty());
+  const auto& s = rep.stragglers[0];
+  EXPECT_EQ(s.step, 0);
+  EXPECT_EQ(s.bucket, 0);
+  EXPECT_EQ(s.last_rank, 2);
+  EXPECT_EQ(s.spread_ns, 700);
+  EXPECT_EQ(s.margin_ns, 700);
+  ASSERT_EQ(rep.step_spread.size(), 1u);
+  EXPECT_EQ(rep.step_spread[0].min_ns, 10'000);
+}

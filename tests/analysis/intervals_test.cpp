@@ -1,0 +1,68 @@
+#include "app/analysis/intervals.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace ddpscope::analysis;
+
+namespace {
+// Brute force over unit cells: which ns in [0, n) are covered.
+std::vector<char> cover(const IntervalSet& s, int n) {
+  std::vector<char> c(static_cast<std::size_t>(n), 0);
+  for (const auto& i : s) {
+    for (auto t = i.start; t < i.end; ++t)
+      c[static_cast<std::size_t>(t)] = 1;
+  }
+  return c;
+}
+IntervalSet randomSet(std::mt19937& rng, int n, int count) {
+  std::vector<Interval> v;
+  std::uniform_int_distribution<int> pos(0, n - 1), len(0, n / 8);
+  for (int k = 0; k < count; ++k) {
+    const int s = pos(rng);
+    v.push_back({s, std::min(n, s + len(rng))});
+  }
+  return unionOf(v);
+}
+}  // namespace
+
+TEST(Intervals, UnionMergesOverlappingAndTouchingAndDropsEmpty) {
+  const auto u = unionOf({{5, 10}, {0, 3}, {3, 4}, {8, 12}, {20, 20}, {15, 16}});
+  EXPECT_EQ(u, (IntervalSet{{0, 4}, {5, 12}, {15, 16}}));
+  EXPECT_EQ(totalLength(u), 4 + 7 + 1);
+}
+
+TEST(Intervals, OperationsAgreeWithBruteForce) {
+  std::mt19937 rng(42);
+  constexpr int n = 400;
+  for (int round = 0; round < 200; ++round) {
+    const auto a = randomSet(rng, n, 1 + round % 13);
+    const auto b = randomSet(rng, n, 1 + round % 7);
+    const auto ca = cover(a, n), cb = cover(b, n);
+    std::vector<char> both(n), either(n), only_a(n);
+    int n_both = 0;
+    for (int t = 0; t < n; ++t) {
+      both[t] = ca[t] && cb[t];
+      either[t] = ca[t] || cb[t];
+      only_a[t] = ca[t] && !cb[t];
+      n_both += both[t];
+    }
+    EXPECT_EQ(cover(intersect(a, b), n), both);
+    EXPECT_EQ(cover(unite(a, b), n), either);
+    EXPECT_EQ(cover(subtract(a, b), n), only_a);
+    EXPECT_EQ(intersectionLength(a, b), n_both);
+    const int lo = round % 100, hi = lo + 150;
+    int within = 0;
+    for (int t = lo; t < hi; ++t)
+      within += ca[t];
+    EXPECT_EQ(lengthWithin(a, lo, hi), within);
+    EXPECT_EQ(totalLength(clip(a, lo, hi)), within);
+    EXPECT_EQ(uncoveredLength(a, lo, hi), (hi - lo) - within);
+  }
+}
+
+TEST(Intervals, UniteAllOfManySets) {
+  std::vector<IntervalSet> sets = {{{0, 2}}, {{1, 5}}, {{7, 8}}, {}, {{8, 9}}};
+  EXPECT_EQ(uniteAll(sets), (IntervalSet{{0, 5}, {7, 9}}));
+}

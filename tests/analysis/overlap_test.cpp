@@ -1,0 +1,228 @@
+// Hand-built traces for each rule of DESIGN.md "Definitions", and properties that must hold.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "app/analysis/analysis.h"
+#include "tests/common/trace_builder.h"
+
+using namespace ddpscope;
+using ddpscope::testing::TraceBuilder;
+using trace::EventKind;
+
+TEST(Classify, ByNameAsDesignDefines) {
+  using analysis::ActivityClass;
+  using analysis::classify;
+  EXPECT_EQ(classify(EventKind::Kernel, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"),
+            ActivityClass::Communication);
+  EXPECT_EQ(classify(EventKind::Kernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
+            ActivityClass::Communication);
+  EXPECT_EQ(classify(EventKind::Kernel, "ncclSymkAllReduce"), ActivityClass::Communication);
+  EXPECT_EQ(classify(EventKind::Kernel, "void foo<ncclKernel_x>()"), ActivityClass::Communication);
+  EXPECT_EQ(classify(EventKind::Kernel, "hcclAllReduce"), ActivityClass::Communication);
+  EXPECT_EQ(classify(EventKind::Kernel, "sm90_xmma_gemm_bf16bf16"), ActivityClass::Computation);
+  EXPECT_EQ(classify(EventKind::Kernel, "Memcpy DtoD"), ActivityClass::Memory);
+  EXPECT_EQ(classify(EventKind::Kernel, "dma_copy"), ActivityClass::Memory);
+  EXPECT_EQ(classify(EventKind::Memset, "anything"), ActivityClass::Memory);
+  EXPECT_EQ(classify(EventKind::Sync, "Stream Sync"), ActivityClass::Other);
+  EXPECT_EQ(classify(EventKind::Kernel, "Stream Wait Event"), ActivityClass::Other);
+  EXPECT_EQ(classify(EventKind::GpuAnnotation, "nccl:all_reduce"), ActivityClass::None);
+  EXPECT_EQ(classify(EventKind::CpuOp, "ncclKernel"), ActivityClass::None);
+}
+
+namespace {
+analysis::RankReport analyze(TraceBuilder& b) {
+  const auto t = b.build();
+  return analysis::analyzeRank(t);
+}
+}  // namespace
+
+TEST(Overlap, FullyHidden) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 1000).comm(100, 500);
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.comm_ns, 500);
+  EXPECT_EQ(r.whole.overlap_ns, 500);
+  EXPECT_EQ(r.whole.exposed_ns, 0);
+  EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 100.0);
+}
+
+TEST(Overlap, FullyExposed) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 1000).comm(1000, 500);
+  const auto r = analyze(b);
+  EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 0.0);
+  EXPECT_EQ(r.whole.exposed_ns, 500);
+  EXPECT_EQ(r.whole.span_ns, 1500);
+  EXPECT_EQ(r.whole.idle_ns, 0);
+}
+
+TEST(Overlap, Partial) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 1000).comm(800, 400);  // 200 hidden, 200 exposed
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.overlap_ns, 200);
+  EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 50.0);
+  EXPECT_EQ(r.whole.exposed_ns, 200);
+}
+
+TEST(Overlap, CommOnTwoStreamsOverlappingEachOtherCountsOnce) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 300).comm(100, 400, 40).comm(200, 400, 41);  // ∪comm = [100,600)
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.comm_ns, 500);
+  EXPECT_EQ(r.whole.overlap_ns, 200);
+  EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 40.0);
+  EXPECT_EQ(r.counts[0], 2);
+  EXPECT_EQ(r.streams.size(), 3u);
+}
+
+TEST(Overlap, NestedAndZeroLengthKernels) {
+  TraceBuilder b;
+  b.kernel("outer", 0, 1000)
+      .kernel("inner", 100, 100)
+      .kernel("zero", 500, 0)
+      .comm(900, 200)
+      .comm(950, 0);
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.compute_ns, 1000);
+  EXPECT_EQ(r.whole.comm_ns, 200);
+  EXPECT_EQ(r.whole.overlap_ns, 100);
+  EXPECT_EQ(r.counts[1], 3);  // zero-length kernels are counted but cover nothing
+  EXPECT_EQ(r.counts[0], 2);
+}
+
+TEST(Overlap, MemoryAndSyncAreInNeitherTerm) {
+  TraceBuilder b;
+  b.comm(0, 1000)
+      .add({"Memcpy DtoD (Device -> Device)", 0, 1000, 7, 0, EventKind::Memcpy})
+      .add({"Stream Sync", 0, 1000, 7, 0, EventKind::Sync})
+      .add({"Memset (Device)", 0, 1000, 8, 0, EventKind::Memset});
+  const auto r = analyze(b);
+  EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 0.0);
+  EXPECT_EQ(r.counts[2], 2);
+  EXPECT_EQ(r.counts[3], 1);
+  EXPECT_EQ(r.whole.compute_pct, 0.0);
+  EXPECT_DOUBLE_EQ(r.whole.non_compute_pct, 100.0);
+}
+
+TEST(Overlap, NoCommunicationIsUndefinedNotZero) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 1000);
+  EXPECT_FALSE(analyze(b).whole.overlap_pct.has_value());
+}
+
+TEST(Overlap, TemporalBreakdown) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 100).comm(300, 100).add({"Memcpy HtoD", 500, 100, 9, 0, EventKind::Memcpy});
+  const auto r = analyze(b);  // span 600, busy 300, idle 300, compute 100
+  EXPECT_EQ(r.whole.span_ns, 600);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 50.0);
+  EXPECT_NEAR(r.whole.compute_pct, 100.0 / 6, 1e-12);
+  EXPECT_NEAR(r.whole.non_compute_pct, 100.0 / 3, 1e-12);
+}
+
+TEST(OverlapProperties, ShufflingAndSplittingChangeNothing) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<ddpscope::testing::EventSpec> events;
+    std::uniform_int_distribution<int> pos(0, 100000), len(0, 5000), stream(0, 3);
+    for (int k = 0; k < 60; ++k) {
+      const int s = stream(rng);
+      ddpscope::testing::EventSpec e;
+      e.name = s >= 2 ? "ncclDevKernel_AllReduce" : (k % 5 == 0 ? "Memcpy DtoH" : "gemm");
+      e.kind = e.name.starts_with("Memcpy") ? EventKind::Memcpy : EventKind::Kernel;
+      e.start = pos(rng);
+      e.dur = len(rng);
+      e.stream = 7 + s;
+      events.push_back(e);
+    }
+    TraceBuilder ordered;
+    for (const auto& e : events)
+      ordered.add(e);
+    const auto base = analyze(ordered);
+    EXPECT_LE(base.whole.overlap_ns, base.whole.comm_ns);
+    EXPECT_LE(base.whole.overlap_ns, base.whole.compute_ns);
+    EXPECT_EQ(base.whole.overlap_ns + base.whole.exposed_ns, base.whole.comm_ns);
+
+    std::shuffle(events.begin(), events.end(), rng);
+    TraceBuilder shuffled;
+    for (const auto& e : events)
+      shuffled.add(e);
+    const auto s = analyze(shuffled);
+    EXPECT_EQ(s.whole.comm_ns, base.whole.comm_ns);
+    EXPECT_EQ(s.whole.overlap_ns, base.whole.overlap_ns);
+    EXPECT_EQ(s.whole.idle_ns, base.whole.idle_ns);
+
+    TraceBuilder split;  // every event cut into two adjacent halves
+    for (const auto& e : events) {
+      auto a = e, b2 = e;
+      a.dur = e.dur / 2;
+      b2.start = e.start + a.dur;
+      b2.dur = e.dur - a.dur;
+      split.add(a).add(b2);
+    }
+    const auto p = analyze(split);
+    EXPECT_EQ(p.whole.comm_ns, base.whole.comm_ns);
+    EXPECT_EQ(p.whole.compute_ns, base.whole.compute_ns);
+    EXPECT_EQ(p.whole.overlap_ns, base.whole.overlap_ns);
+    EXPECT_EQ(p.whole.span_ns, base.whole.span_ns);
+  }
+}
+
+TEST(Steps, PerStepMetricsAndDpEfficiency) {
+  TraceBuilder b;
+  b.step(0, 0, 1000).step(1, 1000, 1000);
+  b.add({"gemm", 0, 600, 7, 0, EventKind::Kernel, -1, 0});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32", 500, 300, 40, 0, EventKind::Kernel, -1,
+         0});  // 100 hidden
+  b.add({"gemm", 1000, 800, 7, 0, EventKind::Kernel, -1, 1});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32", 1100, 200, 40, 0, EventKind::Kernel, -1, 1});  // hidden
+  const auto r = analyze(b);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].dur_ns, 1000);
+  EXPECT_NEAR(*r.steps[0].metrics.overlap_pct, 100.0 / 3, 1e-9);
+  EXPECT_EQ(r.steps[0].metrics.exposed_ns, 200);
+  EXPECT_DOUBLE_EQ(*r.steps[0].dp_efficiency, 0.6);
+  EXPECT_EQ(r.steps[0].allreduces, 1);
+  // Tail: backward ends at 600 (last compute before the last allreduce starts), comm ends 800.
+  EXPECT_EQ(r.steps[0].exposed_tail_ns, 200);
+  EXPECT_DOUBLE_EQ(*r.steps[1].metrics.overlap_pct, 100.0);
+  EXPECT_DOUBLE_EQ(*r.steps[1].dp_efficiency, 0.8);
+}
+
+TEST(Steps, BackwardMarkerDefinesTheTail) {
+  TraceBuilder b;
+  b.step(0, 0, 2000);
+  b.add({"## backward ##", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
+  b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
+  b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
+  b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});
+  const auto r = analyze(b);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700);
+}
+
+TEST(Steps, EventsAreAssignedByLaunchTime) {
+  TraceBuilder b;
+  b.step(0, 0, 100).step(1, 100, 100);
+  // Launched in step 0 (host time 50), executed at 150 on the GPU.
+  b.add({"cudaLaunchKernel", 50, 5, 1, 0, EventKind::Runtime, -1, -1, 77});
+  b.add({"gemm", 150, 20, 7, 0, EventKind::Kernel, -1, -1, 77});
+  b.add({"gemm", 160, 20, 7, 0, EventKind::Kernel});  // no launch known: by GPU time -> step 1
+  const auto r = analyze(b);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].metrics.compute_ns, 20);
+  EXPECT_EQ(r.steps[1].metrics.compute_ns, 20);
+}
+
+TEST(SelectionOverlap, InsideARange) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 100).comm(50, 100);
+  const auto t = b.build();
+  const auto a = analysis::rankActivity(t);
+  EXPECT_DOUBLE_EQ(*analysis::overlapPctWithin(a, 0, 100), 100.0);
+  EXPECT_DOUBLE_EQ(*analysis::overlapPctWithin(a, 0, 150), 50.0);
+  EXPECT_FALSE(analysis::overlapPctWithin(a, 0, 40).has_value());
+}

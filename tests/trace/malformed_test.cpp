@@ -1,0 +1,161 @@
+// Malformed input never crashes or hangs: each case gives a TraceError that names the file,
+// the byte offset where known, and what was expected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tracer/format/file_io.h"
+#include "tracer/format/trace_error.h"
+#include "tracer/format/trace_reader.h"
+
+using namespace ddpscope::trace;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  const char* label;
+  std::string json;
+  const char* expect;  // substring of the message
+  bool offset_known;
+};
+
+const std::string kEvent =
+    R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2, "args": {"stream": 7}})";
+
+std::vector<Case> cases() {
+  return {
+      {"empty file", "", "empty", true},
+      {"not json", "hello", "malformed JSON", false},
+      {"truncated json", R"({"traceEvents": [)" + kEvent, "truncated", false},
+      {"truncated string", R"({"traceEvents": [{"ph": "X", "name": "abc)", "truncated", false},
+      {"missing traceEvents", R"({"schemaVersion": 1})", "no \"traceEvents\"", false},
+      {"traceEvents not array", R"({"traceEvents": {"a": 1}})", "must be an array", true},
+      {"event not object", R"({"traceEvents": [1, 2]})", "expected an event object", true},
+      {"ts is a string",
+       R"({"traceEvents": [{"ph": "X", "ts": "soon", "dur": 1, "pid": 0, "tid": 0}]})",
+       "\"ts\" must be a number", true},
+      {"dur is an array",
+       R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": [], "pid": 0, "tid": 0}]})",
+       "\"dur\" must be a number", true},
+      {"name is a number",
+       R"({"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1, "pid": 0, "tid": 0}]})",
+       "\"name\" must be a string", true},
+      {"negative duration",
+       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": -2, "pid": 0, "tid": 0}]})",
+       "negative duration", true},
+      {"NaN timestamp",
+       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": NaN, "dur": 1, "pid": 0, "tid": 0}]})",
+       "", false},
+      {"huge timestamp",
+       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1e300, "dur": 1, "pid": 0, "tid": 0}]})",
+       "in range", true},
+      {"overflowing end",
+       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 9000000000000000, "dur": 9000000000000000, "pid": 0, "tid": 0}]})",
+       "overflows", true},
+      {"missing ph", R"({"traceEvents": [{"name": "k", "ts": 1, "dur": 1, "pid": 0, "tid": 0}]})",
+       "missing \"ph\"", true},
+      {"missing ts", R"({"traceEvents": [{"ph": "X", "name": "k", "dur": 1, "pid": 0, "tid": 0}]})",
+       "missing \"ts\"", true},
+      {"X without dur",
+       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "pid": 0, "tid": 0}]})",
+       "needs \"dur\"", true},
+      {"top level scalar", "42", "expected a JSON object", true},
+      {"trailing garbage", R"({"traceEvents": []} xyz)", "", false},
+      {"bad baseTimeNanoseconds", R"({"baseTimeNanoseconds": "yesterday", "traceEvents": []})",
+       "baseTimeNanoseconds", true},
+      {"ddpscope block not object", R"({"ddpscope": [1], "traceEvents": []})", "must be an object",
+       true},
+      {"invalid utf8 in name",
+       std::string(R"({"traceEvents": [{"ph": "X", "name": ")") + "\xff\xfe" +
+           R"(", "ts": 1, "dur": 1, "pid": 0, "tid": 0}]})",
+       "UTF-8", false},
+      {"deeply nested events",
+       std::string(R"({"traceEvents": )") + std::string(5000, '[') + std::string(5000, ']') + "}",
+       "", false},
+  };
+}
+
+}  // namespace
+
+TEST(MalformedInput, EveryCaseGivesAClearErrorNamingTheFile) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.label);
+    try {
+      parseTraceText(c.json, "bad.json");
+      ADD_FAILURE() << c.label << ": no error";
+    } catch (const TraceError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(e.file(), "bad.json");
+      EXPECT_TRUE(msg.starts_with("bad.json")) << msg;
+      EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
+      if (c.offset_known) {
+        EXPECT_NE(e.offset(), kNoOffset) << msg;
+      }
+      EXPECT_GT(e.detail().size(), 5u) << msg;
+    }
+  }
+}
+
+TEST(MalformedInput, ErrorOffsetPointsAtTheBadEvent) {
+  const std::string json = R"({"traceEvents": [)" + kEvent + ", " +
+                           R"({"ph": "X", "name": "k", "ts": 1, "dur": -2, "pid": 0, "tid": 0}]})";
+  try {
+    parseTraceText(json, "x.json");
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.offset(), json.find(R"({"ph": "X", "name": "k", "ts": 1, "dur": -2)"));
+    EXPECT_NE(std::string(e.what()).find("traceEvents[1]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MalformedInput, TruncatedAndCorruptGzip) {
+  const std::string json = R"({"traceEvents": [)" + kEvent + "]}";
+  const std::string gz = gzipBytes(json);
+  const auto dir = fs::temp_directory_path() / ("ddpscope-gz-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto truncated = (dir / "t.json.gz").string();
+  writeFileAtomically(truncated, std::string_view(gz).substr(0, gz.size() / 2));
+  try {
+    readTraceFile(truncated);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    EXPECT_EQ(e.file(), truncated);
+  }
+  std::string corrupt = gz;
+  for (std::size_t i = 12; i < corrupt.size() - 8; ++i)
+    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  const auto bad = (dir / "c.json.gz").string();
+  writeFileAtomically(bad, corrupt);
+  EXPECT_THROW(readTraceFile(bad), TraceError);
+  // The intact file loads.
+  const auto good = (dir / "g.json.gz").string();
+  writeFileAtomically(good, gz);
+  EXPECT_EQ(readTraceFile(good).eventCount(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(MalformedInput, GzipBombStopsAtTheSizeLimit) {
+  const std::string zeros(64 << 20, ' ');
+  const std::string gz = gzipBytes("{\"traceEvents\": []," + zeros + "}", 9);
+  ReadLimits limits;
+  limits.max_bytes = 8 << 20;
+  try {
+    inflateBytes(gz, "bomb.json.gz", limits);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than the limit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MalformedInput, MissingFileAndFolder) {
+  EXPECT_THROW(readTraceFile("/no/such/file.json"), TraceError);
+  EXPECT_THROW(readTraceFile(fs::temp_directory_path().string()), TraceError);
+}
+
+TEST(MalformedInput, DeepNestingInIgnoredFieldsIsTolerated) {
+  const std::string json = std::string(R"({"x": )") + std::string(5000, '[') +
+                           std::string(5000, ']') + R"(, "traceEvents": [)" + kEvent + "]}";
+  EXPECT_EQ(parseTraceText(json, "deep.json").eventCount(), 1u);
+}

@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tracer/format/trace_reader.h"
+
+using namespace ddpscope::trace;
+
+namespace {
+
+std::string dataPath(const std::string& name) {
+  return std::string(DDPSCOPE_TEST_DATA) + "/" + name;
+}
+
+std::map<EventKind, std::int64_t> countKinds(const RankTrace& t) {
+  std::map<EventKind, std::int64_t> n;
+  for (const auto& track : t.tracks) {
+    for (auto k : track.kind_of)
+      n[k]++;
+  }
+  return n;
+}
+
+std::set<std::pair<std::int64_t, std::int64_t>> gpuTracks(const RankTrace& t) {
+  std::set<std::pair<std::int64_t, std::int64_t>> s;
+  for (const auto& track : t.tracks) {
+    if (track.kind != TrackKind::Gpu) continue;
+    bool activity = false;
+    for (auto k : track.kind_of)
+      activity = activity || isGpuActivity(k);
+    if (activity) s.insert({track.device(), track.stream()});
+  }
+  return s;
+}
+
+std::vector<std::int32_t> stepNumbers(const RankTrace& t) {
+  std::vector<std::int32_t> v;
+  for (const auto& s : t.steps)
+    v.push_back(s.number);
+  return v;
+}
+
+}  // namespace
+
+TEST(KinetoReader, Resnet50DdpRank0) {
+  const RankTrace t = readTraceFile(dataPath("resnet50_ddp_rank0.json.gz"));
+  auto kinds = countKinds(t);
+  EXPECT_EQ(kinds[EventKind::Kernel], 2700);
+  EXPECT_EQ(kinds[EventKind::Memcpy], 960);
+  EXPECT_EQ(kinds[EventKind::Memset], 114);
+  EXPECT_EQ(kinds[EventKind::Runtime], 8740);
+  EXPECT_EQ(kinds[EventKind::CpuOp], 14346);
+  EXPECT_EQ(kinds[EventKind::GpuAnnotation], 30);
+  EXPECT_EQ(t.rank, 0);
+  EXPECT_EQ(t.world_size, 2);
+  EXPECT_EQ(t.distributed_backend, "nccl");
+  EXPECT_EQ(t.source(), "imported");
+  EXPECT_EQ(gpuTracks(t), (std::set<std::pair<std::int64_t, std::int64_t>>{{0, 7}, {0, 40}}));
+  EXPECT_EQ(stepNumbers(t), (std::vector<std::int32_t>{4, 5, 6}));
+  // Absolute time is kept: baseTimeNanoseconds + ts, with ns digits.
+  EXPECT_GT(t.base_time_ns, 1711964646000000000);
+  // An NCCL allreduce carries its payload: In msg nelems 6637568 x Float.
+  bool found = false;
+  for (const auto& track : t.tracks) {
+    for (std::size_t i = 0; i < track.size(); ++i) {
+      if (track.correlation[i] == 60047 && track.kind_of[i] == EventKind::Kernel) {
+        EXPECT_EQ(track.bytes[i], 6637568LL * 4);
+        EXPECT_TRUE(t.names[track.name[i]].starts_with("ncclKernel_AllReduce"));
+        found = true;
+        EXPECT_EQ(track.stream(), 40);
+        EXPECT_EQ(track.dur[i], 2636669);  // 2636.669 µs, exact
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_GT(t.flows.size(), 3000u);
+  EXPECT_EQ(t.process_names.at(0), "python3.10");
+}
+
+TEST(KinetoReader, EventsAreSortedAndRebased) {
+  const RankTrace t = readTraceFile(dataPath("resnet50_ddp_rank0.json.gz"));
+  TimeNs earliest = std::numeric_limits<TimeNs>::max();
+  for (const auto& track : t.tracks) {
+    for (std::size_t i = 1; i < track.size(); ++i)
+      ASSERT_LE(track.start[i - 1], track.start[i]);
+    if (track.size()) earliest = std::min(earliest, track.start[0]);
+  }
+  for (const auto& f : t.flows)
+    earliest = std::min({earliest, f.from_ts, f.to_ts});
+  EXPECT_EQ(earliest, 0);
+  // The first allreduce started at 4458677009853.422 µs after 1711964646000000000 ns.
+  const TimeNs absolute = 1711964646000000000 + 4458677009853422;
+  bool found = false;
+  for (const auto& track : t.tracks) {
+    for (std::size_t i = 0; i < track.size(); ++i) {
+      if (track.correlation[i] == 60047 && track.kind_of[i] == EventKind::Kernel) {
+        EXPECT_EQ(t.base_time_ns + track.start[i], absolute);
+        found = true;
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(KinetoReader, World1HasNoCommunicationStream) {
+  const RankTrace t = readTraceFile(dataPath("resnet50_world1_rank0.json.gz"));
+  auto kinds = countKinds(t);
+  EXPECT_EQ(kinds[EventKind::Kernel], 4350);
+  EXPECT_EQ(kinds[EventKind::Memcpy], 1600);
+  EXPECT_EQ(kinds[EventKind::Memset], 145);
+  EXPECT_EQ(t.world_size, 1);
+  EXPECT_EQ(gpuTracks(t), (std::set<std::pair<std::int64_t, std::int64_t>>{{0, 7}}));
+  EXPECT_EQ(stepNumbers(t), (std::vector<std::int32_t>{101, 102, 103, 104, 105}));
+}
+
+TEST(KinetoReader, AlexnetSyncEventsOnTheirStreams) {
+  const RankTrace t = readTraceFile(dataPath("alexnet_sync_events.json.gz"));
+  auto kinds = countKinds(t);
+  EXPECT_EQ(kinds[EventKind::Kernel], 79);
+  EXPECT_EQ(kinds[EventKind::Sync], 41);
+  EXPECT_EQ(kinds[EventKind::Memcpy], 16);
+  EXPECT_EQ(kinds[EventKind::Memset], 3);
+  EXPECT_EQ(gpuTracks(t),
+            (std::set<std::pair<std::int64_t, std::int64_t>>{{0, 7}, {0, 20}, {0, 4294967295}}));
+  EXPECT_TRUE(t.steps.empty());
+  EXPECT_EQ(t.rank, 0);
+  EXPECT_EQ(t.world_size, 1);
+}
+
+TEST(KinetoReader, RocmTraceOnDeviceTwoStreamZero) {
+  const RankTrace t = readTraceFile(dataPath("rocm_mi250_tiny.json.gz"));
+  auto kinds = countKinds(t);
+  EXPECT_EQ(kinds[EventKind::Kernel], 14);
+  EXPECT_EQ(kinds[EventKind::Memcpy], 2);
+  EXPECT_EQ(gpuTracks(t), (std::set<std::pair<std::int64_t, std::int64_t>>{{2, 0}}));
+  EXPECT_EQ(stepNumbers(t), (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(t.rank, 0);  // no distributedInfo
+}
+
+TEST(KinetoReader, TritonDriverLaunchIsLinkedToItsKernel) {
+  const RankTrace t = readTraceFile(dataPath("triton_driver_launch.json.gz"));
+  auto kinds = countKinds(t);
+  EXPECT_EQ(kinds[EventKind::Kernel], 1);
+  EXPECT_EQ(kinds[EventKind::Driver], 1);
+  // cuLaunchKernel (correlation 35) -> triton_poi_fused_add_cos_sin_0 (correlation 35).
+  std::int64_t driver_corr = -2, kernel_corr = -3;
+  for (const auto& track : t.tracks) {
+    for (std::size_t i = 0; i < track.size(); ++i) {
+      if (track.kind_of[i] == EventKind::Driver) driver_corr = track.correlation[i];
+      if (track.kind_of[i] == EventKind::Kernel) kernel_corr = track.correlation[i];
+    }
+  }
+  EXPECT_EQ(driver_corr, 35);
+  EXPECT_EQ(kernel_corr, 35);
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.tracks[static_cast<std::size_t>(t.flows[0].to_track)].kind, TrackKind::Gpu);
+  EXPECT_EQ(t.tracks[static_cast<std::size_t>(t.flows[0].from_track)].kind, TrackKind::Host);
+}
+
+TEST(KinetoReader, PlainJsonAndBareArrayAndIntegerMicroseconds) {
+  const std::string text = R"([
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+     "args": {"stream": 7, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3.5, "dur": 0.25}
+  ])";
+  const RankTrace t = parseTraceText(text);
+  ASSERT_EQ(t.tracks.size(), 1u);
+  ASSERT_EQ(t.tracks[0].size(), 2u);
+  EXPECT_EQ(t.tracks[0].start[0], 0);  // rebased: 3.5 µs is the earliest
+  EXPECT_EQ(t.tracks[0].dur[0], 250);
+  EXPECT_EQ(t.tracks[0].start[1], 6500);
+  EXPECT_EQ(t.base_time_ns, 3500);
+}
+
+TEST(KinetoReader, UnknownFieldsAndPhasesAreIgnored) {
+  const std::string text = R"({"schemaVersion": 1, "whatever": {"a": [1, 2, {"b": null}]},
+    "traceEvents": [
+      {"ph": "C", "name": "counter", "pid": 1, "tid": 1, "ts": 1, "args": {"x": 1}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1,
+       "extra": [1, 2, 3], "args": {"stream": 7, "unknown": {"deep": [true]}}}
+    ], "trailer": "ok"})";
+  const RankTrace t = parseTraceText(text);
+  EXPECT_EQ(t.eventCount(), 1u);
+  EXPECT_FALSE(t.warnings.empty());
+}

@@ -1,0 +1,145 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tracer/format/file_io.h"
+#include "tracer/format/trace_reader.h"
+#include "tracer/format/trace_writer.h"
+
+using namespace ddpscope::trace;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string dataPath(const std::string& name) {
+  return std::string(DDPSCOPE_TEST_DATA) + "/" + name;
+}
+
+fs::path tempDir() {
+  auto d = fs::temp_directory_path() / ("ddpscope-rt-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+RankTrace ourTrace() {
+  RankTrace t;
+  t.rank = 3;
+  t.world_size = 8;
+  t.base_time_ns = 1'700'000'000'123'456'789;
+  t.distributed_backend = "nccl";
+  t.ddpscope.present = true;
+  t.ddpscope.source = "sim";
+  t.ddpscope.config = {{"bucket_mb", "25"}, {"fusion", "\"view\""}, {"world_size", "8"}};
+  t.ddpscope.clock = {{"offset_to_rank0_ns", "-1200"}};
+  t.ddpscope.buckets = {
+      {0, 4096, "f32", {{"blocks.1.mlp.fc2.weight", 4000}, {"blocks.1.mlp.fc2.bias", 96}}},
+      {1, 1 << 20, "bf16", {{"blocks.0.attn.qkv.weight", 1 << 20}}}};
+  t.ddpscope.incomplete = true;
+  t.ddpscope.dropped_records = 17;
+  auto add = [&](TrackKind k, std::int64_t pid, std::int64_t tid, EventKind kind, const char* name,
+                 TimeNs s, TimeNs d, std::int64_t corr, std::int32_t bucket, std::int32_t step,
+                 std::int64_t bytes) {
+    auto& tr = t.tracks[static_cast<std::size_t>(t.trackIndex(k, pid, tid))];
+    tr.start.push_back(s);
+    tr.dur.push_back(d);
+    tr.name.push_back(t.names.intern(name));
+    tr.cat.push_back(t.names.intern(categoryName(kind)));
+    tr.kind_of.push_back(kind);
+    tr.correlation.push_back(corr);
+    tr.bucket.push_back(bucket);
+    tr.step.push_back(step);
+    tr.bytes.push_back(bytes);
+  };
+  add(TrackKind::Host, 1000, 1000, EventKind::UserAnnotation, "ProfilerStep#0", 0, 90001, -1, -1,
+      -1, -1);
+  add(TrackKind::Host, 1000, 1000, EventKind::Runtime, "cudaLaunchKernel", 5, 3, 11, -1, -1, -1);
+  add(TrackKind::Gpu, 0, 7, EventKind::Kernel, "sm90_xmma_gemm_bf16 \"quoted\" \\ ü", 10, 1001, 11,
+      0, 0, -1);
+  add(TrackKind::Gpu, 0, 40, EventKind::Kernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1011,
+      50007, 12, 0, 0, 4096);
+  add(TrackKind::Gpu, 0, 7, EventKind::Memcpy, "Memcpy DtoD (Device -> Device)", 2000, 1, 13, -1, 0,
+      256);
+  add(TrackKind::Gpu, 0, 7, EventKind::GpuAnnotation, "bucket 0 ready", 1011, 0, -1, 0, 0, -1);
+  t.process_names[1000] = "ddpscope-agent";
+  t.thread_names[{0, 7}] = "stream 7 compute";
+  Flow f;
+  f.id = 11;
+  f.cat = t.names.intern("ac2g");
+  f.name = t.names.intern("ac2g");
+  f.from_ts = 5;
+  f.to_ts = 10;
+  f.from_track = t.findTrack(TrackKind::Host, 1000, 1000);
+  f.to_track = t.findTrack(TrackKind::Gpu, 0, 7);
+  t.flows.push_back(f);
+  canonicalize(t);
+  return t;
+}
+
+}  // namespace
+
+class RoundTrip : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RoundTrip, WriteThenReadReproducesTheModel) {
+  const RankTrace original = readTraceFile(dataPath(GetParam()));
+  const auto dir = tempDir();
+  for (const char* suffix : {".json", ".json.gz"}) {
+    const auto path = (dir / (std::string("rt") + suffix)).string();
+    writeTraceFile(original, path);
+    const RankTrace back = readTraceFile(path);
+    EXPECT_EQ(describeDifference(original, back), "") << suffix;
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(KinetoTraces, RoundTrip,
+                         ::testing::Values("resnet50_ddp_rank0.json.gz",
+                                           "resnet50_world1_rank0.json.gz",
+                                           "alexnet_sync_events.json.gz", "rocm_mi250_tiny.json.gz",
+                                           "triton_driver_launch.json.gz"));
+
+TEST(RoundTripOurs, DdpscopeBlockAndEveryColumnSurvive) {
+  const RankTrace original = ourTrace();
+  const auto dir = tempDir();
+  const auto path = (dir / "rank-3.json.gz").string();
+  writeTraceFile(original, path);
+  const RankTrace back = readTraceFile(path);
+  EXPECT_EQ(describeDifference(original, back), "");
+  EXPECT_EQ(back.source(), "sim");
+  EXPECT_TRUE(back.ddpscope.incomplete);
+  EXPECT_EQ(back.ddpscope.dropped_records, 17);
+  ASSERT_EQ(back.ddpscope.buckets.size(), 2u);
+  EXPECT_EQ(back.ddpscope.buckets[0].params[0].name, "blocks.1.mlp.fc2.weight");
+  EXPECT_EQ(back.ddpscope.configValue("fusion"), "\"view\"");
+  EXPECT_EQ(back.base_time_ns, 1'700'000'000'123'456'789);
+  ASSERT_EQ(back.steps.size(), 1u);
+  EXPECT_EQ(back.steps[0].end, 90001);
+  fs::remove_all(dir);
+}
+
+TEST(RoundTripOurs, WrittenFileHasTheKinetoLayout) {
+  const std::string json = serializeTrace(ourTrace());
+  // Tools that look for the rank match this exact text.
+  EXPECT_NE(json.find("\"rank\": 3"), std::string::npos);
+  EXPECT_NE(json.find("\"traceEvents\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"baseTimeNanoseconds\": 1700000000123456789"), std::string::npos);
+  EXPECT_NE(json.find("\"ts\": 1.011, \"dur\": 50.007"), std::string::npos);
+  EXPECT_NE(json.find("\"ph\": \"s\""), std::string::npos);
+  EXPECT_NE(json.find("\"cat\": \"ac2g\""), std::string::npos);
+}
+
+TEST(AtomicWrite, FailureLeavesThePreviousFileIntact) {
+  const auto dir = tempDir();
+  const auto path = (dir / "keep.json").string();
+  writeFileAtomically(path, "old");
+  EXPECT_THROW(writeFileAtomically((dir / "no-such-dir" / "x.json").string(), "new"),
+               std::runtime_error);
+  std::ifstream in(path);
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "old");
+  std::size_t leftovers = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    leftovers += e.path().filename().string().starts_with(".");
+  EXPECT_EQ(leftovers, 0u);
+  fs::remove_all(dir);
+}

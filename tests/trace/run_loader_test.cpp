@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tracer/format/run_loader.h"
+#include "tracer/format/trace_error.h"
+#include "tracer/format/trace_writer.h"
+
+using namespace ddpscope::trace;
+namespace fs = std::filesystem;
+
+namespace {
+
+RankTrace oneKernelRank(std::int32_t rank, TimeNs base, TimeNs start) {
+  RankTrace t;
+  t.rank = rank;
+  t.world_size = 2;
+  t.base_time_ns = base;
+  auto& tr = t.tracks[static_cast<std::size_t>(t.trackIndex(TrackKind::Gpu, 0, 7))];
+  tr.start.push_back(start);
+  tr.dur.push_back(100);
+  tr.name.push_back(t.names.intern("gemm"));
+  tr.cat.push_back(t.names.intern("kernel"));
+  tr.kind_of.push_back(EventKind::Kernel);
+  tr.correlation.push_back(-1);
+  tr.bucket.push_back(-1);
+  tr.step.push_back(-1);
+  tr.bytes.push_back(-1);
+  return t;
+}
+
+fs::path freshDir(const char* name) {
+  auto d = fs::temp_directory_path() /
+           (std::string("ddpscope-") + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(RunLoader, FolderOfRanksLoadsAsOneAlignedRun) {
+  const auto dir = freshDir("run");
+  // Rank 1's clock base is 5 µs later; its kernel starts at the same absolute time as rank 0's + 2
+  // µs.
+  writeTraceFile(oneKernelRank(0, 1'000'000'000, 10'000), (dir / "rank-0.json.gz").string());
+  writeTraceFile(oneKernelRank(1, 1'000'005'000, 7'000), (dir / "rank-1.json.gz").string());
+  const ddpscope::trace::Run run = loadRun({dir.string()});
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_EQ(run.ranks[0].rank, 0);
+  EXPECT_EQ(run.ranks[1].rank, 1);
+  EXPECT_EQ(run.ranks[0].base_time_ns, run.ranks[1].base_time_ns);
+  // Absolute: rank0 at 1'000'010'000, rank1 at 1'000'012'000 -> 2 µs apart in model time.
+  EXPECT_EQ(run.ranks[1].tracks[0].start[0] - run.ranks[0].tracks[0].start[0], 2'000);
+  EXPECT_EQ(run.base_time_ns + run.ranks[0].tracks[0].start[0], 1'000'010'000);
+  fs::remove_all(dir);
+}
+
+TEST(RunLoader, SeveralFilesLoadAsOneRun) {
+  const auto dir = freshDir("files");
+  writeTraceFile(oneKernelRank(1, 0, 0), (dir / "b.json").string());
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "a.json").string());
+  const ddpscope::trace::Run run = loadRun({(dir / "b.json").string(), (dir / "a.json").string()});
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_EQ(run.ranks[0].rank, 0);
+  fs::remove_all(dir);
+}
+
+TEST(RunLoader, DuplicateRanksAreAnError) {
+  const auto dir = freshDir("dup");
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "a.json").string());
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "b.json").string());
+  try {
+    loadRun({dir.string()});
+    FAIL() << "expected an error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 is also in"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(RunLoader, EmptyFolderAndBadFileAreNamed) {
+  const auto dir = freshDir("empty");
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  writeFileAtomically((dir / "rank-0.json").string(), "{\"traceEvents\": [");
+  try {
+    loadRun({dir.string()});
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-0.json"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(RunLoader, CancelStopsLoading) {
+  std::atomic<bool> cancel{true};
+  RunLoadOptions o;
+  o.cancel = &cancel;
+  EXPECT_THROW(loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"}, o),
+               LoadCancelled);
+}

@@ -1,0 +1,224 @@
+#include "file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "trace_error.h"
+
+namespace ddpscope::trace {
+
+PaddedBuffer::PaddedBuffer(std::string_view bytes) {
+  append(bytes.data(), bytes.size());
+  if (!data_) reserveMore(0);
+}
+
+void PaddedBuffer::reserveMore(std::size_t n) {
+  const std::size_t need = size_ + n + kPadding;
+  if (data_ && need <= capacity_) return;
+  std::size_t cap = std::max<std::size_t>(need, capacity_ + capacity_ / 2);
+  cap = std::max<std::size_t>(cap, 4096);
+  auto fresh = std::make_unique_for_overwrite<char[]>(cap);
+  if (size_ > 0) std::memcpy(fresh.get(), data_.get(), size_);
+  std::memset(fresh.get() + size_, 0, cap - size_);
+  data_ = std::move(fresh);
+  capacity_ = cap;
+}
+
+void PaddedBuffer::append(const char* p, std::size_t n) {
+  reserveMore(n);
+  if (n > 0) std::memcpy(data_.get() + size_, p, n);
+  size_ += n;
+}
+
+void PaddedBuffer::setSize(std::size_t n) {
+  size_ = n;
+  std::memset(data_.get() + size_, 0, kPadding);
+}
+
+ReadLimits defaultReadLimits() {
+  ReadLimits limits;
+  if (const char* env = std::getenv("DDPSCOPE_MAX_TRACE_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && mb > 0) limits.max_bytes = std::uint64_t{mb} << 20;
+  }
+  return limits;
+}
+
+bool isGzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+namespace {
+
+std::string sizeText(std::uint64_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
+[[noreturn]] void tooLarge(const std::string& name, const ReadLimits& limits) {
+  throw TraceError(name, kNoOffset,
+                   "the trace is larger than the limit of " + sizeText(limits.max_bytes) +
+                       " (uncompressed); set DDPSCOPE_MAX_TRACE_MB to allow more");
+}
+
+}  // namespace
+
+PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
+                          const ReadLimits& limits) {
+  PaddedBuffer out;
+  out.reserveMore(std::min<std::uint64_t>(compressed.size() * 4 + 4096, limits.max_bytes + 1));
+  z_stream zs{};
+  // 15 + 32: accept gzip or zlib headers.
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name, kNoOffset, "zlib init failed");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  std::size_t remaining = compressed.size();
+  int rc = Z_OK;
+  for (;;) {
+    const auto chunk_in = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
+    zs.avail_in = chunk_in;
+    if (out.capacity() - out.size() - PaddedBuffer::kPadding < (1u << 16)) {
+      out.reserveMore(std::max<std::size_t>(out.size() / 2, 1u << 20));
+    }
+    const std::size_t room = out.capacity() - out.size() - PaddedBuffer::kPadding;
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + out.size());
+    zs.avail_out = static_cast<uInt>(std::min<std::size_t>(room, 1u << 30));
+    const uInt before_out = zs.avail_out;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    remaining -= chunk_in - zs.avail_in;
+    out.setSize(out.size() + (before_out - zs.avail_out));
+    if (out.size() > limits.max_bytes) {
+      inflateEnd(&zs);
+      tooLarge(name, limits);
+    }
+    if (rc == Z_STREAM_END) {
+      if (remaining == 0) break;
+      // Concatenated gzip members are one stream.
+      if (inflateReset(&zs) != Z_OK) break;
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && remaining == 0 && zs.avail_in == 0) {
+      inflateEnd(&zs);
+      throw TraceError(name, compressed.size(),
+                       "the gzip stream is truncated (the file ends before the compressed data "
+                       "does); was it copied completely?");
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const std::string msg = zs.msg ? zs.msg : "unknown error";
+      const auto at = compressed.size() - remaining;
+      inflateEnd(&zs);
+      throw TraceError(name, at, "corrupt gzip data: " + msg);
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw TraceError(path, kNoOffset, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+    std::fclose(f);
+    throw TraceError(path, kNoOffset, "not a regular file");
+  }
+  PaddedBuffer raw;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  raw.reserveMore(size);
+  std::size_t got = 0;
+  while (got < size) {
+    const std::size_t n = std::fread(raw.data() + got, 1, size - got, f);
+    if (n == 0) break;
+    got += n;
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw TraceError(path, got, std::string("read error: ") + std::strerror(errno));
+  raw.setSize(got);
+  if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits);
+  if (raw.size() > limits.max_bytes) tooLarge(path, limits);
+  return raw;
+}
+
+std::string gzipBytes(std::string_view plain, int level) {
+  z_stream zs{};
+  // 15 + 16: gzip wrapper; zlib leaves the header's mtime at 0, so output is deterministic.
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::runtime_error("zlib deflate init failed");
+  }
+  std::string out;
+  out.resize(deflateBound(&zs, static_cast<uLong>(plain.size())) + 64);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+  std::size_t in_left = plain.size();
+  std::size_t produced = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    const auto in_chunk = static_cast<uInt>(std::min<std::size_t>(in_left, 1u << 30));
+    zs.avail_in = in_chunk;
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    const auto out_chunk =
+        static_cast<uInt>(std::min<std::size_t>(out.size() - produced, 1u << 30));
+    zs.avail_out = out_chunk;
+    rc = deflate(&zs, in_left == in_chunk ? Z_FINISH : Z_NO_FLUSH);
+    in_left -= in_chunk - zs.avail_in;
+    produced += out_chunk - zs.avail_out;
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) break;
+    if (produced == out.size()) out.resize(out.size() * 2);
+  }
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib deflate failed");
+  out.resize(produced);
+  return out;
+}
+
+void writeFileAtomically(const std::string& path, std::string_view bytes) {
+  static std::atomic<unsigned> counter{0};
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string tmp = dir + "/." + base + ".tmp-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter.fetch_add(1));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  }
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + " (" + what + "): " + std::strerror(err) +
+                             "; the previous file, if any, is unchanged");
+  };
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail("fsync");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + " (close): " + std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + " (rename): " + std::strerror(err));
+  }
+}
+
+}  // namespace ddpscope::trace

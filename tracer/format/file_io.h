@@ -1,0 +1,61 @@
+#pragma once
+// Reading possibly-compressed files into a buffer the JSON parser can use directly, and
+// writing files atomically (temporary file + rename) so a crash never leaves half a file.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace ddpscope::trace {
+
+// A byte buffer with zeroed slack after the data (the JSON parser reads a little past the end).
+class PaddedBuffer {
+ public:
+  static constexpr std::size_t kPadding = 64;
+  PaddedBuffer() = default;
+  explicit PaddedBuffer(std::string_view bytes);
+  const char* data() const { return data_.get(); }
+  char* data() { return data_.get(); }
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }  // size() + at least kPadding
+  std::string_view view() const { return {data_.get(), size_}; }
+  // Makes room for at least n more bytes past size(), keeping the padding.
+  void reserveMore(std::size_t n);
+  void append(const char* p, std::size_t n);
+  void setSize(std::size_t n);  // n <= capacity() - kPadding
+
+ private:
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+struct ReadLimits {
+  // Largest (decompressed) trace accepted; beyond it loading stops with a clear message.
+  std::uint64_t max_bytes = std::uint64_t{4095} << 20;  // the JSON parser takes up to 4 GiB
+};
+
+// The default limit, overridable by the DDPSCOPE_MAX_TRACE_MB environment variable.
+ReadLimits defaultReadLimits();
+
+bool isGzip(std::string_view bytes);
+
+// Reads a file, inflating it when it is gzip (detected by its magic bytes, not its name).
+// Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits.
+PaddedBuffer readTraceBytes(const std::string& path,
+                            const ReadLimits& limits = defaultReadLimits());
+
+// Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input.
+PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
+                          const ReadLimits& limits = defaultReadLimits());
+
+std::string gzipBytes(std::string_view plain, int level = 3);
+
+// Writes bytes to path atomically: a temporary file in the same folder, flushed, then renamed.
+// On any failure (disk full, permissions) the temporary is removed, the destination is left as it
+// was, and a std::runtime_error says what happened.
+void writeFileAtomically(const std::string& path, std::string_view bytes);
+
+}  // namespace ddpscope::trace

@@ -1,0 +1,23 @@
+#pragma once
+// Small helpers for writing JSON text quickly and correctly (escaping, exact decimal times).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ddpscope::trace {
+
+// Appends s as a JSON string literal (quoted, escaped; invalid UTF-8 bytes become U+FFFD).
+void appendJsonString(std::string& out, std::string_view s);
+void appendInt(std::string& out, std::int64_t v);
+// Appends ns as microseconds with exactly three decimals ("12.345"), no precision lost.
+void appendMicros(std::string& out, std::int64_t ns);
+// Appends a double with up to `decimals` decimals, trailing zeros trimmed; NaN/inf as null.
+void appendDouble(std::string& out, double v, int decimals = 3);
+
+// Parses a JSON number token given in microseconds (e.g. "4458676522690.655", "12", "1.5e3")
+// into integer nanoseconds, exactly for plain decimals (rounded half away from zero beyond the
+// third decimal). Returns false for anything that is not a finite number in range.
+bool parseMicrosToNs(std::string_view token, std::int64_t& ns);
+
+}  // namespace ddpscope::trace

@@ -1,0 +1,135 @@
+#include "run_loader.h"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "trace_error.h"
+
+namespace ddpscope::trace {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool hasTraceSuffix(const std::string& name) {
+  return name.ends_with(".json") || name.ends_with(".json.gz");
+}
+}  // namespace
+
+std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> ranks, any;
+    for (const auto& entry : fs::directory_iterator(p, ec)) {
+      if (!entry.is_regular_file(ec)) continue;
+      const auto name = entry.path().filename().string();
+      if (!hasTraceSuffix(name) || name.starts_with(".")) continue;
+      any.push_back(entry.path().string());
+      if (name.starts_with("rank-")) ranks.push_back(entry.path().string());
+    }
+    auto& chosen = ranks.empty() ? any : ranks;
+    if (chosen.empty()) {
+      throw TraceError(p, kNoOffset, "the folder contains no trace files (*.json, *.json.gz)");
+    }
+    std::sort(chosen.begin(), chosen.end());
+    files.insert(files.end(), chosen.begin(), chosen.end());
+  }
+  return files;
+}
+
+void alignRanks(Run& run) {
+  if (run.ranks.empty()) return;
+  TimeNs base = run.ranks.front().base_time_ns;
+  for (const auto& r : run.ranks)
+    base = std::min(base, r.base_time_ns);
+  for (auto& r : run.ranks)
+    r.shiftTimes(r.base_time_ns - base);
+  run.base_time_ns = base;
+}
+
+Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options) {
+  const auto files = expandTracePaths(paths);
+  if (files.empty()) throw TraceError("", kNoOffset, "no trace files given");
+  Run run;
+  run.ranks.resize(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::vector<double> fraction(files.size(), 0.0);
+  std::mutex progress_mutex;
+  std::atomic<std::size_t> next{0};
+
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= files.size()) return;
+      try {
+        ReadOptions ro;
+        ro.limits = options.limits;
+        ro.cancel = options.cancel;
+        if (options.progress) {
+          ro.progress = [&, i](double f) {
+            std::lock_guard lock(progress_mutex);
+            fraction[i] = f;
+            double sum = 0;
+            for (double x : fraction)
+              sum += x;
+            options.progress(sum / static_cast<double>(files.size()));
+          };
+        }
+        run.ranks[i] = readTraceFile(files[i], ro);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool)
+    t.join();
+  // Cancellation wins over other errors; otherwise the first failing file is reported.
+  for (const auto& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const LoadCancelled&) {
+      throw;
+    } catch (...) {
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::stable_sort(run.ranks.begin(), run.ranks.end(),
+                   [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  for (std::size_t i = 1; i < run.ranks.size(); ++i) {
+    if (run.ranks[i].rank == run.ranks[i - 1].rank) {
+      throw TraceError(run.ranks[i].path, kNoOffset,
+                       "rank " + std::to_string(run.ranks[i].rank) + " is also in " +
+                           run.ranks[i - 1].path +
+                           "; a run holds one file per rank (open the files as separate runs)");
+    }
+  }
+  alignRanks(run);
+  const fs::path first(files.front());
+  run.name =
+      files.size() == 1 ? first.filename().string() : first.parent_path().filename().string();
+  for (const auto& r : run.ranks) {
+    for (const auto& w : r.warnings)
+      run.warnings.push_back(r.path + ": " + w);
+  }
+  if (options.progress) options.progress(1.0);
+  return run;
+}
+
+}  // namespace ddpscope::trace

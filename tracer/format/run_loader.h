@@ -1,0 +1,34 @@
+#pragma once
+// Loads a run: a folder of rank-<r>.json[.gz] files, or several files, as one multi-rank run.
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "trace_model.h"
+#include "trace_reader.h"
+
+namespace ddpscope::trace {
+
+struct RunLoadOptions {
+  ReadLimits limits = defaultReadLimits();
+  const std::atomic<bool>* cancel = nullptr;
+  // Overall fraction loaded, 0..1; may be called from worker threads.
+  std::function<void(double)> progress;
+  unsigned threads = 0;  // 0: one per core, at most one per file
+};
+
+// The trace files a path stands for: the path itself if it is a file; for a folder, its
+// rank-*.json[.gz] files, or when it has none, every *.json[.gz] in it. Sorted by name.
+std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths);
+
+// Reads every file (in parallel), orders ranks, and aligns them on a common time base so that
+// equal absolute times have equal model times across ranks. Throws TraceError for a bad file
+// (naming it), for duplicate ranks, or when no trace file is found.
+Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
+
+// Aligns ranks already in memory on their common base (the earliest base among them).
+void alignRanks(Run& run);
+
+}  // namespace ddpscope::trace

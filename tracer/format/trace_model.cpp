@@ -1,0 +1,290 @@
+#include "trace_model.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+#include <sstream>
+
+namespace ddpscope::trace {
+
+NameId StringTable::intern(std::string_view s) {
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  const auto id = static_cast<NameId>(strings_.size());
+  strings_.emplace_back(s);
+  index_.emplace(std::string_view(strings_.back()), id);
+  return id;
+}
+
+NameId StringTable::find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? npos : it->second;
+}
+
+EventKind eventKindFromCategory(std::string_view cat) {
+  if (cat == "kernel" || cat == "Kernel") return EventKind::Kernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::Memcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return EventKind::Memset;
+  if (cat == "cuda_sync") return EventKind::Sync;
+  if (cat == "gpu_user_annotation") return EventKind::GpuAnnotation;
+  if (cat == "cuda_runtime" || cat == "Runtime") return EventKind::Runtime;
+  if (cat == "cuda_driver" || cat == "Driver") return EventKind::Driver;
+  if (cat == "cpu_op" || cat == "Operator") return EventKind::CpuOp;
+  if (cat == "user_annotation") return EventKind::UserAnnotation;
+  return EventKind::Other;
+}
+
+std::string_view categoryName(EventKind kind) {
+  switch (kind) {
+    case EventKind::Kernel:
+      return "kernel";
+    case EventKind::Memcpy:
+      return "gpu_memcpy";
+    case EventKind::Memset:
+      return "gpu_memset";
+    case EventKind::Sync:
+      return "cuda_sync";
+    case EventKind::GpuAnnotation:
+      return "gpu_user_annotation";
+    case EventKind::Runtime:
+      return "cuda_runtime";
+    case EventKind::Driver:
+      return "cuda_driver";
+    case EventKind::CpuOp:
+      return "cpu_op";
+    case EventKind::UserAnnotation:
+      return "user_annotation";
+    case EventKind::Other:
+      return "";
+  }
+  return "";
+}
+
+bool isGpuKind(EventKind kind) {
+  return isGpuActivity(kind) || kind == EventKind::GpuAnnotation;
+}
+
+bool isGpuActivity(EventKind kind) {
+  return kind == EventKind::Kernel || kind == EventKind::Memcpy || kind == EventKind::Memset ||
+         kind == EventKind::Sync;
+}
+
+void Track::reserve(std::size_t n) {
+  start.reserve(n);
+  dur.reserve(n);
+  name.reserve(n);
+  cat.reserve(n);
+  kind_of.reserve(n);
+  correlation.reserve(n);
+  bucket.reserve(n);
+  step.reserve(n);
+  bytes.reserve(n);
+}
+
+namespace {
+template <typename T>
+void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (auto i : order)
+    out.push_back(v[i]);
+  v.swap(out);
+}
+}  // namespace
+
+void Track::sortByStart() {
+  bool sorted = true;
+  for (std::size_t i = 1; i < start.size() && sorted; ++i) {
+    sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && dur[i - 1] >= dur[i]);
+  }
+  if (sorted) return;
+  std::vector<std::uint32_t> order(start.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (start[a] != start[b]) return start[a] < start[b];
+    return dur[a] > dur[b];
+  });
+  permute(start, order);
+  permute(dur, order);
+  permute(name, order);
+  permute(cat, order);
+  permute(kind_of, order);
+  permute(correlation, order);
+  permute(bucket, order);
+  permute(step, order);
+  permute(bytes, order);
+}
+
+std::string_view DdpscopeBlock::configValue(std::string_view key) const {
+  for (const auto& [k, v] : config) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+std::string_view RankTrace::source() const {
+  if (ddpscope.present && !ddpscope.source.empty()) return ddpscope.source;
+  return "imported";
+}
+
+std::size_t RankTrace::eventCount() const {
+  std::size_t n = 0;
+  for (const auto& t : tracks)
+    n += t.size();
+  return n;
+}
+
+std::int32_t RankTrace::findTrack(TrackKind kind, std::int64_t pid, std::int64_t tid) const {
+  for (std::size_t i = 0; i < tracks.size(); ++i) {
+    const auto& t = tracks[i];
+    if (t.kind == kind && t.pid == pid && t.tid == tid) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
+
+std::int32_t RankTrace::trackIndex(TrackKind kind, std::int64_t pid, std::int64_t tid) {
+  auto i = findTrack(kind, pid, tid);
+  if (i >= 0) return i;
+  Track t;
+  t.kind = kind;
+  t.pid = pid;
+  t.tid = tid;
+  tracks.push_back(std::move(t));
+  return static_cast<std::int32_t>(tracks.size() - 1);
+}
+
+namespace {
+// Parses N from "ProfilerStep#N"; false when the name is not a step marker.
+bool parseStepMarker(std::string_view name, std::int32_t& number) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  auto digits = name.substr(kPrefix.size());
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  return ec == std::errc() && ptr == digits.data() + digits.size();
+}
+}  // namespace
+
+void RankTrace::deriveSteps() {
+  steps.clear();
+  for (const auto& t : tracks) {
+    if (t.kind != TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] != EventKind::UserAnnotation) continue;
+      std::int32_t number = 0;
+      if (parseStepMarker(names[t.name[i]], number)) {
+        steps.push_back({number, t.start[i], t.end(i)});
+      }
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepRange& a, const StepRange& b) {
+    return a.start != b.start ? a.start < b.start : a.number < b.number;
+  });
+}
+
+void RankTrace::shiftTimes(TimeNs delta) {
+  if (delta == 0) return;
+  for (auto& t : tracks) {
+    for (auto& s : t.start)
+      s += delta;
+  }
+  for (auto& f : flows) {
+    f.from_ts += delta;
+    f.to_ts += delta;
+  }
+  for (auto& s : steps) {
+    s.start += delta;
+    s.end += delta;
+  }
+  base_time_ns -= delta;
+}
+
+void RankTrace::rebaseToEarliestEvent() {
+  TimeNs earliest = std::numeric_limits<TimeNs>::max();
+  for (const auto& t : tracks) {
+    if (!t.start.empty()) earliest = std::min(earliest, t.start.front());
+  }
+  for (const auto& f : flows)
+    earliest = std::min({earliest, f.from_ts, f.to_ts});
+  if (earliest == std::numeric_limits<TimeNs>::max()) return;
+  shiftTimes(-earliest);
+}
+
+std::size_t Run::eventCount() const {
+  std::size_t n = 0;
+  for (const auto& r : ranks)
+    n += r.eventCount();
+  return n;
+}
+
+std::string_view Run::source() const {
+  if (ranks.empty()) return "imported";
+  auto s = ranks.front().source();
+  for (const auto& r : ranks) {
+    if (r.source() != s) return "mixed";
+  }
+  return s;
+}
+
+namespace {
+template <typename T>
+std::string columnDifference(const char* column, const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) {
+    return std::string(column) + ": " + std::to_string(a.size()) + " vs " +
+           std::to_string(b.size()) + " entries";
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) return std::string(column) + " differs at index " + std::to_string(i);
+  }
+  return {};
+}
+}  // namespace
+
+std::string describeDifference(const RankTrace& a, const RankTrace& b) {
+  std::ostringstream out;
+  if (a.rank != b.rank) return "rank differs";
+  if (a.world_size != b.world_size) return "world_size differs";
+  if (a.schema_version != b.schema_version) return "schema_version differs";
+  if (a.base_time_ns != b.base_time_ns) {
+    return "base_time_ns differs: " + std::to_string(a.base_time_ns) + " vs " +
+           std::to_string(b.base_time_ns);
+  }
+  if (a.distributed_backend != b.distributed_backend) return "distributed backend differs";
+  if (a.tracks.size() != b.tracks.size()) return "number of tracks differs";
+  for (std::size_t t = 0; t < a.tracks.size(); ++t) {
+    const auto& x = a.tracks[t];
+    const auto& y = b.tracks[t];
+    const std::string where = "track " + std::to_string(t) + " ";
+    if (x.kind != y.kind || x.pid != y.pid || x.tid != y.tid) return where + "identity differs";
+    for (auto d :
+         {columnDifference("start", x.start, y.start), columnDifference("dur", x.dur, y.dur),
+          columnDifference("kind", x.kind_of, y.kind_of),
+          columnDifference("correlation", x.correlation, y.correlation),
+          columnDifference("bucket", x.bucket, y.bucket), columnDifference("step", x.step, y.step),
+          columnDifference("bytes", x.bytes, y.bytes)}) {
+      if (!d.empty()) return where + d;
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (a.names[x.name[i]] != b.names[y.name[i]])
+        return where + "name differs at " + std::to_string(i);
+      if (a.names[x.cat[i]] != b.names[y.cat[i]])
+        return where + "cat differs at " + std::to_string(i);
+    }
+  }
+  if (a.flows.size() != b.flows.size()) return "number of flows differs";
+  for (std::size_t i = 0; i < a.flows.size(); ++i) {
+    const auto& x = a.flows[i];
+    const auto& y = b.flows[i];
+    if (x.id != y.id || x.from_ts != y.from_ts || x.to_ts != y.to_ts ||
+        x.from_track != y.from_track || x.to_track != y.to_track ||
+        a.names[x.cat] != b.names[y.cat] || a.names[x.name] != b.names[y.name]) {
+      return "flow " + std::to_string(i) + " differs";
+    }
+  }
+  if (a.steps != b.steps) return "steps differ";
+  if (a.process_names != b.process_names) return "process names differ";
+  if (a.thread_names != b.thread_names) return "thread names differ";
+  if (!(a.ddpscope == b.ddpscope)) return "ddpscope block differs";
+  return {};
+}
+
+}  // namespace ddpscope::trace

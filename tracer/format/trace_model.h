@@ -1,0 +1,194 @@
+#pragma once
+// The in-memory trace model (DESIGN.md "Trace format"): run -> ranks -> tracks -> events.
+// Times are int64 nanoseconds relative to the rank's base time; events are stored per track,
+// sorted by start, as structure-of-arrays; names are interned per rank.
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace ddpscope::trace {
+
+using TimeNs = std::int64_t;
+using NameId = std::uint32_t;
+
+inline constexpr std::int32_t kNoBucket = -1;
+inline constexpr std::int32_t kNoStep = -1;
+inline constexpr std::int64_t kNoCorrelation = -1;
+inline constexpr std::int64_t kNoBytes = -1;
+
+// Interns strings; ids are dense and stable. Storage is a deque so views stay valid.
+class StringTable {
+ public:
+  NameId intern(std::string_view s);
+  const std::string& operator[](NameId id) const { return strings_[id]; }
+  std::size_t size() const { return strings_.size(); }
+  // Returns the id of s if it was interned, or npos.
+  static constexpr NameId npos = std::numeric_limits<NameId>::max();
+  NameId find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, NameId> index_;
+};
+
+// What kind of record an event is, from its Chrome-trace category.
+enum class EventKind : std::uint8_t {
+  Kernel,          // cat "kernel"
+  Memcpy,          // cat "gpu_memcpy"
+  Memset,          // cat "gpu_memset"
+  Sync,            // cat "cuda_sync"
+  GpuAnnotation,   // cat "gpu_user_annotation" (NVTX-style ranges on a GPU stream)
+  Runtime,         // cat "cuda_runtime"
+  Driver,          // cat "cuda_driver"
+  CpuOp,           // cat "cpu_op"
+  UserAnnotation,  // cat "user_annotation" (host ranges: ProfilerStep#N, forward, ...)
+  Other,           // any other category; kept, never classified as GPU activity
+};
+
+EventKind eventKindFromCategory(std::string_view cat);
+// The canonical category name of a kind ("kernel", "gpu_memcpy", ...); "" for Other.
+std::string_view categoryName(EventKind kind);
+bool isGpuKind(EventKind kind);  // Kernel, Memcpy, Memset, Sync, GpuAnnotation
+// GPU activity proper (what overlap and counts are computed over): Kernel, Memcpy, Memset, Sync.
+bool isGpuActivity(EventKind kind);
+
+enum class TrackKind : std::uint8_t { Gpu, Host };
+
+// One timeline lane. A GPU track is (device, stream); a host track is (pid, tid).
+// Events are parallel arrays sorted by (start ascending, duration descending).
+struct Track {
+  TrackKind kind = TrackKind::Host;
+  std::int64_t pid = 0;  // device for GPU tracks
+  std::int64_t tid = 0;  // stream for GPU tracks
+
+  std::vector<TimeNs> start;
+  std::vector<TimeNs> dur;
+  std::vector<NameId> name;
+  std::vector<NameId> cat;  // the category string as written in the file
+  std::vector<EventKind> kind_of;
+  std::vector<std::int64_t> correlation;  // kNoCorrelation when absent
+  std::vector<std::int32_t> bucket;       // args.bucket, kNoBucket when absent
+  std::vector<std::int32_t> step;         // args.step, kNoStep when absent
+  std::vector<std::int64_t> bytes;        // bytes moved (memcpy/memset) or collective payload
+
+  std::int64_t device() const { return pid; }
+  std::int64_t stream() const { return tid; }
+  std::size_t size() const { return start.size(); }
+  TimeNs end(std::size_t i) const { return start[i] + dur[i]; }
+  void reserve(std::size_t n);
+  // Sorts every column by (start, -dur); stable for ties.
+  void sortByStart();
+};
+
+// One Chrome-trace flow arrow (ph "s" -> ph "f"), e.g. a launch -> kernel ("ac2g").
+struct Flow {
+  std::uint64_t id = 0;
+  NameId cat = 0;
+  NameId name = 0;
+  TimeNs from_ts = 0;
+  std::int32_t from_track = -1;
+  TimeNs to_ts = 0;
+  std::int32_t to_track = -1;
+  bool operator==(const Flow&) const = default;
+};
+
+// A training step, from a "ProfilerStep#N" host range (or the agent's step markers).
+struct StepRange {
+  std::int32_t number = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;
+  bool operator==(const StepRange&) const = default;
+};
+
+struct BucketParam {
+  std::string name;
+  std::int64_t bytes = 0;
+  bool operator==(const BucketParam&) const = default;
+};
+
+// A gradient bucket as the agent planned it (our "ddpscope" block).
+struct BucketDef {
+  std::int32_t id = 0;
+  std::int64_t bytes = 0;
+  std::string dtype;
+  std::vector<BucketParam> params;
+  bool operator==(const BucketDef&) const = default;
+};
+
+// Our own block: present in traces written by the agent or the tracer.
+struct DdpscopeBlock {
+  bool present = false;
+  std::int64_t version = 1;
+  std::string source;  // "cuda" | "sim" | "imported"
+  // Run configuration as written: key -> raw JSON value (e.g. "bucket_mb" -> "25").
+  std::vector<std::pair<std::string, std::string>> config;
+  std::vector<BucketDef> buckets;
+  // Clock information as written: key -> raw JSON value (e.g. "offset_to_rank0_ns" -> "-1200").
+  std::vector<std::pair<std::string, std::string>> clock;
+  bool incomplete = false;           // the producer stopped before finishing (crash, abort)
+  std::int64_t dropped_records = 0;  // activity records the tracer could not keep
+  bool operator==(const DdpscopeBlock&) const = default;
+
+  // Raw JSON text of a config value, or "" when absent.
+  std::string_view configValue(std::string_view key) const;
+};
+
+// Everything one rank's file holds.
+struct RankTrace {
+  std::string path;  // where it was loaded from ("" when built in memory)
+  std::int32_t rank = 0;
+  std::int32_t world_size = 1;
+  std::int64_t schema_version = 1;
+  // Absolute time (ns since the producer's epoch) of time 0 of this rank's events.
+  TimeNs base_time_ns = 0;
+  std::string device_properties_json = "[]";  // raw JSON array, kept for round trips
+  std::string distributed_backend;            // distributedInfo.backend, "" when absent
+
+  StringTable names;
+  std::vector<Track> tracks;
+  std::vector<Flow> flows;
+  std::vector<StepRange> steps;  // derived from ProfilerStep#N ranges, sorted by start
+  std::map<std::int64_t, std::string> process_names;                          // pid -> name
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names;  // (pid, tid)
+  DdpscopeBlock ddpscope;
+  std::vector<std::string> warnings;  // tolerated oddities met while loading
+
+  // "cuda", "sim" or "imported".
+  std::string_view source() const;
+  std::size_t eventCount() const;
+  // Index of the track (kind, pid, tid), or -1.
+  std::int32_t findTrack(TrackKind kind, std::int64_t pid, std::int64_t tid) const;
+  // Index of the track (kind, pid, tid), created empty when missing.
+  std::int32_t trackIndex(TrackKind kind, std::int64_t pid, std::int64_t tid);
+  // Recomputes `steps` from the "ProfilerStep#N" ranges on host tracks.
+  void deriveSteps();
+  // Shifts all times so that the earliest event starts at 0, keeping absolute times
+  // (base_time_ns + t) unchanged.
+  void rebaseToEarliestEvent();
+  // Shifts all times by delta ns and moves the base the opposite way.
+  void shiftTimes(TimeNs delta);
+};
+
+// One training run: a rank per file, aligned on a common time base.
+struct Run {
+  std::string name;
+  std::vector<RankTrace> ranks;  // sorted by rank
+  TimeNs base_time_ns = 0;       // the common base all ranks were shifted to
+  std::vector<std::string> warnings;
+
+  std::size_t eventCount() const;
+  std::string_view source() const;  // ranks' source if all agree, else "mixed"
+};
+
+// Model equality for round-trip tests: every column, flow, step, bucket and metadata field.
+// Returns "" when equal, else a description of the first difference.
+std::string describeDifference(const RankTrace& a, const RankTrace& b);
+
+}  // namespace ddpscope::trace

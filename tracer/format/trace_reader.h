@@ -1,0 +1,44 @@
+#pragma once
+// Reader for Chrome-trace / Kineto JSON and our own files (a superset), plain or gzip.
+
+#include <atomic>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "file_io.h"
+#include "trace_model.h"
+
+namespace ddpscope::trace {
+
+struct ReadOptions {
+  ReadLimits limits = defaultReadLimits();
+  // Polled while parsing; when it becomes true the read stops with LoadCancelled.
+  const std::atomic<bool>* cancel = nullptr;
+  // Called now and then with the fraction of the input parsed, 0..1.
+  std::function<void(double)> progress;
+};
+
+class LoadCancelled : public std::runtime_error {
+ public:
+  LoadCancelled() : std::runtime_error("loading was cancelled") {}
+};
+
+// Reads one rank's trace file. Throws TraceError (file, byte offset, what was expected) on
+// malformed input and LoadCancelled when cancelled. The result is canonical: tracks sorted
+// (GPU tracks by device and stream, then host tracks by pid and tid), events sorted by start,
+// times rebased so the earliest event is at 0 (base_time_ns keeps absolute times).
+RankTrace readTraceFile(const std::string& path, const ReadOptions& options = {});
+
+// Parses trace JSON already in memory; `name` is used in error messages and as the path.
+RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
+                     const ReadOptions& options = {});
+RankTrace parseTraceText(std::string_view json, const std::string& name = "<memory>",
+                         const ReadOptions& options = {});
+
+// Puts a model into the canonical order readTraceFile produces (used by producers before writing
+// and by tests): drops empty tracks, sorts tracks and events, remaps flows, derives steps.
+void canonicalize(RankTrace& trace);
+
+}  // namespace ddpscope::trace

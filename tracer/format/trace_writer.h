@@ -1,0 +1,25 @@
+#pragma once
+// Writer for the Kineto layout of DESIGN.md ("Trace format") with our "ddpscope" block.
+
+#include <string>
+
+#include "trace_model.h"
+
+namespace ddpscope::trace {
+
+struct WriteOptions {
+  // gzip the output; by default decided by the path (".gz" suffix).
+  enum class Compression { ByPath, Gzip, Plain } compression = Compression::ByPath;
+  int gzip_level = 3;
+};
+
+// The JSON text of a rank's trace: Chrome Trace Event JSON that Perfetto, chrome://tracing and
+// Holistic Trace Analysis open unchanged.
+std::string serializeTrace(const RankTrace& trace);
+
+// Writes atomically (temporary file, then rename). Throws std::runtime_error on failure; the
+// destination is then untouched.
+void writeTraceFile(const RankTrace& trace, const std::string& path,
+                    const WriteOptions& options = {});
+
+}  // namespace ddpscope::trace
