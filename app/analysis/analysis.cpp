@@ -70,7 +70,7 @@ class UnionBuilder {
   }
   IntervalSet finish() {
     flush();
-    return uniteAll(parts_);
+    return uniteAll(std::move(parts_));
   }
 
  private:
@@ -137,6 +137,7 @@ class RankAnalyzer {
   const AnalysisOptions& options_;
   bool prepared_ = false;
   std::vector<ActivityClass> name_class_;
+  std::vector<KernelRole> name_role_;  // role of a bucket-tagged event, by name (GPU events only)
   std::vector<std::vector<char>> include_;  // empty: everything included
   std::vector<trace::StepRange> steps_;     // steps in scope, sorted by start
   std::unordered_map<std::int32_t, std::int32_t> step_by_number_;
@@ -147,6 +148,7 @@ void RankAnalyzer::prepare() {
   if (prepared_) return;
   prepared_ = true;
   name_class_.assign(r_.names.size(), ActivityClass::None);
+  name_role_.assign(r_.names.size(), KernelRole::Gradient);
   std::vector<char> known(r_.names.size(), 0);
   for (const auto& t : r_.tracks) {
     if (t.kind != TrackKind::Gpu) continue;
@@ -155,6 +157,7 @@ void RankAnalyzer::prepare() {
       if (known[n]) continue;
       known[n] = 1;
       name_class_[n] = classify(EventKind::Kernel, r_.names[n]);
+      name_role_[n] = roleOf(EventKind::Kernel, name_class_[n], r_.names[n]);
     }
   }
   // Non-kernel GPU activity is classified by its kind, not its name.
@@ -171,7 +174,11 @@ void RankAnalyzer::prepare() {
     for (std::size_t k = 0; k < steps_.size(); ++k) {
       step_by_number_.emplace(steps_[k].number, static_cast<std::int32_t>(k));
     }
-    need_launches = true;
+    // Launch times place GPU work in steps, unless every GPU event says its step (our traces).
+    for (const auto& t : r_.tracks) {
+      if (t.kind != TrackKind::Gpu || need_launches) continue;
+      need_launches = std::find(t.step.begin(), t.step.end(), trace::kNoStep) != t.step.end();
+    }
   }
   if (need_launches) {
     for (const auto& t : r_.tracks) {
@@ -375,7 +382,10 @@ void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute
         step = s >= 0 ? steps_[static_cast<std::size_t>(s)].number : trace::kNoStep;
       }
       auto& a = acc[{step, t.bucket[i]}];
-      switch (roleOf(t.kind_of[i], c, r_.names[t.name[i]])) {
+      const KernelRole role = marker                              ? KernelRole::ReadyMarker
+                              : c == ActivityClass::Communication ? KernelRole::Allreduce
+                                                                  : name_role_[t.name[i]];
+      switch (role) {
         case KernelRole::Allreduce:
           if (t.start[i] < a.ar_start) {
             a.device = t.pid;

@@ -27,9 +27,13 @@ IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
 }
 
 IntervalSet uniteAll(std::span<const IntervalSet> sets) {
+  return uniteAll(std::vector<IntervalSet>(sets.begin(), sets.end()));
+}
+
+IntervalSet uniteAll(std::vector<IntervalSet>&& sets) {
   if (sets.empty()) return {};
   // Pairwise merging keeps the cost O(n log k) for k sets.
-  std::vector<IntervalSet> level(sets.begin(), sets.end());
+  std::vector<IntervalSet> level = std::move(sets);
   while (level.size() > 1) {
     std::vector<IntervalSet> next;
     next.reserve((level.size() + 1) / 2);

@@ -35,6 +35,7 @@ IntervalSet unionOf(std::vector<Interval> intervals);
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b);
 // Union of several normalised sets.
 IntervalSet uniteAll(std::span<const IntervalSet> sets);
+IntervalSet uniteAll(std::vector<IntervalSet>&& sets);  // consumes the sets, no copies
 IntervalSet intersect(const IntervalSet& a, const IntervalSet& b);
 IntervalSet subtract(const IntervalSet& a, const IntervalSet& b);
 

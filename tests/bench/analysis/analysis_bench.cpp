@@ -1,0 +1,77 @@
+// The full per-rank analysis (overlap, steps, buckets, dependency check) over generated runs of
+// 100 k, 1 M and 4 M events. Target: <= 100 ms per 1 M events, linear in events.
+// Baseline in the same run: one pass that only reads every event's start and duration.
+#include <benchmark/benchmark.h>
+
+#include <map>
+
+#include "app/analysis/analysis.h"
+#include "tests/bench/common/synthetic_run.h"
+
+using namespace ddpscope;
+
+namespace {
+
+const trace::RankTrace& rankOf(std::int64_t events) {
+  static std::map<std::int64_t, trace::RankTrace> cache;
+  auto it = cache.find(events);
+  if (it == cache.end()) {
+    bench::SyntheticSpec spec;
+    spec.events_per_rank = events;
+    it = cache.emplace(events, bench::syntheticRank(spec, 0)).first;
+  }
+  return it->second;
+}
+
+void BM_FullRankAnalysis(benchmark::State& state) {
+  const auto& rank = rankOf(state.range(0));
+  for (auto _ : state) {
+    auto report = analysis::analyzeRank(rank);
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["events"] = static_cast<double>(rank.eventCount());
+  state.counters["ns_per_event"] = benchmark::Counter(
+      static_cast<double>(rank.eventCount()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_HtaCompatAnalysis(benchmark::State& state) {
+  const auto& rank = rankOf(state.range(0));
+  analysis::AnalysisOptions o;
+  o.hta_compat = true;
+  for (auto _ : state) {
+    auto report = analysis::analyzeRank(rank, o);
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["events"] = static_cast<double>(rank.eventCount());
+}
+
+// Baseline: touching every event's start and duration once (the memory-bandwidth floor).
+void BM_BaselineScan(benchmark::State& state) {
+  const auto& rank = rankOf(state.range(0));
+  for (auto _ : state) {
+    trace::TimeNs sum = 0;
+    for (const auto& t : rank.tracks) {
+      for (std::size_t i = 0; i < t.size(); ++i)
+        sum += t.start[i] ^ t.dur[i];
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["events"] = static_cast<double>(rank.eventCount());
+}
+
+}  // namespace
+
+BENCHMARK(BM_BaselineScan)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Arg(4'000'000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FullRankAnalysis)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Arg(4'000'000)
+    ->MinTime(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HtaCompatAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();
