@@ -287,7 +287,9 @@ void RankAnalyzer::computeSteps(RankReport& out, const IntervalSet& whole_comput
     if (t.kind != TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (t.kind_of[i] == EventKind::GpuAnnotation) {
-        if (containsNoCase(r_.names[t.name[i]], "backward")) {
+        // Our producers mark backward on the GPU exactly; Kineto's "## backward ##" is the
+        // host range of the main thread and misses the autograd thread's kernels.
+        if (r_.ddpscope.present && r_.names[t.name[i]] == "backward") {
           const auto s = stepIndexOf(t, i);
           if (s >= 0) backward_end[s] = std::max(backward_end[s], t.end(i));
         }

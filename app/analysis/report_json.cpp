@@ -353,7 +353,7 @@ std::string reportToText(const RunReport& report) {
     }
     if (!r.buckets.empty()) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
-      s += "  step  id    MB        wait       duration   exposed    busbw\n";
+      s += "  step  id    MiB       wait       duration   exposed    busbw\n";
       for (const auto& b : r.buckets) {
         char bw[32] = "n/a";
         if (b.busbw_gbps) std::snprintf(bw, sizeof bw, "%.1f GB/s", *b.busbw_gbps);

@@ -194,8 +194,9 @@ TEST(Steps, PerStepMetricsAndDpEfficiency) {
 
 TEST(Steps, BackwardMarkerDefinesTheTail) {
   TraceBuilder b;
+  b.trace().ddpscope.present = true;  // our traces mark backward on the GPU
   b.step(0, 0, 2000);
-  b.add({"## backward ##", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
+  b.add({"backward", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
   b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
   b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
   b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});

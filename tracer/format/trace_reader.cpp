@@ -214,7 +214,7 @@ class TraceParser {
   bool saw_rank_ = false;
   std::uint64_t event_offset_ = kNoOffset;
   std::size_t event_index_ = 0;
-  std::size_t skipped_non_numeric_pid_ = 0;
+  std::size_t skipped_non_numeric_pid_ = 0;  // Kineto's "Spans"/"Traces" rows: not timeline data
   std::size_t skipped_other_phase_ = 0;
 
   // Per-event args, reset for each event.
@@ -294,10 +294,6 @@ RankTrace TraceParser::parse() {
                      "no \"traceEvents\" array: this is not a Chrome/Kineto trace");
   }
   resolveFlows();
-  if (skipped_non_numeric_pid_ > 0) {
-    out_.warnings.push_back(std::to_string(skipped_non_numeric_pid_) +
-                            " events with non-numeric pid/tid were skipped");
-  }
   if (skipped_other_phase_ > 0) {
     out_.warnings.push_back(std::to_string(skipped_other_phase_) +
                             " events of unsupported phases (counters, async, ...) were skipped");
