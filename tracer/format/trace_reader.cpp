@@ -262,7 +262,19 @@ void TraceParser::checkCancel(const char* where) {
 
 RankTrace TraceParser::parse() {
   out_.path = name_;
-  od::parser parser(std::max<std::size_t>(json_.size(), 1));
+  // Fresh parser memory costs a page fault per 4 KiB touched, which dominated loading; reuse one
+  // per thread for traces up to kReusedParserBytes, and let bigger ones have their own.
+  constexpr std::size_t kReusedParserBytes = std::size_t{64} << 20;
+  thread_local od::parser reused;
+  od::parser fresh;
+  od::parser* chosen = &reused;
+  if (json_.size() > kReusedParserBytes) {
+    fresh = od::parser(json_.size());
+    chosen = &fresh;
+  } else if (reused.capacity() < json_.size()) {
+    reused = od::parser(kReusedParserBytes);
+  }
+  od::parser& parser = *chosen;
   try {
     od::document doc = parser.iterate(json_.data(), json_.size(), json_.capacity());
     od::json_type type = doc.type();
