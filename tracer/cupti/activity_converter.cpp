@@ -1,0 +1,528 @@
+#include "activity_converter.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
+#include "cupti_names.h"
+#include "tracer/format/json_text.h"
+#include "tracer/format/trace_reader.h"
+
+namespace ddpscope::cupti {
+
+using trace::EventKind;
+using trace::NameId;
+using trace::TimeNs;
+using trace::Track;
+using trace::TrackKind;
+
+namespace {
+
+constexpr std::string_view kFlowCategory = "ac2g";
+constexpr std::string_view kOverheadCategory = "overhead";
+
+// CUPTI marks "not applicable" stream and event ids with all ones.
+constexpr std::uint32_t kInvalidId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+
+bool isNcclMarker(std::string_view name, std::string_view domain) {
+  return domain == "NCCL" || name.starts_with("nccl");
+}
+
+}  // namespace
+
+ActivityConverter::ActivityConverter(ConverterOptions options) : options_(std::move(options)) {}
+
+std::size_t ActivityConverter::addBuffer(const std::uint8_t* buffer, std::size_t valid_size) {
+  if (buffer == nullptr || valid_size == 0) return 0;
+  std::size_t n = 0;
+  CUpti_Activity* record = nullptr;
+  // cuptiActivityGetNextRecord takes a non-const buffer but only reads it.
+  auto* data = const_cast<std::uint8_t*>(buffer);
+  while (cuptiActivityGetNextRecord(data, valid_size, &record) == CUPTI_SUCCESS) {
+    addRecord(*record);
+    ++n;
+  }
+  return n;
+}
+
+void ActivityConverter::addRecord(const CUpti_Activity& record) {
+  ++stats_.records;
+  // Each kind has one current record struct in CUDA 13's cupti_activity.h; CUPTI fills
+  // buffers with exactly those.
+  switch (record.kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      addKernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      addMemcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      addPeerMemcpy(reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      addMemset(reinterpret_cast<const CUpti_ActivityMemset4&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      addSync(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+      addCudaEvent(reinterpret_cast<const CUpti_ActivityCudaEvent2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+      addApi(reinterpret_cast<const CUpti_ActivityAPI&>(record), true);
+      break;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      addApi(reinterpret_cast<const CUpti_ActivityAPI&>(record), false);
+      break;
+    case CUPTI_ACTIVITY_KIND_MARKER:
+      addMarker(reinterpret_cast<const CUpti_ActivityMarker2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+      addMarkerData(reinterpret_cast<const CUpti_ActivityMarkerData2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+      addOverhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      addDevice(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+      const auto& c = reinterpret_cast<const CUpti_ActivityContext3&>(record);
+      noteContext(c.contextId, c.deviceId);
+      ++stats_.ignored;
+      break;
+    }
+    default:
+      ++stats_.ignored;
+      break;
+  }
+}
+
+std::int32_t ActivityConverter::track(TrackKind kind, std::int64_t pid, std::int64_t tid) {
+  const auto key = std::make_tuple(kind, pid, tid);
+  if (auto it = track_index_.find(key); it != track_index_.end()) return it->second;
+  const auto i = trace_.trackIndex(kind, pid, tid);
+  track_index_.emplace(key, i);
+  return i;
+}
+
+void ActivityConverter::push(std::int32_t track_index, const EventSpec& e) {
+  auto& t = trace_.tracks[static_cast<std::size_t>(track_index)];
+  t.start.push_back(e.start);
+  t.dur.push_back(std::max<TimeNs>(e.dur, 0));
+  t.name.push_back(e.name);
+  t.cat.push_back(trace_.names.intern(
+      trace::categoryName(e.kind).empty() ? kOverheadCategory : trace::categoryName(e.kind)));
+  t.kind_of.push_back(e.kind);
+  t.correlation.push_back(e.correlation);
+  t.bucket.push_back(trace::kNoBucket);
+  t.step.push_back(trace::kNoStep);
+  t.bytes.push_back(e.bytes);
+  ++stats_.events;
+}
+
+bool ActivityConverter::timed(std::uint64_t start, std::uint64_t end) {
+  if (start == 0 && end == 0) {
+    ++stats_.without_timestamps;
+    return false;
+  }
+  return true;
+}
+
+void ActivityConverter::addKernel(const CUpti_ActivityKernel10& r) {
+  noteContext(r.contextId, r.deviceId);
+  if (!timed(r.start, r.end)) return;
+  NameId name = 0;
+  const std::string raw = r.name != nullptr ? r.name : "<unnamed kernel>";
+  if (auto it = kernel_names_.find(raw); it != kernel_names_.end()) {
+    name = it->second;
+  } else {
+    name = trace_.names.intern(demangle(raw));
+    kernel_names_.emplace(raw, name);
+  }
+  push(track(TrackKind::Gpu, r.deviceId, r.streamId),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start), name, EventKind::Kernel,
+        static_cast<std::int64_t>(r.correlationId), trace::kNoBytes});
+}
+
+void ActivityConverter::addMemcpy(const CUpti_ActivityMemcpy6& r) {
+  noteContext(r.contextId, r.deviceId);
+  if (!timed(r.start, r.end)) return;
+  push(track(TrackKind::Gpu, r.deviceId, r.streamId),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start),
+        trace_.names.intern(memcpyName(r.copyKind, r.srcKind, r.dstKind)), EventKind::Memcpy,
+        static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
+}
+
+void ActivityConverter::addPeerMemcpy(const CUpti_ActivityMemcpyPtoP4& r) {
+  noteContext(r.contextId, r.deviceId);
+  if (!timed(r.start, r.end)) return;
+  push(track(TrackKind::Gpu, r.deviceId, r.streamId),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start),
+        trace_.names.intern(memcpyName(r.copyKind, r.srcKind, r.dstKind)), EventKind::Memcpy,
+        static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
+}
+
+void ActivityConverter::addMemset(const CUpti_ActivityMemset4& r) {
+  noteContext(r.contextId, r.deviceId);
+  if (!timed(r.start, r.end)) return;
+  push(track(TrackKind::Gpu, r.deviceId, r.streamId),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start),
+        trace_.names.intern(memsetName(r.memoryKind)), EventKind::Memset,
+        static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
+}
+
+void ActivityConverter::addSync(const CUpti_ActivitySynchronization2& r) {
+  if (!timed(r.start, r.end)) return;
+  // The record names a context, not a device, and Event Sync names no stream: both are
+  // resolved in finish(), once the context and CUDA event records have been seen.
+  syncs_.push_back({static_cast<std::uint32_t>(r.type), r.contextId, r.streamId, r.cudaEventId,
+                    r.correlationId, r.cudaEventSyncId, rel(r.start),
+                    static_cast<TimeNs>(r.end - r.start)});
+}
+
+void ActivityConverter::addCudaEvent(const CUpti_ActivityCudaEvent2& r) {
+  noteContext(r.contextId, r.deviceId);
+  event_records_[{r.eventId, r.cudaEventSyncId}] = {r.deviceId, r.streamId};
+  ++stats_.ignored;  // a point in time; used to place Event Sync records on their stream
+}
+
+void ActivityConverter::addApi(const CUpti_ActivityAPI& r, bool runtime) {
+  if (!timed(r.start, r.end)) return;
+  const auto key = std::make_pair(runtime, static_cast<std::uint32_t>(r.cbid));
+  NameId name = 0;
+  if (auto it = api_names_.find(key); it != api_names_.end()) {
+    name = it->second;
+  } else {
+    name = trace_.names.intern(apiName(runtime ? ApiDomain::Runtime : ApiDomain::Driver, r.cbid));
+    api_names_.emplace(key, name);
+  }
+  push(track(TrackKind::Host, r.processId, r.threadId),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start), name,
+        runtime ? EventKind::Runtime : EventKind::Driver,
+        static_cast<std::int64_t>(r.correlationId), trace::kNoBytes});
+}
+
+void ActivityConverter::addMarker(const CUpti_ActivityMarker2& r) {
+  const std::int64_t pid = r.objectId.pt.processId;
+  const std::int64_t tid =
+      r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? std::int64_t{r.objectId.pt.threadId} : 0;
+  const std::string_view name = r.name != nullptr ? r.name : "";
+  const std::string_view domain = r.domain != nullptr ? r.domain : "";
+  if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+    push(track(TrackKind::Host, pid, tid),
+         {rel(r.timestamp), 0, trace_.names.intern(name), EventKind::UserAnnotation,
+          trace::kNoCorrelation, trace::kNoBytes});
+  } else if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    marker_starts_[r.id] = {std::string(name), std::string(domain), rel(r.timestamp), pid, tid};
+  } else if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    marker_ends_[r.id] = {rel(r.timestamp)};
+  } else {
+    ++stats_.ignored;  // synchronisation-object markers
+  }
+}
+
+void ActivityConverter::addMarkerData(const CUpti_ActivityMarkerData2& r) {
+  // Only plain integer payloads can be read from the record; NVTX extended payloads (schemas)
+  // point into the traced process's memory and are not decoded.
+  if (r.payloadKind == CUPTI_METRIC_VALUE_KIND_UINT64) {
+    marker_bytes_[r.id] = static_cast<std::int64_t>(r.payload.metricValueUint64);
+  } else if (r.payloadKind == CUPTI_METRIC_VALUE_KIND_INT64) {
+    marker_bytes_[r.id] = r.payload.metricValueInt64;
+  } else {
+    ++stats_.ignored;
+  }
+}
+
+void ActivityConverter::addOverhead(const CUpti_ActivityOverhead3& r) {
+  if (!timed(r.start, r.end)) return;
+  std::int64_t pid = options_.process_id, tid = 0;
+  if (r.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS ||
+      r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+    pid = r.objectId.pt.processId;
+    if (r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) tid = r.objectId.pt.threadId;
+  }
+  push(track(TrackKind::Host, pid, tid),
+       {rel(r.start), static_cast<TimeNs>(r.end - r.start),
+        trace_.names.intern(overheadName(r.overheadKind)), EventKind::Other,
+        r.correlationId != 0 ? static_cast<std::int64_t>(r.correlationId) : trace::kNoCorrelation,
+        trace::kNoBytes});
+}
+
+void ActivityConverter::addDevice(const CUpti_ActivityDevice5& r) {
+  // Kineto's deviceProperties spelling, so that HTA reads it.
+  std::string json = "{\"id\": ";
+  trace::appendInt(json, r.id);
+  json += ", \"name\": ";
+  trace::appendJsonString(json, r.name != nullptr ? r.name : "");
+  json += ", \"totalGlobalMem\": ";
+  trace::appendInt(json, static_cast<std::int64_t>(r.globalMemorySize));
+  json += ", \"computeMajor\": ";
+  trace::appendInt(json, r.computeCapabilityMajor);
+  json += ", \"computeMinor\": ";
+  trace::appendInt(json, r.computeCapabilityMinor);
+  json += ", \"maxThreadsPerBlock\": ";
+  trace::appendInt(json, r.maxThreadsPerBlock);
+  json += ", \"regsPerBlock\": ";
+  trace::appendInt(json, r.maxRegistersPerBlock);
+  json += ", \"warpSize\": ";
+  trace::appendInt(json, r.numThreadsPerWarp);
+  json += ", \"sharedMemPerBlock\": ";
+  trace::appendInt(json, r.maxSharedMemoryPerBlock);
+  json += ", \"numSms\": ";
+  trace::appendInt(json, r.numMultiprocessors);
+  json += '}';
+  device_properties_[r.id] = std::move(json);
+  ++stats_.ignored;
+}
+
+void ActivityConverter::resolveSyncs() {
+  for (const auto& s : syncs_) {
+    std::int64_t device = 0;
+    std::int64_t stream = s.stream == kInvalidId ? -1 : std::int64_t{s.stream};
+    if (auto it = context_device_.find(s.context); it != context_device_.end()) {
+      device = it->second;
+    }
+    if (s.event != kInvalidId) {
+      if (auto it = event_records_.find({s.event, s.event_sync_id}); it != event_records_.end()) {
+        device = it->second.device;
+        // Event Sync waits for the stream the event was recorded on.
+        if (stream < 0) stream = it->second.stream;
+      }
+    }
+    push(track(TrackKind::Gpu, device, stream),
+         {s.start, s.dur, trace_.names.intern(syncName(s.type)), EventKind::Sync,
+          static_cast<std::int64_t>(s.correlation), trace::kNoBytes});
+  }
+  syncs_.clear();
+}
+
+void ActivityConverter::resolveMarkers() {
+  for (auto& [id, start] : marker_starts_) {
+    auto end = marker_ends_.find(id);
+    if (end == marker_ends_.end()) {
+      ++stats_.unmatched_markers;
+      continue;
+    }
+    std::int64_t bytes = trace::kNoBytes;
+    if (auto b = marker_bytes_.find(id);
+        b != marker_bytes_.end() && isNcclMarker(start.name, start.domain)) {
+      bytes = b->second;
+    }
+    const auto ti = track(TrackKind::Host, start.pid, start.tid);
+    push(ti, {start.start, end->second.end - start.start, trace_.names.intern(start.name),
+              EventKind::UserAnnotation, trace::kNoCorrelation, bytes});
+    ranges_.emplace_back(ti, trace_.tracks[static_cast<std::size_t>(ti)].size() - 1);
+    marker_ends_.erase(end);
+  }
+  stats_.unmatched_markers += marker_ends_.size();
+  marker_starts_.clear();
+  marker_ends_.clear();
+  marker_bytes_.clear();
+}
+
+void ActivityConverter::dropNestedDriverCalls() {
+  if (options_.keep_nested_driver_calls) return;
+  std::unordered_set<std::int64_t> runtime;
+  for (const auto& t : trace_.tracks) {
+    if (t.kind != TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.kind_of[i] == EventKind::Runtime) runtime.insert(t.correlation[i]);
+  }
+  if (runtime.empty()) return;
+  for (std::size_t ti = 0; ti < trace_.tracks.size(); ++ti) {
+    auto& t = trace_.tracks[ti];
+    if (t.kind != TrackKind::Host) continue;
+    Track kept;
+    kept.kind = t.kind;
+    kept.pid = t.pid;
+    kept.tid = t.tid;
+    kept.reserve(t.size());
+    std::vector<std::size_t> new_index(t.size(), std::numeric_limits<std::size_t>::max());
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] == EventKind::Driver && runtime.count(t.correlation[i])) continue;
+      new_index[i] = kept.size();
+      kept.start.push_back(t.start[i]);
+      kept.dur.push_back(t.dur[i]);
+      kept.name.push_back(t.name[i]);
+      kept.cat.push_back(t.cat[i]);
+      kept.kind_of.push_back(t.kind_of[i]);
+      kept.correlation.push_back(t.correlation[i]);
+      kept.bucket.push_back(t.bucket[i]);
+      kept.step.push_back(t.step[i]);
+      kept.bytes.push_back(t.bytes[i]);
+    }
+    if (kept.size() == t.size()) continue;
+    stats_.events -= t.size() - kept.size();
+    for (auto& [rt, ri] : ranges_)
+      if (static_cast<std::size_t>(rt) == ti) ri = new_index[ri];
+    t = std::move(kept);
+  }
+}
+
+void ActivityConverter::addFlows() {
+  // correlation -> the launching call: a runtime call wins over a driver call of the same id.
+  struct Launch {
+    std::int32_t track;
+    TimeNs start;
+    bool runtime;
+  };
+  std::unordered_map<std::int64_t, Launch> launches;
+  for (std::size_t ti = 0; ti < trace_.tracks.size(); ++ti) {
+    const auto& t = trace_.tracks[ti];
+    if (t.kind != TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const bool runtime = t.kind_of[i] == EventKind::Runtime;
+      if (!runtime && t.kind_of[i] != EventKind::Driver) continue;
+      const Launch l{static_cast<std::int32_t>(ti), t.start[i], runtime};
+      auto [it, inserted] = launches.emplace(t.correlation[i], l);
+      if (!inserted && runtime && !it->second.runtime) it->second = l;
+    }
+  }
+  if (launches.empty()) return;
+  const NameId cat = trace_.names.intern(kFlowCategory);
+  for (std::size_t ti = 0; ti < trace_.tracks.size(); ++ti) {
+    const auto& t = trace_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto k = t.kind_of[i];
+      if (k != EventKind::Kernel && k != EventKind::Memcpy && k != EventKind::Memset) continue;
+      auto it = launches.find(t.correlation[i]);
+      if (it == launches.end()) continue;
+      trace_.flows.push_back({static_cast<std::uint64_t>(t.correlation[i]), cat, cat,
+                              it->second.start, it->second.track, t.start[i],
+                              static_cast<std::int32_t>(ti)});
+    }
+  }
+}
+
+void ActivityConverter::projectAnnotations() {
+  if (!options_.project_annotations || ranges_.empty()) return;
+  // Per host track: its launches sorted by start, and correlation -> GPU events.
+  struct LaunchRef {
+    TimeNs start;
+    std::int64_t correlation;
+  };
+  std::unordered_map<std::int32_t, std::vector<LaunchRef>> launches;
+  for (const auto& [ti, unused] : ranges_) {
+    if (launches.count(ti)) continue;
+    auto& v = launches[ti];
+    const auto& t = trace_.tracks[static_cast<std::size_t>(ti)];
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if ((t.kind_of[i] == EventKind::Runtime || t.kind_of[i] == EventKind::Driver) &&
+          t.correlation[i] != trace::kNoCorrelation) {
+        v.push_back({t.start[i], t.correlation[i]});
+      }
+    }
+    std::sort(v.begin(), v.end(),
+              [](const LaunchRef& a, const LaunchRef& b) { return a.start < b.start; });
+  }
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::int32_t, std::size_t>>> gpu_of;
+  for (std::size_t ti = 0; ti < trace_.tracks.size(); ++ti) {
+    const auto& t = trace_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (trace::isGpuActivity(t.kind_of[i]) && t.kind_of[i] != EventKind::Sync &&
+          t.correlation[i] != trace::kNoCorrelation) {
+        gpu_of[t.correlation[i]].emplace_back(static_cast<std::int32_t>(ti), i);
+      }
+    }
+  }
+  struct Span {
+    TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+  };
+  struct Projection {
+    std::int32_t track;
+    TimeNs start, dur;
+    NameId name;
+    std::int64_t bytes;
+  };
+  std::vector<Projection> out;
+  for (const auto& [ti, ri] : ranges_) {
+    if (ri == std::numeric_limits<std::size_t>::max()) continue;
+    const auto& host = trace_.tracks[static_cast<std::size_t>(ti)];
+    const TimeNs lo = host.start[ri], hi = host.end(ri);
+    const auto& v = launches[ti];
+    auto it = std::lower_bound(v.begin(), v.end(), lo,
+                               [](const LaunchRef& a, TimeNs t) { return a.start < t; });
+    std::map<std::int32_t, Span> spans;
+    for (; it != v.end() && it->start < hi; ++it) {
+      auto g = gpu_of.find(it->correlation);
+      if (g == gpu_of.end()) continue;
+      for (const auto& [gt, gi] : g->second) {
+        auto& track_events = trace_.tracks[static_cast<std::size_t>(gt)];
+        auto& s = spans[gt];
+        s.lo = std::min(s.lo, track_events.start[gi]);
+        s.hi = std::max(s.hi, track_events.end(gi));
+        // An NCCL range's message size sizes the collective kernel it launched.
+        if (host.bytes[ri] >= 0 && track_events.kind_of[gi] == EventKind::Kernel &&
+            track_events.bytes[gi] < 0 && trace_.names[track_events.name[gi]].starts_with("nccl")) {
+          track_events.bytes[gi] = host.bytes[ri];
+        }
+      }
+    }
+    for (const auto& [gt, s] : spans)
+      out.push_back({gt, s.lo, s.hi - s.lo, host.name[ri], host.bytes[ri]});
+  }
+  for (const auto& p : out) {
+    push(p.track,
+         {p.start, p.dur, p.name, EventKind::GpuAnnotation, trace::kNoCorrelation, p.bytes});
+  }
+}
+
+trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) {
+  resolveSyncs();
+  resolveMarkers();
+  dropNestedDriverCalls();
+  addFlows();
+  projectAnnotations();
+
+  trace::RankTrace out = std::move(trace_);
+  out.rank = finish_options.rank;
+  out.world_size = finish_options.world_size;
+  out.distributed_backend = finish_options.distributed_backend;
+  out.base_time_ns = options_.base_ns + options_.epoch_offset_ns;
+  if (!device_properties_.empty()) {
+    std::string json = "[";
+    for (const auto& [id, props] : device_properties_) {
+      if (json.size() > 1) json += ", ";
+      json += props;
+    }
+    json += ']';
+    out.device_properties_json = std::move(json);
+  }
+  for (const auto& t : out.tracks) {
+    if (t.kind == TrackKind::Gpu) {
+      out.process_names.emplace(t.pid, "GPU " + std::to_string(t.pid));
+      out.thread_names.emplace(
+          std::make_pair(t.pid, t.tid),
+          t.tid < 0 ? std::string("no stream") : "stream " + std::to_string(t.tid));
+    } else if (!options_.process_name.empty() && t.pid == options_.process_id) {
+      out.process_names.emplace(t.pid, options_.process_name);
+    }
+  }
+  auto& b = out.ddpscope;
+  b.present = true;
+  b.version = 1;
+  b.source = "cuda";
+  b.incomplete = finish_options.incomplete;
+  b.dropped_records = static_cast<std::int64_t>(stats_.droppedRecords());
+  b.config = finish_options.config;
+  b.config.emplace_back("tracer", "\"cupti\"");
+  b.clock.emplace_back("timestamps", "\"cupti\"");
+  b.clock.emplace_back("cupti_to_epoch_ns", std::to_string(options_.epoch_offset_ns));
+  trace::canonicalize(out);
+
+  trace_ = trace::RankTrace{};
+  track_index_.clear();
+  kernel_names_.clear();
+  api_names_.clear();
+  ranges_.clear();
+  device_properties_.clear();
+  return out;
+}
+
+}  // namespace ddpscope::cupti
