@@ -1,0 +1,177 @@
+#include "agent/agent_options.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+namespace ddpscope::agent {
+
+namespace {
+
+std::string jsonNumber(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+std::string jsonString(const std::string& s) {
+  return "\"" + s + "\"";
+}  // our values need no escapes
+
+struct ModelDefaults {
+  std::int32_t layers, hidden, batch;
+};
+ModelDefaults defaultsFor(const std::string& kind) {
+  // transformer: GPT-2 small shapes, 4096 tokens per rank; mlp: 8 x 1024, 256 samples.
+  return kind == "mlp" ? ModelDefaults{8, 1024, 256} : ModelDefaults{12, 768, 4096};
+}
+
+void addSimOptions(CLI::App& app, sim::CostModel& c) {
+  app.add_option("--sim-gemm-tflops", c.gemm_tflops, "sim: sustained GEMM rate")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sim-memory-gbps", c.memory_gbps, "sim: memory bandwidth")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sim-kernel-min-us", c.kernel_min_us, "sim: shortest kernel")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sim-launch-us", c.launch_us, "sim: host time per launch")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sim-alpha-us", c.allreduce_alpha_us,
+                 "sim: ring allreduce latency per step (alpha)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--sim-busbw-gbps", c.allreduce_busbw_gbps,
+                 "sim: ring allreduce bus bandwidth (B)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sim-comm-slowdown", c.comm_slowdown,
+                 "sim: fraction compute kernels slow down while NCCL kernels run")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--jitter", c.jitter,
+                 "sim: compute kernels take up to this fraction longer (random)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--straggler-rank", c.straggler_rank, "sim: this rank computes slower");
+  app.add_option("--straggler-slowdown", c.straggler_slowdown,
+                 "sim: the straggler's slowdown factor")
+      ->check(CLI::Range(1.0, 1000.0));
+}
+
+// Checks that need several options; returns an error message or "".
+std::string validate(AgentOptions& o, bool first_given) {
+  if (!first_given) o.first_bucket_mb = std::min(1.0, o.bucket_mb);
+  if (o.cost.straggler_rank >= o.world_size) return "--straggler-rank must be below --world-size";
+  if (o.sim_math && o.backend != "sim") return "--sim-math needs --backend sim";
+  if (o.sim_math) {
+    auto model = makeModel(o.model);
+    std::int64_t n = 0;
+    for (const auto& p : model->parameters())
+      n += p.elements;
+    if (n > kSimMathMaxParameters)
+      return "--sim-math does the arithmetic on the CPU and takes models of at most " +
+             std::to_string(kSimMathMaxParameters) + " parameters; this one has " +
+             std::to_string(n) + " (use smaller --layers/--hidden)";
+  }
+  return "";
+}
+
+}  // namespace
+
+TrainerOptions AgentOptions::trainerOptions() const {
+  TrainerOptions t;
+  t.bucket_cap_bytes = mebibytesToBytes(bucket_mb);
+  t.first_bucket_cap_bytes = mebibytesToBytes(first_bucket_mb);
+  t.overlap = overlap;
+  t.fusion = fusion;
+  t.lr = lr;
+  t.rebuild_buckets = rebuild_buckets;
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> AgentOptions::configEntries() const {
+  std::vector<std::pair<std::string, std::string>> c = {
+      {"backend", jsonString(backend)},
+      {"world_size", jsonNumber(world_size)},
+      {"bucket_mb", jsonNumber(bucket_mb)},
+      {"first_bucket_mb", jsonNumber(first_bucket_mb)},
+      {"overlap", overlap ? "true" : "false"},
+      {"fusion", jsonString(fusion == Fusion::Copy ? "copy" : "view")},
+      {"model", jsonString(model.kind)},
+      {"layers", jsonNumber(model.layers)},
+      {"hidden", jsonNumber(model.hidden)},
+      {"batch", jsonNumber(model.batch)},
+      {"vocab", jsonNumber(model.vocab)},
+      {"steps", jsonNumber(steps)},
+      {"seed", jsonNumber(static_cast<double>(model.seed))},
+      {"lr", jsonNumber(lr)},
+      {"rebuild_buckets", rebuild_buckets ? "true" : "false"},
+      {"sim_math", sim_math ? "true" : "false"}};
+  if (backend == "sim") {
+    for (auto& e : cost.configEntries())
+      c.push_back(std::move(e));
+  }
+  return c;
+}
+
+ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostream& out,
+                                    std::ostream& err) {
+  AgentOptions o;
+  CLI::App app{
+      "ddpscope-agent: a data-parallel training loop with fused-gradient buckets, on "
+      "CUDA+NCCL or on a simulated device; writes DIR/rank-<r>.json.gz"};
+  std::string fusion = "view";
+  std::optional<std::int32_t> layers, hidden, batch;
+  std::int64_t seed = 1;
+  bool no_overlap = false;
+  app.add_option("--backend", o.backend, "sim | cuda")->check(CLI::IsMember({"sim", "cuda"}));
+  app.add_option("--world-size", o.world_size, "number of ranks")->check(CLI::Range(1, 4096));
+  app.add_option("--bucket-mb", o.bucket_mb, "bucket cap in MiB; 0: one allreduce per tensor")
+      ->check(CLI::NonNegativeNumber);
+  auto* first = app.add_option("--first-bucket-mb", o.first_bucket_mb,
+                               "cap of the first bucket in MiB (default: min(1, bucket-mb))")
+                    ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-overlap", no_overlap, "launch all allreduces after backward");
+  app.add_option("--fusion", fusion, "copy (pack/unpack kernels) | view (gradients in the bucket)")
+      ->check(CLI::IsMember({"copy", "view"}));
+  app.add_option("--model", o.model.kind, "mlp | transformer")
+      ->check(CLI::IsMember({"mlp", "transformer"}));
+  app.add_option("--layers", layers, "layers (mlp) or blocks (transformer)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--hidden", hidden, "width H")->check(CLI::Range(1, 65536));
+  app.add_option("--batch", batch, "rows per rank per step (samples, or tokens)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("--vocab", o.model.vocab, "transformer vocabulary")->check(CLI::Range(1, 1 << 24));
+  app.add_option("--steps", o.steps, "training steps")->check(CLI::Range(1, 1000000));
+  app.add_option("--seed", seed, "seed of data, initialisation and jitter")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", o.lr, "SGD learning rate")->check(CLI::PositiveNumber);
+  app.add_flag("--rebuild-buckets", o.rebuild_buckets,
+               "rebuild buckets once, after step 0, in gradient-ready order");
+  app.add_flag("--sim-math", o.sim_math,
+               "sim: do the real fp32 arithmetic on the CPU (small models)");
+  addSimOptions(app, o.cost);
+  app.add_option("--out", o.out_dir, "output folder")->required();
+  try {
+    app.parse(argc, argv);
+    o.overlap = !no_overlap;
+    o.fusion = fusion == "copy" ? Fusion::Copy : Fusion::View;
+    const auto d = defaultsFor(o.model.kind);
+    o.model.layers = layers.value_or(d.layers);
+    o.model.hidden = hidden.value_or(d.hidden);
+    o.model.batch = batch.value_or(d.batch);
+    o.model.seed = static_cast<std::uint64_t>(seed);
+    o.cost.jitter = std::min(o.cost.jitter, 10.0);
+    if (const auto msg = validate(o, first->count() > 0); !msg.empty()) {
+      err << "ddpscope-agent: " << msg << "\n";
+      return {std::nullopt, 2};
+    }
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return {std::nullopt, 0};
+  } catch (const CLI::ParseError& e) {
+    err << "ddpscope-agent: " << e.what() << "\nRun with --help for the options.\n";
+    return {std::nullopt, 2};
+  } catch (const std::invalid_argument& e) {
+    err << "ddpscope-agent: " << e.what() << "\n";
+    return {std::nullopt, 2};
+  }
+  return {o, 0};
+}
+
+}  // namespace ddpscope::agent

@@ -1,0 +1,47 @@
+#pragma once
+// The ddpscope-agent command line (DESIGN.md "Command-line contracts") as a plain struct.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/model.h"
+#include "agent/sim/cost_model.h"
+#include "agent/trainer.h"
+
+namespace ddpscope::agent {
+
+struct AgentOptions {
+  std::string backend = "sim";  // "sim" | "cuda"
+  std::int32_t world_size = 8;
+  double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;  // defaults to min(1, bucket_mb)
+  bool overlap = true;
+  Fusion fusion = Fusion::View;
+  ModelConfig model;
+  std::int32_t steps = 20;
+  float lr = 0.05f;
+  bool rebuild_buckets = false;
+  bool sim_math = false;
+  sim::CostModel cost;
+  std::string out_dir;
+
+  TrainerOptions trainerOptions() const;
+  // Every setting as (key, raw JSON value) for the trace's ddpscope.config block.
+  std::vector<std::pair<std::string, std::string>> configEntries() const;
+};
+
+struct ParsedArguments {
+  std::optional<AgentOptions> options;  // empty: exit with exit_code
+  int exit_code = 0;                    // 0 after --help, 2 for bad arguments
+};
+
+// Parses argv; writes --help to `out` and errors to `err`.
+ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostream& out,
+                                    std::ostream& err);
+
+// Largest model --sim-math accepts (parameters), since it does the arithmetic on the CPU.
+inline constexpr std::int64_t kSimMathMaxParameters = 20'000'000;
+
+}  // namespace ddpscope::agent

@@ -1,0 +1,164 @@
+#include "agent/run_agent.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "agent/sim/sim_device.h"
+#include "tracer/format/trace_reader.h"
+#include "tracer/format/trace_writer.h"
+
+#ifdef DDPSCOPE_AGENT_CUDA
+#include "agent/cuda/cuda_backend.h"
+#endif
+
+namespace ddpscope::agent {
+
+namespace {
+
+// A fixed base time so that a seed always gives the same bytes.
+constexpr trace::TimeNs kSimBaseTimeNs = 1'700'000'000'000'000'000;
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void finishTrace(trace::RankTrace& t, const AgentOptions& o, const Trainer& trainer) {
+  t.base_time_ns = kSimBaseTimeNs;
+  t.distributed_backend = "nccl (simulated)";
+  t.device_properties_json =
+      "[{\"id\": " + std::to_string(t.rank) +
+      ", \"name\": \"NVIDIA H200 (simulated)\", \"totalGlobalMem\": 150754820096, "
+      "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}]";
+  t.ddpscope = makeDdpscopeBlock(o, "sim", trainer.plan(), trainer.parameters());
+  trace::canonicalize(t);
+}
+
+}  // namespace
+
+trace::DdpscopeBlock makeDdpscopeBlock(const AgentOptions& options, std::string source,
+                                       const BucketPlan& plan,
+                                       const std::vector<ParamInfo>& params) {
+  trace::DdpscopeBlock b;
+  b.present = true;
+  b.source = std::move(source);
+  b.config = options.configEntries();
+  for (const auto& bucket : plan.buckets) {
+    trace::BucketDef d;
+    d.id = bucket.id;
+    d.bytes = bucket.bytes;
+    d.dtype = std::string(dtypeName(bucket.dtype));
+    for (const auto& slot : bucket.slots) {
+      const auto& p = params[static_cast<std::size_t>(slot.param)];
+      d.params.push_back({p.name, p.bytes()});
+    }
+    b.buckets.push_back(std::move(d));
+  }
+  return b;
+}
+
+SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress) {
+  sim::SimOptions so;
+  so.world_size = o.world_size;
+  so.math = o.sim_math;
+  so.seed = o.model.seed;
+  so.cost = o.cost;
+  sim::SimCluster cluster(so);
+  std::vector<std::unique_ptr<Model>> models;
+  std::vector<std::unique_ptr<Trainer>> trainers;
+  for (std::int32_t r = 0; r < o.world_size; ++r) {
+    models.push_back(makeModel(o.model));
+    trainers.push_back(
+        std::make_unique<Trainer>(cluster.device(r), *models.back(), o.trainerOptions()));
+    trainers.back()->setUp();
+  }
+  SimRunResult result;
+  for (std::int32_t step = 0; step < o.steps; ++step) {
+    for (auto& t : trainers)
+      t->launchStep(step);
+    double slowest = 0;
+    std::optional<float> loss;
+    for (auto& t : trainers) {
+      const auto r = t->completeStep();
+      slowest = std::max(slowest, static_cast<double>(r.step_ns) * 1e-6);
+      if (!loss) loss = r.loss;
+    }
+    result.step_ms.push_back(slowest);
+    if (loss) result.losses.push_back(*loss);
+    if (progress) {
+      *progress << "{\"event\":\"progress\",\"step\":" << step + 1 << ",\"steps\":" << o.steps
+                << ",\"step_ms\":" << number(slowest);
+      if (loss) *progress << ",\"loss\":" << number(*loss);
+      *progress << "}\n" << std::flush;
+    }
+  }
+  result.buckets = static_cast<std::int32_t>(trainers.front()->plan().buckets.size());
+  for (std::int32_t r = 0; r < o.world_size; ++r) {
+    auto& t = cluster.device(r).trace();
+    finishTrace(t, o, *trainers[static_cast<std::size_t>(r)]);
+    result.ranks.push_back(std::move(t));
+  }
+  return result;
+}
+
+namespace {
+
+int runSimBackend(const AgentOptions& o, std::ostream& out) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::filesystem::create_directories(o.out_dir);
+  auto result = runSimulation(o, &out);
+  for (const auto& t : result.ranks) {
+    const auto path =
+        std::filesystem::path(o.out_dir) / ("rank-" + std::to_string(t.rank) + ".json.gz");
+    trace::writeTraceFile(t, path.string());
+  }
+  double mean = 0;
+  for (double ms : result.step_ms)
+    mean += ms;
+  mean /= static_cast<double>(std::max<std::size_t>(1, result.step_ms.size()));
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  out << "{\"event\":\"done\",\"backend\":\"sim\",\"ranks\":" << o.world_size
+      << ",\"steps\":" << o.steps << ",\"buckets\":" << result.buckets
+      << ",\"mean_step_ms\":" << number(mean)
+      << ",\"last_step_ms\":" << number(result.step_ms.back());
+  if (!result.losses.empty())
+    out << ",\"first_loss\":" << number(result.losses.front())
+        << ",\"final_loss\":" << number(result.losses.back());
+  out << ",\"wall_s\":" << number(wall) << ",\"out\":\"" << o.out_dir << "\"}\n" << std::flush;
+  return kExitOk;
+}
+
+}  // namespace
+
+int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    if (o.backend == "cuda") {
+#ifdef DDPSCOPE_AGENT_CUDA
+      return cuda::runCudaBackend(o, out, err);
+#else
+      err << "ddpscope-agent: --backend cuda is not available: this build has no CUDA device "
+             "(configured without the CUDA toolkit, DDPSCOPE_HAVE_CUDA=OFF, or agent/cuda is not "
+             "built yet). Use --backend sim, or rebuild where the CUDA toolkit and NCCL are "
+             "installed.\n";
+      return kExitBackendUnavailable;
+#endif
+    }
+    return runSimBackend(o, out);
+  } catch (const std::exception& e) {
+    err << "ddpscope-agent: " << e.what() << "\n";
+    return kExitFailed;
+  }
+}
+
+int agentMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  const auto parsed = parseAgentArguments(argc, argv, out, err);
+  if (!parsed.options) return parsed.exit_code;
+  return runAgent(*parsed.options, out, err);
+}
+
+}  // namespace ddpscope::agent

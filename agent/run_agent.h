@@ -1,0 +1,36 @@
+#pragma once
+// Runs the agent as the command line asks: trains on the chosen backend and writes one trace per
+// rank. Progress goes to `out` as JSON lines, errors to `err`; returns the process exit code.
+
+#include <ostream>
+#include <vector>
+
+#include "agent/agent_options.h"
+#include "tracer/format/trace_model.h"
+
+namespace ddpscope::agent {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadArguments = 2;
+inline constexpr int kExitBackendUnavailable = 3;
+inline constexpr int kExitFailed = 1;
+
+int runAgent(const AgentOptions& options, std::ostream& out, std::ostream& err);
+int agentMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// The simulated run without writing files: one finished trace per rank (ddpscope block filled,
+// canonicalized). Progress lines go to `progress` when it is not null.
+struct SimRunResult {
+  std::vector<trace::RankTrace> ranks;
+  std::vector<float> losses;    // per step, rank 0 (empty without --sim-math)
+  std::vector<double> step_ms;  // per step, slowest rank
+  std::int32_t buckets = 0;
+};
+SimRunResult runSimulation(const AgentOptions& options, std::ostream* progress = nullptr);
+
+// The ddpscope block of a rank's trace: source, every setting, the buckets of the plan.
+trace::DdpscopeBlock makeDdpscopeBlock(const AgentOptions& options, std::string source,
+                                       const BucketPlan& plan,
+                                       const std::vector<ParamInfo>& params);
+
+}  // namespace ddpscope::agent

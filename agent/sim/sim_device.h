@@ -1,0 +1,195 @@
+#pragma once
+// The simulated device (DESIGN.md "What real means"): N virtual ranks in one process, in virtual
+// time, deterministic for a seed. Streams are in-order queues; an event completes when the work
+// recorded before it completes; a wait delays the waiting stream; an allreduce starts on all
+// ranks when the last rank's communication stream reaches it. Work is resolved lazily, in global
+// time order, when the host synchronizes (or downloads), so every rank must have launched a
+// collective before any rank waits for it. With `math` on, kernels do their arithmetic on the CPU
+// (fp32) when they run in virtual time, so a missing stream wait gives wrong numbers as on a GPU.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/device.h"
+#include "agent/sim/cost_model.h"
+#include "tracer/format/trace_model.h"
+
+namespace ddpscope::agent::sim {
+
+inline constexpr StreamId kComputeStream = 7;
+inline constexpr StreamId kCommStream = 13;
+inline constexpr std::int64_t kHostPidBase = 1000;
+
+struct SimOptions {
+  std::int32_t world_size = 1;
+  bool math = false;       // --sim-math: real fp32 arithmetic on the CPU
+  std::uint64_t seed = 1;  // jitter
+  CostModel cost;
+};
+
+class SimCluster;
+
+class SimDevice final : public Device {
+ public:
+  SimDevice(SimCluster& cluster, std::int32_t rank);
+  ~SimDevice() override;
+
+  std::int32_t rank() const override { return rank_; }
+  std::int32_t worldSize() const override;
+  bool computesValues() const override;
+
+  BufferId allocate(std::int64_t count, DType dtype, std::string_view name) override;
+  void upload(View dst, std::span<const float> src) override;
+  void uploadIndices(View dst, std::span<const std::int32_t> src) override;
+  void download(View src, std::span<float> dst) override;
+
+  StreamId computeStream() const override { return kComputeStream; }
+  StreamId commStream() const override { return kCommStream; }
+  EventId createEvent() override;
+  void recordEvent(EventId event, StreamId stream) override;
+  void waitEvent(StreamId stream, EventId event) override;
+  void synchronize() override;
+  std::int64_t hostTimeNs() const override { return host_ns_; }
+
+  void beginStep(std::int32_t step) override;
+  void endStep() override;
+  void pushRange(StreamId stream, std::string_view name) override;
+  void popRange(StreamId stream) override;
+  void mark(StreamId stream, std::string_view name, Tags tags) override;
+
+  void gemm(StreamId stream, const GemmArgs& args, Tags tags) override;
+  void epilogue(StreamId stream, const EpilogueArgs& args) override;
+  void activationBackward(StreamId stream, View dy, View pre, View dx, Activation act) override;
+  void columnSum(StreamId stream, View dy, View db, std::int64_t rows, std::int64_t cols,
+                 Tags tags) override;
+  void layerNorm(StreamId stream, const LayerNormArgs& args) override;
+  void layerNormBackward(StreamId stream, const LayerNormArgs& args, View dy,
+                         View residual_grad) override;
+  void layerNormGammaGrad(StreamId stream, const LayerNormArgs& args, View dy, View dgamma,
+                          Tags tags) override;
+  void attentionCore(StreamId stream, View qkv, View out, std::int64_t rows,
+                     std::int64_t width) override;
+  void attentionCoreBackward(StreamId stream, View qkv, View dout, View dqkv, std::int64_t rows,
+                             std::int64_t width) override;
+  void embedding(StreamId stream, View tokens, View table, View out, std::int64_t width) override;
+  void embeddingBackward(StreamId stream, View tokens, View dout, View dtable, std::int64_t width,
+                         Tags tags) override;
+  void mseLoss(StreamId stream, View pred, View target, View dpred, View loss,
+               std::int64_t rows) override;
+  void packBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) override;
+  void unpackBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) override;
+  void sgdUpdate(StreamId stream, std::span<const UpdatePair> params, float lr, float grad_scale,
+                 Tags tags) override;
+  void allreduceSum(StreamId stream, View buffer, DType dtype, Tags tags) override;
+
+  // The trace recorded so far (GPU and host tracks, names); the caller adds the ddpscope block.
+  trace::RankTrace& trace() { return trace_; }
+
+ private:
+  friend class SimCluster;
+  enum class OpKind : std::uint8_t {
+    Kernel,
+    Collective,
+    Record,
+    Wait,
+    RangeBegin,
+    RangeEnd,
+    Marker
+  };
+  struct Op {
+    OpKind kind = OpKind::Kernel;
+    trace::NameId name = 0;
+    trace::TimeNs launch = 0;
+    double work_ns = 0;  // duration before communication slowdown
+    std::int32_t step = trace::kNoStep;
+    std::int32_t bucket = trace::kNoBucket;
+    std::int64_t bytes = trace::kNoBytes;
+    std::int64_t correlation = trace::kNoCorrelation;
+    std::int64_t ref = -1;  // event instance (Record, Wait) or collective index
+    std::function<void()> math;
+  };
+  struct Stream {
+    StreamId id = 0;
+    std::int32_t track = -1;
+    std::deque<Op> queue;
+    trace::TimeNs ready = 0;  // when the last resolved work on it ends
+    std::vector<std::pair<trace::NameId, trace::TimeNs>> open_ranges;
+    bool arrived = false;  // head collective has registered its arrival
+  };
+
+  Stream& stream(StreamId id);
+  float* data(View v);
+  void check(View v, std::string_view what) const;
+  std::int64_t hostCall(std::string_view api, double cost_us, bool correlated);
+  void launchKernel(StreamId s, std::string_view name, double work_ns, Tags tags,
+                    std::function<void()> math);
+  void enqueue(StreamId s, Op op);
+  double computeFactor();
+  void addGpuEvent(Stream& s, trace::EventKind kind, trace::NameId name, trace::TimeNs start,
+                   trace::TimeNs dur, const Op& op);
+  void addHostEvent(trace::EventKind kind, trace::NameId name, trace::TimeNs start,
+                    trace::TimeNs dur, std::int64_t correlation);
+  // Resolves the head op of a stream starting at `start` (the cluster decides when).
+  void resolveHead(Stream& s, trace::TimeNs start);
+  trace::TimeNs stretchedForComm(trace::TimeNs start, double work_ns) const;
+
+  SimCluster& cluster_;
+  std::int32_t rank_;
+  trace::RankTrace trace_;
+  std::int32_t host_track_ = -1;
+  trace::TimeNs host_ns_ = 0;
+  std::int64_t next_correlation_ = 1;
+  std::int32_t step_ = trace::kNoStep;
+  trace::TimeNs step_start_ = 0;
+  std::vector<std::pair<trace::NameId, trace::TimeNs>> host_ranges_;
+  std::vector<Stream> streams_;
+  std::vector<std::vector<float>> storage_;  // per buffer, only with math
+  std::vector<std::int64_t> buffer_size_;
+  std::vector<std::int64_t> event_latest_;    // event -> latest record instance, -1 none
+  std::vector<trace::TimeNs> instance_time_;  // record instance -> time, -1 unresolved
+  std::int64_t collectives_launched_ = 0;
+  trace::TimeNs comm_busy_start_ = 0, comm_busy_end_ = 0;  // the latest NCCL kernel on this rank
+  std::uint64_t rng_state_ = 0;
+  trace::NameId launch_name_ = 0;
+};
+
+class SimCluster {
+ public:
+  explicit SimCluster(SimOptions options);
+  ~SimCluster();
+  SimCluster(const SimCluster&) = delete;
+  SimCluster& operator=(const SimCluster&) = delete;
+
+  std::int32_t worldSize() const { return options_.world_size; }
+  const SimOptions& options() const { return options_; }
+  SimDevice& device(std::int32_t rank) { return *devices_.at(static_cast<std::size_t>(rank)); }
+  // Runs all launched work of all ranks to completion in virtual time. Throws std::logic_error
+  // when a collective cannot start because some rank has not launched it yet.
+  void drain();
+
+ private:
+  friend class SimDevice;
+  struct Collective {
+    std::int32_t arrived = 0;
+    trace::TimeNs start = 0;  // max arrival
+    std::int64_t count = -1;  // elements, must agree on every rank
+    double work_ns = 0;
+    bool summed = false;
+    std::vector<View> views;  // per rank
+  };
+  Collective& collective(std::int64_t index);
+  void arrive(SimDevice& dev, SimDevice::Stream& s);
+  void sumCollective(Collective& c);
+  // The start time of a stream's head op, or -1 when it cannot run yet.
+  trace::TimeNs headStart(SimDevice& dev, SimDevice::Stream& s);
+
+  SimOptions options_;
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+  std::deque<Collective> collectives_;
+};
+
+}  // namespace ddpscope::agent::sim
