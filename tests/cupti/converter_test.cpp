@@ -101,6 +101,9 @@ RecordBuffer stepBuffer() {
   RecordBuffer b;
   marker(b, 1, CUPTI_ACTIVITY_FLAG_MARKER_START, 0, "ProfilerStep#3", nullptr);
   runtimeCall(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 100, 180, 10);
+  // A nested driver call with its own correlation id, which the copy record names: the copy is
+  // re-pointed at the runtime call (10) and the driver record dropped.
+  runtimeCall(b, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, 120, 170, 110, true);
   auto& copy = b.add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
   copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
@@ -111,7 +114,7 @@ RecordBuffer stepBuffer() {
   copy.deviceId = 0;
   copy.contextId = 1;
   copy.streamId = 7;
-  copy.correlationId = 10;
+  copy.correlationId = 110;
   runtimeCall(b, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1300, 1310, 11);
   // The runtime call's own driver call shares its correlation id: dropped as redundant.
   runtimeCall(b, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1302, 1308, 11, true);
@@ -190,7 +193,7 @@ Found only(const RankTrace& t, std::string_view name, EventKind kind) {
 RankTrace convertStep() {
   ActivityConverter c(options());
   auto b = stepBuffer();
-  EXPECT_EQ(c.addBuffer(b.data(), b.size()), 22u);  // every record walked
+  EXPECT_EQ(c.addBuffer(b.data(), b.size()), 23u);  // every record walked
   cupti::FinishOptions finish;
   finish.rank = 1;
   finish.world_size = 2;
@@ -283,7 +286,7 @@ TEST(CuptiConverter, ApiCallsAreHostEventsWithCorrelation) {
     if (h.kind_of[i] == EventKind::Driver) {
       EXPECT_EQ(t.names[h.name[i]], "cuLaunchKernel");
       EXPECT_EQ(t.names[h.cat[i]], "cuda_driver");
-      EXPECT_EQ(h.correlation[i], 13);  // the nested one (11) is dropped
+      EXPECT_EQ(h.correlation[i], 13);  // the nested ones (110, 11) are dropped
       EXPECT_EQ(h.start[i], 15500);
       ++drivers;
     }
@@ -306,7 +309,7 @@ TEST(CuptiConverter, NestedDriverCallsCanBeKept) {
   for (const auto& tr : t.tracks)
     for (std::size_t i = 0; i < tr.size(); ++i)
       drivers += tr.kind_of[i] == EventKind::Driver;
-  EXPECT_EQ(drivers, 2);
+  EXPECT_EQ(drivers, 3);
 }
 
 TEST(CuptiConverter, LaunchToKernelFlows) {
@@ -318,6 +321,8 @@ TEST(CuptiConverter, LaunchToKernelFlows) {
     EXPECT_EQ(t.tracks[static_cast<std::size_t>(f.from_track)].kind, TrackKind::Host);
     EXPECT_EQ(t.tracks[static_cast<std::size_t>(f.to_track)].kind, TrackKind::Gpu);
   }
+  EXPECT_EQ(t.flows[0].id, 10u);  // the copy, re-pointed from its driver call (110)
+  EXPECT_EQ(t.flows[0].from_ts, 100);
   const auto& gemm = t.flows[1];
   EXPECT_EQ(gemm.id, 11u);
   EXPECT_EQ(gemm.from_ts, 1300);  // the runtime call, not its nested driver call

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
 
 #include "cupti_names.h"
 #include "tracer/format/json_text.h"
@@ -324,18 +323,35 @@ void ActivityConverter::resolveMarkers() {
   marker_bytes_.clear();
 }
 
-void ActivityConverter::dropNestedDriverCalls() {
-  if (options_.keep_nested_driver_calls) return;
-  std::unordered_set<std::int64_t> runtime;
-  for (const auto& t : trace_.tracks) {
-    if (t.kind != TrackKind::Host) continue;
-    for (std::size_t i = 0; i < t.size(); ++i)
-      if (t.kind_of[i] == EventKind::Runtime) runtime.insert(t.correlation[i]);
-  }
-  if (runtime.empty()) return;
+void ActivityConverter::resolveNestedDriverCalls() {
+  // A driver call inside a runtime call on the same thread is that call's own work (cuLaunchKernel
+  // inside cudaLaunchKernel). Whether CUPTI gives it the runtime call's correlation id or its own,
+  // GPU records that name the driver call are re-pointed at the runtime call, as Kineto shows
+  // them, and the driver record is dropped unless asked to keep it. Driver calls made directly
+  // (Triton's cuLaunchKernel) are left alone.
+  std::unordered_map<std::int64_t, std::int64_t> alias;  // driver correlation -> runtime's
   for (std::size_t ti = 0; ti < trace_.tracks.size(); ++ti) {
     auto& t = trace_.tracks[ti];
     if (t.kind != TrackKind::Host) continue;
+    std::vector<std::size_t> runtime;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.kind_of[i] == EventKind::Runtime) runtime.push_back(i);
+    if (runtime.empty()) continue;
+    std::sort(runtime.begin(), runtime.end(),
+              [&t](std::size_t a, std::size_t b) { return t.start[a] < t.start[b]; });
+    std::vector<bool> nested(t.size(), false);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] != EventKind::Driver) continue;
+      // The runtime call starting last at or before this driver call is the only candidate.
+      auto it = std::upper_bound(runtime.begin(), runtime.end(), t.start[i],
+                                 [&t](TimeNs ts, std::size_t r) { return ts < t.start[r]; });
+      if (it == runtime.begin()) continue;
+      const std::size_t r = *std::prev(it);
+      if (t.end(i) > t.end(r)) continue;
+      nested[i] = true;
+      if (t.correlation[i] != t.correlation[r]) alias.emplace(t.correlation[i], t.correlation[r]);
+    }
+    if (options_.keep_nested_driver_calls) continue;
     Track kept;
     kept.kind = t.kind;
     kept.pid = t.pid;
@@ -343,7 +359,7 @@ void ActivityConverter::dropNestedDriverCalls() {
     kept.reserve(t.size());
     std::vector<std::size_t> new_index(t.size(), std::numeric_limits<std::size_t>::max());
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t.kind_of[i] == EventKind::Driver && runtime.count(t.correlation[i])) continue;
+      if (nested[i]) continue;
       new_index[i] = kept.size();
       kept.start.push_back(t.start[i]);
       kept.dur.push_back(t.dur[i]);
@@ -360,6 +376,13 @@ void ActivityConverter::dropNestedDriverCalls() {
     for (auto& [rt, ri] : ranges_)
       if (static_cast<std::size_t>(rt) == ti) ri = new_index[ri];
     t = std::move(kept);
+  }
+  if (alias.empty()) return;
+  for (auto& t : trace_.tracks) {
+    if (t.kind != TrackKind::Gpu) continue;
+    for (auto& c : t.correlation) {
+      if (auto it = alias.find(c); it != alias.end()) c = it->second;
+    }
   }
 }
 
@@ -476,7 +499,7 @@ void ActivityConverter::projectAnnotations() {
 trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) {
   resolveSyncs();
   resolveMarkers();
-  dropNestedDriverCalls();
+  resolveNestedDriverCalls();
   addFlows();
   projectAnnotations();
 

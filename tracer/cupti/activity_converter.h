@@ -30,8 +30,8 @@ struct ConverterOptions {
   // Project host annotation ranges onto the streams their launches ran on
   // (gpu_user_annotation), as Kineto does.
   bool project_annotations = true;
-  // Driver API records whose correlation id equals a runtime record's are the runtime call's
-  // own driver calls; dropped unless kept here (Triton's direct cuLaunchKernel stays either way).
+  // Driver API records inside a runtime call on the same thread are that call's own driver
+  // calls; dropped unless kept here (Triton's direct cuLaunchKernel stays either way).
   bool keep_nested_driver_calls = false;
 };
 
@@ -131,7 +131,7 @@ class ActivityConverter {
 
   void resolveSyncs();
   void resolveMarkers();
-  void dropNestedDriverCalls();
+  void resolveNestedDriverCalls();
   void addFlows();
   void projectAnnotations();
 
