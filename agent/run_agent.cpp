@@ -61,7 +61,10 @@ trace::DdpscopeBlock makeDdpscopeBlock(const AgentOptions& options, std::string 
   return b;
 }
 
-SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress) {
+SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
+                           const std::function<void(TrainerOptions&)>& adjust) {
+  auto trainer_options = o.trainerOptions();
+  if (adjust) adjust(trainer_options);
   sim::SimOptions so;
   so.world_size = o.world_size;
   so.math = o.sim_math;
@@ -73,7 +76,7 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress) {
   for (std::int32_t r = 0; r < o.world_size; ++r) {
     models.push_back(makeModel(o.model));
     trainers.push_back(
-        std::make_unique<Trainer>(cluster.device(r), *models.back(), o.trainerOptions()));
+        std::make_unique<Trainer>(cluster.device(r), *models.back(), trainer_options));
     trainers.back()->setUp();
   }
   SimRunResult result;

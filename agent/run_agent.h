@@ -2,6 +2,7 @@
 // Runs the agent as the command line asks: trains on the chosen backend and writes one trace per
 // rank. Progress goes to `out` as JSON lines, errors to `err`; returns the process exit code.
 
+#include <functional>
 #include <ostream>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct SimRunResult {
   std::vector<double> step_ms;  // per step, slowest rank
   std::int32_t buckets = 0;
 };
-SimRunResult runSimulation(const AgentOptions& options, std::ostream* progress = nullptr);
+// `adjust` may change the trainer options (tests use it for the test-only switches).
+SimRunResult runSimulation(const AgentOptions& options, std::ostream* progress = nullptr,
+                           const std::function<void(TrainerOptions&)>& adjust = {});
 
 // The ddpscope block of a rank's trace: source, every setting, the buckets of the plan.
 trace::DdpscopeBlock makeDdpscopeBlock(const AgentOptions& options, std::string source,

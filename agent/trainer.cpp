@@ -24,6 +24,7 @@ void Trainer::setUp() {
   }
   plan_ = planner_.plan(params);
   allocateBuckets();
+  backward_done_ = dev_.createEvent();
   model_.setUp(dev_);
 }
 
@@ -68,6 +69,10 @@ void Trainer::launchStep(std::int32_t step) {
   model_.backward(dev_, views_, [this](std::int32_t p) { onGradientWritten(p); });
   dev_.popRange(compute);
   if (!options_.overlap) {
+    // The host runs ahead of the GPU, so launching late is not enough: the communication
+    // stream waits for the end of backward on the GPU.
+    dev_.recordEvent(backward_done_, compute);
+    dev_.waitEvent(dev_.commStream(), backward_done_);
     for (const auto& b : plan_.buckets)
       launchAllreduce(b.id);
   }

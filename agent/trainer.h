@@ -79,6 +79,7 @@ class Trainer {
   std::vector<View> bucket_slice_;  // per parameter: its slice of the bucket buffer
   std::vector<View> bucket_buffer_;
   std::vector<EventId> grads_ready_, allreduce_done_;
+  EventId backward_done_ = -1;
   std::vector<std::int32_t> remaining_;  // per bucket: gradients not yet written this step
   std::vector<bool> ready_;
   std::int32_t next_allreduce_ = 0;
