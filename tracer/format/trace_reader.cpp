@@ -449,6 +449,7 @@ void TraceParser::parseDdpscopeBlock(od::object block) {
       }
     }
   }
+  if (b.source.empty()) b.source = "imported";  // what the writer would say for it
 }
 
 void TraceParser::parseEvents(od::array events) {
