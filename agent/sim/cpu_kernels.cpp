@@ -22,21 +22,36 @@ float sigmoid(float x) {
 }
 }  // namespace
 
+// Loop orders keep the innermost loop contiguous in memory for each transpose mode.
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           const float* a, const float* b, float beta, float* c) {
-  // op(A)[i, p] and op(B)[p, j] of row-major A (m x k or k x m) and B (k x n or n x k).
-  std::vector<float> acc(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < m; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
+  std::vector<float> acc(static_cast<std::size_t>(m * n), 0.0f);
+  if (!trans_b) {
     for (std::int64_t p = 0; p < k; ++p) {
-      const float av = trans_a ? a[p * m + i] : a[i * k + p];
-      if (av == 0.0f) continue;
-      for (std::int64_t j = 0; j < n; ++j)
-        acc[j] += av * (trans_b ? b[j * k + p] : b[p * n + j]);
+      for (std::int64_t i = 0; i < m; ++i) {
+        const float av = trans_a ? a[p * m + i] : a[i * k + p];
+        float* row = acc.data() + i * n;
+        const float* brow = b + p * n;
+        for (std::int64_t j = 0; j < n; ++j)
+          row[j] += av * brow[j];
+      }
     }
-    for (std::int64_t j = 0; j < n; ++j)
-      c[i * n + j] = alpha * acc[j] + (beta == 0.0f ? 0.0f : beta * c[i * n + j]);
+  } else {
+    std::vector<float> arow(static_cast<std::size_t>(k));
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t p = 0; p < k; ++p)
+        arow[static_cast<std::size_t>(p)] = trans_a ? a[p * m + i] : a[i * k + p];
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float* bcol = b + j * k;
+        float dot = 0.0f;
+        for (std::int64_t p = 0; p < k; ++p)
+          dot += arow[static_cast<std::size_t>(p)] * bcol[p];
+        acc[static_cast<std::size_t>(i * n + j)] = dot;
+      }
+    }
   }
+  for (std::int64_t i = 0; i < m * n; ++i)
+    c[i] = alpha * acc[static_cast<std::size_t>(i)] + (beta == 0.0f ? 0.0f : beta * c[i]);
 }
 
 void epilogue(std::int64_t rows, std::int64_t cols, float* x, const float* bias,
