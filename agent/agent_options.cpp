@@ -56,7 +56,8 @@ void addSimOptions(CLI::App& app, sim::CostModel& c) {
 // Checks that need several options; returns an error message or "".
 std::string validate(AgentOptions& o, bool first_given) {
   if (!first_given) o.first_bucket_mb = std::min(1.0, o.bucket_mb);
-  if (o.cost.straggler_rank >= o.world_size) return "--straggler-rank must be below --world-size";
+  if (o.cost.straggler_rank < -1 || o.cost.straggler_rank >= o.world_size)
+    return "--straggler-rank must be a rank below --world-size (or -1 for none)";
   if (o.sim_math && o.backend != "sim") return "--sim-math needs --backend sim";
   if (o.sim_math) {
     auto model = makeModel(o.model);

@@ -179,6 +179,28 @@ TEST_P(BothModels, BackwardMatchesFiniteDifferences) {
   }
 }
 
+TEST_P(BothModels, RebuiltBucketsFollowTheReadyOrderAndKeepTheNumbers) {
+  auto options = trainerOptions(1, Fusion::View);
+  MathRun plain(model(8), 2, options);
+  options.rebuild_buckets = true;
+  MathRun rebuilt(model(8), 2, options);
+  const auto before = rebuilt.trainers[0]->plan();
+  for (std::int32_t s = 0; s < 3; ++s) {
+    plain.step(s);
+    rebuilt.step(s);
+  }
+  expectNear(rebuilt.parameters(0), plain.parameters(0), 1e-6f);
+  // Backward writes each weight gradient before its bias gradient: the rebuilt plan's first
+  // bucket starts with the last layer's weight, the initial plan's with its bias.
+  const auto& params = rebuilt.trainers[0]->parameters();
+  const auto& after = rebuilt.trainers[0]->plan();
+  const auto first_name = [&](const BucketPlan& p) {
+    return params[static_cast<std::size_t>(p.buckets[0].slots[0].param)].name;
+  };
+  EXPECT_TRUE(first_name(before).ends_with(".bias")) << first_name(before);
+  EXPECT_TRUE(first_name(after).ends_with(".weight")) << first_name(after);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, BothModels, ::testing::Values(false, true),
                          [](const auto& param_info) {
                            return param_info.param ? "transformer" : "mlp";
