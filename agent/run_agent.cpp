@@ -112,6 +112,23 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
 
 namespace {
 
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 // Writes DIR/rank-<r>.json.gz, one file per thread at a time (serializing and gzip dominate).
 void writeRankTraces(const std::vector<trace::RankTrace>& ranks, const std::string& dir) {
   const std::size_t workers =
@@ -154,7 +171,8 @@ int runSimBackend(const AgentOptions& o, std::ostream& out) {
   if (!result.losses.empty())
     out << ",\"first_loss\":" << number(result.losses.front())
         << ",\"final_loss\":" << number(result.losses.back());
-  out << ",\"wall_s\":" << number(wall) << ",\"out\":\"" << o.out_dir << "\"}\n" << std::flush;
+  out << ",\"wall_s\":" << number(wall) << ",\"out\":" << jsonString(o.out_dir) << "}\n"
+      << std::flush;
   return kExitOk;
 }
 

@@ -322,14 +322,13 @@ SimCluster::Collective& SimCluster::collective(std::int64_t index) {
   return collectives_[static_cast<std::size_t>(index)];
 }
 
-void SimCluster::arrive(SimDevice& dev, SimDevice::Stream& s) {
+void SimCluster::arrive(SimDevice::Stream& s) {
   auto& op = s.queue.front();
   auto& c = collective(op.ref);
   c.arrived++;
   c.start = std::max(c.start, std::max(op.launch, s.ready));
   s.arrived = true;
   if (c.arrived == options_.world_size && options_.math) sumCollective(c);
-  (void)dev;
 }
 
 void SimCluster::sumCollective(Collective& c) {
@@ -345,14 +344,13 @@ void SimCluster::sumCollective(Collective& c) {
     for (std::int64_t i = 0; i < c.count; ++i)
       p[i] = static_cast<float>(sum[static_cast<std::size_t>(i)]);
   }
-  c.summed = true;
 }
 
 TimeNs SimCluster::headStart(SimDevice& dev, SimDevice::Stream& s) {
   const auto& op = s.queue.front();
   switch (op.kind) {
     case SimDevice::OpKind::Collective: {
-      if (!s.arrived) arrive(dev, s);
+      if (!s.arrived) arrive(s);
       const auto& c = collectives_[static_cast<std::size_t>(op.ref)];
       return c.arrived == options_.world_size ? c.start : -1;
     }

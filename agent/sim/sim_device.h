@@ -177,12 +177,10 @@ class SimCluster {
     std::int32_t arrived = 0;
     trace::TimeNs start = 0;  // max arrival
     std::int64_t count = -1;  // elements, must agree on every rank
-    double work_ns = 0;
-    bool summed = false;
     std::vector<View> views;  // per rank
   };
   Collective& collective(std::int64_t index);
-  void arrive(SimDevice& dev, SimDevice::Stream& s);
+  void arrive(SimDevice::Stream& s);
   void sumCollective(Collective& c);
   // The start time of a stream's head op, or -1 when it cannot run yet.
   trace::TimeNs headStart(SimDevice& dev, SimDevice::Stream& s);
