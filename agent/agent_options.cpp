@@ -18,6 +18,26 @@ std::string jsonString(const std::string& s) {
   return "\"" + s + "\"";
 }  // our values need no escapes
 
+// Number validators with short messages (CLI11's own print the whole double range).
+CLI::Validator atLeast(double lo, bool inclusive) {
+  return CLI::Validator(
+      [=](std::string& in) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(in, &used);
+          if (used != in.size()) return "'" + in + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + in + "' is not a number";
+        }
+        if (inclusive ? v >= lo : v > lo) return "";
+        return "must be " + std::string(inclusive ? ">= " : "> ") + jsonNumber(lo) + ", got " + in;
+      },
+      inclusive ? "NUMBER >= 0" : "NUMBER > 0");
+}
+const CLI::Validator kNonNegative = atLeast(0, true);
+const CLI::Validator kPositive = atLeast(0, false);
+
 struct ModelDefaults {
   std::int32_t layers, hidden, batch;
 };
@@ -27,26 +47,23 @@ ModelDefaults defaultsFor(const std::string& kind) {
 }
 
 void addSimOptions(CLI::App& app, sim::CostModel& c) {
-  app.add_option("--sim-gemm-tflops", c.gemm_tflops, "sim: sustained GEMM rate")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--sim-memory-gbps", c.memory_gbps, "sim: memory bandwidth")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--sim-gemm-tflops", c.gemm_tflops, "sim: sustained GEMM rate")->check(kPositive);
+  app.add_option("--sim-memory-gbps", c.memory_gbps, "sim: memory bandwidth")->check(kPositive);
   app.add_option("--sim-kernel-min-us", c.kernel_min_us, "sim: shortest kernel")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--sim-launch-us", c.launch_us, "sim: host time per launch")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
+  app.add_option("--sim-launch-us", c.launch_us, "sim: host time per launch")->check(kNonNegative);
   app.add_option("--sim-alpha-us", c.allreduce_alpha_us,
                  "sim: ring allreduce latency per step (alpha)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--sim-busbw-gbps", c.allreduce_busbw_gbps,
                  "sim: ring allreduce bus bandwidth (B)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app.add_option("--sim-comm-slowdown", c.comm_slowdown,
                  "sim: fraction compute kernels slow down while NCCL kernels run")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--jitter", c.jitter,
                  "sim: compute kernels take up to this fraction longer (random)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--straggler-rank", c.straggler_rank, "sim: this rank computes slower");
   app.add_option("--straggler-slowdown", c.straggler_slowdown,
                  "sim: the straggler's slowdown factor")
@@ -123,10 +140,10 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
   app.add_option("--backend", o.backend, "sim | cuda")->check(CLI::IsMember({"sim", "cuda"}));
   app.add_option("--world-size", o.world_size, "number of ranks")->check(CLI::Range(1, 4096));
   app.add_option("--bucket-mb", o.bucket_mb, "bucket cap in MiB; 0: one allreduce per tensor")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   auto* first = app.add_option("--first-bucket-mb", o.first_bucket_mb,
                                "cap of the first bucket in MiB (default: min(1, bucket-mb))")
-                    ->check(CLI::NonNegativeNumber);
+                    ->check(kNonNegative);
   app.add_flag("--no-overlap", no_overlap, "launch all allreduces after backward");
   app.add_option("--fusion", fusion, "copy (pack/unpack kernels) | view (gradients in the bucket)")
       ->check(CLI::IsMember({"copy", "view"}));
@@ -139,9 +156,8 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--vocab", o.model.vocab, "transformer vocabulary")->check(CLI::Range(1, 1 << 24));
   app.add_option("--steps", o.steps, "training steps")->check(CLI::Range(1, 1000000));
-  app.add_option("--seed", seed, "seed of data, initialisation and jitter")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--lr", o.lr, "SGD learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed, "seed of data, initialisation and jitter")->check(kNonNegative);
+  app.add_option("--lr", o.lr, "SGD learning rate")->check(kPositive);
   app.add_flag("--rebuild-buckets", o.rebuild_buckets,
                "rebuild buckets once, after step 0, in gradient-ready order");
   app.add_flag("--sim-math", o.sim_math,

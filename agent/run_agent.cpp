@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "agent/sim/sim_device.h"
@@ -91,6 +92,10 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
       const auto r = t->completeStep();
       slowest = std::max(slowest, static_cast<double>(r.step_ns) * 1e-6);
       if (!loss) loss = r.loss;
+    }
+    if (loss && !std::isfinite(*loss)) {
+      throw std::runtime_error("the loss is no longer finite at step " + std::to_string(step) +
+                               " (training diverged); use a smaller --lr");
     }
     result.step_ms.push_back(slowest);
     if (loss) result.losses.push_back(*loss);

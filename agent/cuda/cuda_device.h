@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/cuda/kernels.h"
+#include "agent/cuda/launch_window.h"
 #include "agent/device.h"
 
 namespace ddpscope::agent::cuda {
@@ -27,13 +28,6 @@ struct CudaDeviceOptions {
   // When set, every launch records [clock() before, clock() after] with its step and tags, so the
   // trace's launches (runtime API records in that window) can be labelled (see launchWindows()).
   std::function<std::uint64_t()> launch_clock;
-};
-
-// One launch the training loop made: the host-time window of the API calls and its labels.
-struct LaunchWindow {
-  std::uint64_t begin = 0, end = 0;  // launch_clock() before and after
-  std::int32_t step = -1;
-  Tags tags;
 };
 
 class CudaDevice final : public Device {
@@ -91,8 +85,6 @@ class CudaDevice final : public Device {
                  Tags tags) override;
   void allreduceSum(StreamId stream, View buffer, DType dtype, Tags tags) override;
 
-  // Sum of every element of the given views, on the GPU (synchronizes).
-  double checksum(std::span<const View> views);
   const std::vector<LaunchWindow>& launchWindows() const { return windows_; }
   cudaStream_t cudaStream(StreamId id) const;
 
@@ -120,7 +112,6 @@ class CudaDevice final : public Device {
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   // Span tables for multi-tensor kernels, uploaded once per distinct list (they repeat per step).
   std::map<std::vector<std::int64_t>, void*> tables_;
-  double* checksum_scratch_ = nullptr;
 };
 
 }  // namespace ddpscope::agent::cuda

@@ -229,17 +229,6 @@ __global__ void ddpscope_sgd_update(const UpdateSpan* table, int spans, std::int
   }
 }
 
-__global__ void ddpscope_checksum(const float* x, std::int64_t n, double* out) {
-  __shared__ double shared[kThreads];
-  double s = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    s += x[i];
-  }
-  const double total = blockSum(s, shared);
-  if (threadIdx.x == 0) atomicAdd(out, total);
-}
-
 }  // namespace
 
 void epilogue(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* x, const float* bias,
@@ -331,11 +320,6 @@ void sgdUpdate(cudaStream_t s, const UpdateSpan* table, int spans, std::int64_t 
   if (total == 0) return;
   ddpscope_sgd_update<<<blocksFor(total), kThreads, 0, s>>>(table, spans, total, lr, grad_scale);
   checkLaunch("ddpscope_sgd_update<<<>>>");
-}
-
-void sumInto(cudaStream_t s, const float* x, std::int64_t n, double* out) {
-  ddpscope_checksum<<<blocksFor(n) > 1024 ? 1024 : blocksFor(n), kThreads, 0, s>>>(x, n, out);
-  checkLaunch("ddpscope_checksum<<<>>>");
 }
 
 }  // namespace ddpscope::agent::cuda::kernels

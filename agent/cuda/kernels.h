@@ -51,7 +51,5 @@ void packBucket(cudaStream_t s, const CopySpan* table, int spans, std::int64_t t
 void unpackBucket(cudaStream_t s, const CopySpan* table, int spans, std::int64_t total);
 void sgdUpdate(cudaStream_t s, const UpdateSpan* table, int spans, std::int64_t total, float lr,
                float grad_scale);
-// out[0] = sum of x (double accumulation), for the end-of-run parameter checksum.
-void sumInto(cudaStream_t s, const float* x, std::int64_t n, double* out);
 
 }  // namespace ddpscope::agent::cuda::kernels

@@ -1,0 +1,469 @@
+#include "agent/cuda/cuda_backend.h"
+
+#include <cupti.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "agent/cuda/cuda_check.h"
+#include "agent/cuda/cuda_device.h"
+#include "agent/cuda/launch_labels.h"
+#include "agent/cuda/rank_identity.h"
+#include "agent/model.h"
+#include "agent/run_agent.h"
+#include "agent/trainer.h"
+#include "tracer/cupti/cupti_tracer.h"
+#include "tracer/format/file_io.h"
+#include "tracer/format/trace_reader.h"
+#include "tracer/format/trace_writer.h"
+
+extern char** environ;
+
+namespace ddpscope::agent::cuda {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_terminate{false};
+
+void onTerminate(int) { g_terminate.store(true); }
+
+std::int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t realtimeNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t cuptiNow() {
+  std::uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Aborts the communicator when NCCL reports an asynchronous error, when no step completes for
+// timeout_s, or when the launcher asks this rank to stop, so a dead or hung peer never hangs us.
+class Watchdog {
+ public:
+  Watchdog(ncclComm_t comm, double timeout_s, std::int32_t rank)
+      : comm_(comm), timeout_ns_(static_cast<std::int64_t>(timeout_s * 1e9)), rank_(rank) {
+    heartbeat();
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  void heartbeat() { last_progress_ns_.store(steadyNs()); }
+  bool fired() const { return fired_.load(); }
+  std::string reason() const {
+    std::lock_guard lock(mutex_);
+    return reason_;
+  }
+
+ private:
+  void watch() {
+    while (!stop_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::string why;
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress) {
+        why = std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async);
+      } else if (g_terminate.load()) {
+        why = "stopped by the launcher (another rank failed, or the run was cancelled)";
+      } else if (steadyNs() - last_progress_ns_.load() > timeout_ns_) {
+        why = "no progress for " + number(static_cast<double>(timeout_ns_) * 1e-9) +
+              " s (--timeout-s): a peer rank died or hangs";
+      }
+      if (why.empty()) continue;
+      {
+        std::lock_guard lock(mutex_);
+        reason_ = "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
+      }
+      fired_.store(true);
+      ncclCommAbort(comm_);  // unblocks this rank's pending NCCL work
+      return;
+    }
+  }
+
+  ncclComm_t comm_;
+  std::int64_t timeout_ns_;
+  std::int32_t rank_;
+  std::atomic<std::int64_t> last_progress_ns_{0};
+  std::atomic<bool> stop_{false}, fired_{false};
+  mutable std::mutex mutex_;
+  std::string reason_;
+  std::thread thread_;
+};
+
+std::string rendezvousPath(const AgentOptions& o, const RankIdentity& id) {
+  if (const char* p = std::getenv("DDPSCOPE_RENDEZVOUS")) return p;
+  return (fs::path(o.out_dir) / (".ddpscope-nccl-id" + (id.job_key.empty() ? "" : "-" + id.job_key)))
+      .string();
+}
+
+// Rank 0 makes the NCCL id and publishes it in a file (atomically); the others wait for it.
+ncclUniqueId rendezvous(const std::string& path, const RankIdentity& id, double timeout_s) {
+  ncclUniqueId uid{};
+  if (id.rank == 0) {
+    DDPSCOPE_NCCL_CHECK(ncclGetUniqueId(&uid));
+    trace::writeFileAtomically(path, std::string_view(uid.internal, sizeof uid.internal));
+    return uid;
+  }
+  const auto deadline = steadyNs() + static_cast<std::int64_t>(timeout_s * 1e9);
+  for (;;) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    if (bytes.size() == sizeof uid.internal) {
+      std::memcpy(uid.internal, bytes.data(), sizeof uid.internal);
+      return uid;
+    }
+    if (steadyNs() > deadline || g_terminate.load()) {
+      throw std::runtime_error("rank " + std::to_string(id.rank) + ": rank 0 did not publish the NCCL id in " +
+                               path + " within " + number(timeout_s) +
+                               " s; is the folder shared between the ranks' machines?");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// A bitwise hash of every parameter: equal on all ranks exactly when the parameters are.
+std::uint64_t parameterHash(Trainer& trainer) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(trainer.parameters().size()); ++i) {
+    for (float v : trainer.parameterValues(i)) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &v, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+  }
+  return h;
+}
+
+struct RankOutcome {
+  std::string error;  // empty: success
+  std::vector<double> step_ms;
+  std::vector<float> losses;
+  std::int32_t buckets = 0;
+};
+
+void writeRankTrace(cupti::CuptiTracer& tracer, const AgentOptions& o, const RankIdentity& id,
+                    const CudaDevice* device, const Trainer* trainer, bool incomplete,
+                    const std::vector<std::pair<std::string, std::string>>& clock) {
+  tracer.stop();
+  cupti::FinishOptions fo;
+  fo.rank = id.rank;
+  fo.world_size = id.world_size;
+  fo.incomplete = incomplete;
+  fo.distributed_backend = "nccl";
+  trace::RankTrace t = tracer.takeTrace(fo);
+  if (device) labelLaunches(t, device->launchWindows(), cuptiBaseNs(t));
+  auto converter_block = t.ddpscope;
+  if (trainer) {
+    t.ddpscope = makeDdpscopeBlock(o, "cuda", trainer->plan(), trainer->parameters());
+  } else {
+    t.ddpscope.config = o.configEntries();
+  }
+  t.ddpscope.present = true;
+  t.ddpscope.source = "cuda";
+  t.ddpscope.incomplete = incomplete;
+  t.ddpscope.dropped_records = converter_block.dropped_records;
+  t.ddpscope.clock = converter_block.clock;
+  t.ddpscope.clock.insert(t.ddpscope.clock.end(), clock.begin(), clock.end());
+  t.ddpscope.config.insert(t.ddpscope.config.end(), {{"launcher", "\"" + id.launcher + "\""}});
+  trace::canonicalize(t);
+  const auto path = fs::path(o.out_dir) / ("rank-" + std::to_string(id.rank) + ".json.gz");
+  trace::writeTraceFile(t, path.string());
+}
+
+// One rank: this process drives one GPU.
+int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity& id, std::ostream& out,
+            std::ostream& err) {
+  signal(SIGTERM, onTerminate);
+  fs::create_directories(o.out_dir);
+  cupti::CuptiTracer tracer;
+  if (run.trace) tracer.start();  // before the CUDA context exists, so nothing is missed
+
+  int devices = 0;
+  DDPSCOPE_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < 1) throw CudaError("no CUDA device is visible (CUDA_VISIBLE_DEVICES?)");
+  const int device = id.local_rank % devices;
+  DDPSCOPE_CUDA_CHECK(cudaSetDevice(device));
+
+  ncclComm_t comm = nullptr;
+  std::unique_ptr<Watchdog> watchdog;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<CudaDevice> dev;
+  std::unique_ptr<Trainer> trainer;
+  std::vector<std::pair<std::string, std::string>> clock;
+  RankOutcome outcome;
+  try {
+    const auto uid = rendezvous(rendezvousPath(o, id), id, run.timeout_s);
+    DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&comm, id.world_size, uid, id.rank));
+    watchdog = std::make_unique<Watchdog>(comm, run.timeout_s, id.rank);
+
+    CudaDeviceOptions dopt;
+    dopt.device = device;
+    dopt.rank = id.rank;
+    dopt.world_size = id.world_size;
+    dopt.comm = comm;
+    if (run.trace) dopt.launch_clock = cuptiNow;
+    dev = std::make_unique<CudaDevice>(dopt);
+    model = makeModel(o.model);
+    trainer = std::make_unique<Trainer>(*dev, *model, o.trainerOptions());
+    trainer->setUp();
+    watchdog->heartbeat();
+    outcome.buckets = static_cast<std::int32_t>(trainer->plan().buckets.size());
+    for (std::int32_t step = 0; step < o.steps; ++step) {
+      trainer->launchStep(step);
+      const auto r = trainer->completeStep();
+      watchdog->heartbeat();
+      outcome.step_ms.push_back(static_cast<double>(r.step_ns) * 1e-6);
+      if (r.loss) outcome.losses.push_back(*r.loss);
+      if (id.rank == 0) {
+        out << "{\"event\":\"progress\",\"step\":" << step + 1 << ",\"steps\":" << o.steps
+            << ",\"step_ms\":" << number(outcome.step_ms.back());
+        if (r.loss) out << ",\"loss\":" << number(*r.loss);
+        out << "}\n" << std::flush;
+      }
+    }
+    // Clock offset to rank 0: everyone reads the clock right after the same collective.
+    std::int64_t* scratch = nullptr;
+    DDPSCOPE_CUDA_CHECK(cudaMalloc(&scratch, sizeof(std::int64_t) * (static_cast<std::size_t>(id.world_size) + 2)));
+    const cudaStream_t cs = dev->cudaStream(dev->commStream());
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, comm, cs));
+    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    const std::int64_t now = realtimeNs();
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(scratch, &now, sizeof now, cudaMemcpyHostToDevice));
+    DDPSCOPE_NCCL_CHECK(ncclAllGather(scratch, scratch + 1, 1, ncclInt64, comm, cs));
+    std::vector<std::int64_t> clocks(static_cast<std::size_t>(id.world_size));
+    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(clocks.data(), scratch + 1, clocks.size() * sizeof(std::int64_t),
+                                   cudaMemcpyDeviceToHost));
+    clock.emplace_back("offset_to_rank0_ns", std::to_string(now - clocks[0]));
+
+    // All ranks must end with identical parameters.
+    const std::uint64_t hash = parameterHash(*trainer);
+    std::uint64_t host[2] = {hash, hash};
+    auto* dh = reinterpret_cast<std::uint64_t*>(scratch);
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(dh, host, sizeof host, cudaMemcpyHostToDevice));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh, dh, 1, ncclUint64, ncclMin, comm, cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh + 1, dh + 1, 1, ncclUint64, ncclMax, comm, cs));
+    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(host, dh, sizeof host, cudaMemcpyDeviceToHost));
+    cudaFree(scratch);
+    clock.emplace_back("parameters_identical", host[0] == host[1] ? "true" : "false");
+    if (host[0] != host[1]) {
+      outcome.error = "rank " + std::to_string(id.rank) +
+                      ": parameters differ between ranks after training (checksum allreduce)";
+    }
+  } catch (const std::exception& e) {
+    outcome.error = watchdog && watchdog->fired() ? watchdog->reason() + " (" + e.what() + ")"
+                                                  : "rank " + std::to_string(id.rank) + ": " + e.what();
+  }
+  watchdog.reset();
+  if (run.trace) {
+    try {
+      writeRankTrace(tracer, o, id, dev.get(), trainer.get(), !outcome.error.empty(), clock);
+    } catch (const std::exception& e) {
+      err << "ddpscope-agent: rank " << id.rank << ": could not write the trace: " << e.what() << "\n";
+      if (outcome.error.empty()) outcome.error = e.what();
+    }
+  }
+  trainer.reset();
+  dev.reset();
+  if (comm) {
+    if (outcome.error.empty()) {
+      ncclCommDestroy(comm);
+    } else {
+      ncclCommAbort(comm);
+    }
+  }
+  if (!outcome.error.empty()) {
+    err << "ddpscope-agent: " << outcome.error << "\n";
+    return kExitFailed;
+  }
+  if (id.rank == 0 && id.launcher != "ddpscope") {
+    double mean = 0;
+    for (double ms : outcome.step_ms) mean += ms;
+    mean /= static_cast<double>(std::max<std::size_t>(1, outcome.step_ms.size()));
+    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << id.world_size << ",\"steps\":" << o.steps
+        << ",\"buckets\":" << outcome.buckets << ",\"mean_step_ms\":" << number(mean)
+        << ",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\"" << o.out_dir << "\"}\n"
+        << std::flush;
+  }
+  return kExitOk;
+}
+
+std::vector<std::string> ownCommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == '\0') {
+      args.push_back(all.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return args;
+}
+
+// --launch local: one process per rank on this node, GPUs assigned round robin. When there are
+// more ranks than GPUs, each process gets its own NCCL_HOSTID so NCCL lets two share a GPU.
+int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out, std::ostream& err) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+    err << "ddpscope-agent: --backend cuda: no usable GPU here (cudaGetDeviceCount found none); use "
+           "--backend sim\n";
+    return kExitBackendUnavailable;
+  }
+  fs::create_directories(o.out_dir);
+  const std::string job = std::to_string(getpid());
+  const auto rendezvous = (fs::path(o.out_dir) / (".ddpscope-nccl-id-" + job)).string();
+  std::error_code ec;
+  fs::remove(rendezvous, ec);
+  const bool share = o.world_size > devices;
+  if (share) {
+    err << "ddpscope-agent: " << o.world_size << " ranks on " << devices
+        << " GPU(s): ranks share GPUs, each with its own NCCL_HOSTID\n";
+  }
+  const auto args = ownCommandLine();
+  std::vector<pid_t> children;
+  for (std::int32_t r = 0; r < o.world_size; ++r) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e;
+      if (kv.starts_with("DDPSCOPE_LAUNCH=") || kv.starts_with("NCCL_HOSTID=")) continue;
+      env.push_back(kv);
+    }
+    env.push_back("DDPSCOPE_RANK=" + std::to_string(r));
+    env.push_back("DDPSCOPE_WORLD_SIZE=" + std::to_string(o.world_size));
+    env.push_back("DDPSCOPE_LOCAL_RANK=" + std::to_string(r));
+    env.push_back("DDPSCOPE_JOB=" + job);
+    env.push_back("DDPSCOPE_RENDEZVOUS=" + rendezvous);
+    env.push_back("DDPSCOPE_LAUNCH=none");
+    if (share) env.push_back("NCCL_HOSTID=ddpscope-" + job + "-" + std::to_string(r));
+    std::vector<char*> argv, envp;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& kv : env) envp.push_back(const_cast<char*>(kv.c_str()));
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()) != 0) {
+      err << "ddpscope-agent: could not start rank " << r << ": " << std::strerror(errno) << "\n";
+      for (pid_t c : children) kill(c, SIGTERM);
+      for (pid_t c : children) waitpid(c, nullptr, 0);
+      return kExitFailed;
+    }
+    children.push_back(pid);
+  }
+  int exit_code = kExitOk;
+  std::size_t running = children.size();
+  while (running > 0) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    const auto it = std::find(children.begin(), children.end(), pid);
+    if (it == children.end()) continue;
+    --running;
+    const auto rank = it - children.begin();
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && exit_code == kExitOk) {
+      exit_code = kExitFailed;
+      err << "ddpscope-agent: rank " << rank << " "
+          << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                  : "exited with status " + std::to_string(WEXITSTATUS(status)))
+          << "; stopping the other ranks\n";
+      for (pid_t c : children) {
+        if (c != pid) kill(c, SIGTERM);  // they abort their communicators and write incomplete traces
+      }
+    }
+  }
+  fs::remove(rendezvous, ec);
+  if (exit_code == kExitOk) {
+    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << o.world_size << ",\"steps\":" << o.steps
+        << ",\"launch\":\"local\",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\""
+        << o.out_dir << "\"}\n"
+        << std::flush;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+CudaRunOptions cudaRunOptionsFromEnvironment() {
+  CudaRunOptions r;
+  if (const char* v = std::getenv("DDPSCOPE_LAUNCH")) r.launch = v;
+  if (const char* v = std::getenv("DDPSCOPE_TIMEOUT_S")) r.timeout_s = std::atof(v) > 0 ? std::atof(v) : r.timeout_s;
+  if (const char* v = std::getenv("DDPSCOPE_NO_TRACE")) r.trace = std::string(v) != "1";
+  return r;
+}
+
+int runCudaBackend(const AgentOptions& options, std::ostream& out, std::ostream& err) {
+  return runCudaBackend(options, cudaRunOptionsFromEnvironment(), out, err);
+}
+
+int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out, std::ostream& err) {
+  std::optional<RankIdentity> id;
+  try {
+    id = rankIdentityFromEnvironment();
+  } catch (const std::invalid_argument& e) {
+    err << "ddpscope-agent: " << e.what() << "\n";
+    return kExitBadArguments;
+  }
+  if (!id && run.launch == "local") return launchLocal(o, run, out, err);
+  if (!id) {
+    if (o.world_size != 1) {
+      err << "ddpscope-agent: --backend cuda with --world-size " << o.world_size
+          << " needs one process per rank: add --launch local (one node), or start it with mpirun, "
+             "srun or torchrun\n";
+      return kExitBadArguments;
+    }
+    id = RankIdentity{};
+    id->job_key = std::to_string(getpid());
+  }
+  if (id->world_size != o.world_size) {
+    err << "ddpscope-agent: the launcher started " << id->world_size << " ranks but --world-size is "
+        << o.world_size << "\n";
+    return kExitBadArguments;
+  }
+  try {
+    return runRank(o, run, *id, out, err);
+  } catch (const CudaError& e) {
+    err << "ddpscope-agent: rank " << id->rank << ": " << e.what() << "\n";
+    return kExitBackendUnavailable;
+  }
+}
+
+}  // namespace ddpscope::agent::cuda
