@@ -464,3 +464,29 @@ TEST(CuptiConverter, AnalysisClassifiesTheConvertedStep) {
   EXPECT_TRUE(r.buckets[0].inferred);
   EXPECT_EQ(r.buckets[0].bytes, 25 << 20);
 }
+
+TEST(CuptiConverter, PeerCopiesAreMemcpyOnTheirStream) {
+  RecordBuffer b;
+  auto& p = b.add<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  p.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.bytes = 1 << 16;
+  p.start = kBase + 50;
+  p.end = kBase + 80;
+  p.deviceId = 1;
+  p.streamId = 22;
+  p.correlationId = 5;
+  ActivityConverter c(options());
+  EXPECT_EQ(c.addBuffer(b.data(), b.size()), 1u);
+  const auto t = c.finish();
+  const auto m = only(t, "Memcpy PtoP (Device -> Device)", EventKind::Memcpy);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m.track->device(), 1);
+  EXPECT_EQ(m.track->stream(), 22);
+  EXPECT_EQ(m.track->start[m.index], 50);
+  EXPECT_EQ(m.track->dur[m.index], 30);
+  EXPECT_EQ(m.track->bytes[m.index], 1 << 16);
+  EXPECT_EQ(analysis::classify(EventKind::Memcpy, t.names[m.track->name[m.index]]),
+            analysis::ActivityClass::Memory);
+}

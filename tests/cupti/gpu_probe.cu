@@ -7,7 +7,9 @@
 //
 //   gpu_probe [--steps N] [--buckets B] [--bucket-mb M] [--work W] [--id-file PATH]
 // RANK / WORLD_SIZE from the environment (default 0 / 1); with WORLD_SIZE > 1, rank 0 writes
-// the NCCL unique id to --id-file and the other ranks wait for it.
+// the NCCL unique id to --id-file and the other ranks wait for it. With one rank NCCL launches
+// no kernel for the in-place allreduce: communication kernels need WORLD_SIZE >= 2 (two ranks
+// on one GPU work with a distinct NCCL_HOSTID per process).
 
 #include <cuda_runtime.h>
 #include <nccl.h>

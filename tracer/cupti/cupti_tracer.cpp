@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -42,7 +43,9 @@ void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::siz
   auto* s = g_active.load();
   if (s == nullptr) return;
   std::lock_guard lock(s->mutex);
-  const std::size_t bytes = s->options.buffer_bytes;
+  // aligned_alloc wants a multiple of the alignment.
+  const std::size_t bytes =
+      (s->options.buffer_bytes + kRecordAlignment - 1) & ~(kRecordAlignment - 1);
   if (!s->free_buffers.empty()) {
     *buffer = s->free_buffers.back();
     s->free_buffers.pop_back();
@@ -84,7 +87,7 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
 void CUPTIAPI resourceCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const void*) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-    cuptiActivityFlushAll(0);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
 }
 
@@ -139,6 +142,7 @@ void CuptiTracer::start() {
       auto options = options_.converter;
       options.base_ns = static_cast<std::int64_t>(t0);
       options.epoch_offset_ns = epoch - static_cast<std::int64_t>(t0);
+      if (options.process_id == 0) options.process_id = getpid();
       state_->converter = ActivityConverter(options);
     }
     if (options_.nvtx) routeNvtxToCupti(state_->warnings);
