@@ -10,19 +10,21 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "buffer_pool.h"
 #include "cupti_error.h"
 
 namespace ddpscope::cupti {
 
 struct CuptiTracer::State {
-  explicit State(const TracerOptions& o) : options(o), converter(o.converter) {}
+  explicit State(const TracerOptions& o)
+      : options(o),
+        pool(o.buffer_bytes, o.buffer_cap_bytes, ACTIVITY_RECORD_ALIGNMENT),
+        converter(o.converter) {}
 
   TracerOptions options;
+  BufferPool pool;           // thread-safe on its own
   mutable std::mutex mutex;  // guards everything below
   ActivityConverter converter;
-  std::vector<std::uint8_t*> free_buffers;
-  std::size_t allocated_bytes = 0;
-  std::uint64_t refused_buffers = 0;
   std::vector<std::string> warnings;
   std::vector<CUpti_ActivityKind> enabled;
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -34,53 +36,36 @@ namespace {
 // CUPTI's buffer callbacks carry no user data, so the running tracer is a process global.
 std::atomic<CuptiTracer::State*> g_active{nullptr};
 
-constexpr std::size_t kRecordAlignment = ACTIVITY_RECORD_ALIGNMENT;
-
 void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  *buffer = nullptr;
-  *size = 0;
   *max_records = 0;
   auto* s = g_active.load();
-  if (s == nullptr) return;
-  std::lock_guard lock(s->mutex);
-  // aligned_alloc wants a multiple of the alignment.
-  const std::size_t bytes =
-      (s->options.buffer_bytes + kRecordAlignment - 1) & ~(kRecordAlignment - 1);
-  if (!s->free_buffers.empty()) {
-    *buffer = s->free_buffers.back();
-    s->free_buffers.pop_back();
-  } else if (s->allocated_bytes + bytes <= s->options.buffer_cap_bytes) {
-    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kRecordAlignment, bytes));
-    if (*buffer != nullptr) s->allocated_bytes += bytes;
-  }
-  if (*buffer == nullptr) {
-    // Declined: CUPTI drops records until a buffer is free again and counts them
-    // (cuptiActivityGetNumDroppedRecords).
-    ++s->refused_buffers;
-    return;
-  }
-  *size = bytes;
+  // Declining (nullptr) makes CUPTI drop records until a buffer is free again; it counts them
+  // (cuptiActivityGetNumDroppedRecords).
+  *buffer = s != nullptr ? s->pool.acquire() : nullptr;
+  *size = *buffer != nullptr ? s->pool.bufferBytes() : 0;
 }
 
 void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
                               std::size_t valid_size) {
   auto* s = g_active.load();
   if (s == nullptr) {
-    std::free(buffer);
+    std::free(buffer);  // its tracer is gone and left this buffer to us (see ~CuptiTracer)
     return;
   }
   std::size_t dropped = 0;
   // Since CUDA 6 every buffer is global: the dropped count is on the global queue.
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
-  std::lock_guard lock(s->mutex);
-  try {
-    s->converter.addBuffer(buffer, valid_size);
-  } catch (const std::exception& e) {  // out of memory while converting: keep going
-    s->converter.addDroppedByTracer(1);
-    if (s->warnings.size() < 16) s->warnings.push_back(std::string("conversion: ") + e.what());
+  {
+    std::lock_guard lock(s->mutex);
+    try {
+      s->converter.addBuffer(buffer, valid_size);
+    } catch (const std::exception& e) {  // out of memory while converting: keep going
+      s->converter.addDroppedByTracer(1);
+      if (s->warnings.size() < 16) s->warnings.push_back(std::string("conversion: ") + e.what());
+    }
+    s->converter.addDroppedByCupti(dropped);
   }
-  s->converter.addDroppedByCupti(dropped);
-  s->free_buffers.push_back(buffer);
+  s->pool.release(buffer);
 }
 
 // Flushes the records of a context before it goes away.
@@ -123,15 +108,16 @@ CuptiTracer::~CuptiTracer() {
   } catch (...) {  // a destructor reports nothing; stop() errors were the caller's to see
   }
   if (g_active.load() == state_.get()) g_active.store(nullptr);
-  for (auto* b : state_->free_buffers)
-    std::free(b);
+  // Buffers CUPTI still holds (a flush failed) come back after we are gone: leave the pool to
+  // them rather than free memory CUPTI may still write.
+  if (state_->pool.outstanding() > 0) static_cast<void>(state_.release());
 }
 
 void CuptiTracer::start() {
   if (running()) return;
   State* expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, state_.get())) {
-    throw std::logic_error("another CuptiTracer is already running in this process");
+  if (!g_active.compare_exchange_strong(expected, state_.get()) && expected != state_.get()) {
+    throw std::logic_error("another CuptiTracer exists in this process (CUPTI is process-wide)");
   }
   try {
     std::uint64_t t0 = 0;
@@ -222,9 +208,7 @@ void CuptiTracer::stop() {
     state_->converter.addDroppedByCupti(dropped);
     state_->running = false;
   }
-  // Buffers still out with CUPTI come back through bufferCompleted, which frees them once no
-  // tracer is active.
-  g_active.store(nullptr);
+  // g_active stays set until the destructor: buffers CUPTI returns late still find their pool.
   if (flushed != CUPTI_SUCCESS) {
     throw CuptiError(flushed, "cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", __FILE__,
                      __LINE__);
@@ -239,8 +223,8 @@ bool CuptiTracer::running() const {
 trace::RankTrace CuptiTracer::takeTrace(const FinishOptions& options) {
   std::lock_guard lock(state_->mutex);
   auto finish = options;
-  if (state_->refused_buffers > 0) {
-    finish.config.emplace_back("cupti_buffers_refused", std::to_string(state_->refused_buffers));
+  if (const auto refused = state_->pool.refused(); refused > 0) {
+    finish.config.emplace_back("cupti_buffers_refused", std::to_string(refused));
   }
   finish.config.emplace_back("cupti_buffer_cap_mb",
                              std::to_string(options_.buffer_cap_bytes >> 20));
