@@ -29,8 +29,9 @@ class CuptiTracer {
   CuptiTracer(const CuptiTracer&) = delete;
   CuptiTracer& operator=(const CuptiTracer&) = delete;
 
-  // Starts collecting. CUPTI's activity API is process-wide, so one tracer runs at a time.
-  // Throws CuptiError (naming the call) or std::logic_error when another tracer runs.
+  // Starts collecting (again, after stop(), for the same tracer). CUPTI's activity API is
+  // process-wide, so one tracer exists at a time from its first successful start() until it
+  // is destroyed. Throws CuptiError (naming the call) or std::logic_error for a second tracer.
   void start();
   // Delivers the records CUPTI holds (forced: also unfinished buffers), converting them.
   void flush(bool forced = true);
@@ -38,7 +39,9 @@ class CuptiTracer {
   void stop();
   bool running() const;
 
-  // The trace so far (call after stop() for a complete one); the tracer keeps running.
+  // The trace so far (call after stop() for a complete one); events are handed over. Times are
+  // ns after the start() CUPTI timestamp; base_time_ns is that instant in Unix-epoch ns and
+  // ddpscope.clock["cupti_to_epoch_ns"] converts CUPTI timestamps to epoch ns.
   trace::RankTrace takeTrace(const FinishOptions& options = {});
   ConverterStats stats() const;
   // Activity kinds that could not be enabled and other non-fatal problems.
