@@ -31,7 +31,9 @@ bool isNcclMarker(std::string_view name, std::string_view domain) {
 
 }  // namespace
 
-ActivityConverter::ActivityConverter(ConverterOptions options) : options_(std::move(options)) {}
+ActivityConverter::ActivityConverter(ConverterOptions options) : options_(std::move(options)) {
+  category_ids_.fill(trace::StringTable::npos);
+}
 
 std::size_t ActivityConverter::addBuffer(const std::uint8_t* buffer, std::size_t valid_size) {
   if (buffer == nullptr || valid_size == 0) return 0;
@@ -123,6 +125,34 @@ void ActivityConverter::push(std::int32_t track_index, const EventSpec& e) {
   ++stats_.events;
 }
 
+NameId ActivityConverter::categoryId(EventKind kind) {
+  auto& id = category_ids_[static_cast<std::size_t>(kind)];
+  if (id == trace::StringTable::npos) {
+    const auto cat = trace::categoryName(kind);
+    id = trace_.names.intern(cat.empty() ? kOverheadCategory : cat);
+  }
+  return id;
+}
+
+NameId ActivityConverter::kernelName(const char* raw) {
+  // CUPTI hands the same name pointer for every launch of a function: look it up by pointer
+  // first (checking the text, in case a module was unloaded and the address reused), and
+  // demangle each distinct name once.
+  if (auto hit = kernel_name_by_ptr_.find(raw);
+      hit != kernel_name_by_ptr_.end() && hit->second.first == raw) {
+    return hit->second.second;
+  }
+  NameId id = 0;
+  if (auto it = kernel_names_.find(raw); it != kernel_names_.end()) {
+    id = it->second;
+  } else {
+    id = trace_.names.intern(demangle(raw));
+    kernel_names_.emplace(raw, id);
+  }
+  kernel_name_by_ptr_[raw] = {raw, id};
+  return id;
+}
+
 bool ActivityConverter::timed(std::uint64_t start, std::uint64_t end) {
   if (start == 0 && end == 0) {
     ++stats_.without_timestamps;
@@ -134,14 +164,7 @@ bool ActivityConverter::timed(std::uint64_t start, std::uint64_t end) {
 void ActivityConverter::addKernel(const CUpti_ActivityKernel10& r) {
   noteContext(r.contextId, r.deviceId);
   if (!timed(r.start, r.end)) return;
-  NameId name = 0;
-  const std::string raw = r.name != nullptr ? r.name : "<unnamed kernel>";
-  if (auto it = kernel_names_.find(raw); it != kernel_names_.end()) {
-    name = it->second;
-  } else {
-    name = trace_.names.intern(demangle(raw));
-    kernel_names_.emplace(raw, name);
-  }
+  const NameId name = kernelName(r.name != nullptr ? r.name : "<unnamed kernel>");
   push(track(TrackKind::Gpu, r.deviceId, r.streamId),
        {rel(r.start), static_cast<TimeNs>(r.end - r.start), name, EventKind::Kernel,
         static_cast<std::int64_t>(r.correlationId), trace::kNoBytes});
@@ -542,6 +565,8 @@ trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) 
   trace_ = trace::RankTrace{};
   track_index_.clear();
   kernel_names_.clear();
+  kernel_name_by_ptr_.clear();
+  category_ids_.fill(trace::StringTable::npos);
   api_names_.clear();
   ranges_.clear();
   device_properties_.clear();

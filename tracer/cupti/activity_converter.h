@@ -5,6 +5,7 @@
 
 #include <cupti_activity.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -113,6 +114,8 @@ class ActivityConverter {
   std::int32_t track(trace::TrackKind kind, std::int64_t pid, std::int64_t tid);
   void push(std::int32_t track_index, const EventSpec& e);
   bool timed(std::uint64_t start, std::uint64_t end);
+  trace::NameId categoryId(trace::EventKind kind);
+  trace::NameId kernelName(const char* raw);
   void noteContext(std::uint32_t context, std::uint32_t device) {
     context_device_[context] = device;
   }
@@ -140,6 +143,9 @@ class ActivityConverter {
   trace::RankTrace trace_;
   std::map<std::tuple<trace::TrackKind, std::int64_t, std::int64_t>, std::int32_t> track_index_;
   std::unordered_map<std::string, trace::NameId> kernel_names_;
+  // name pointer -> (its text when cached, id)
+  std::unordered_map<const char*, std::pair<std::string, trace::NameId>> kernel_name_by_ptr_;
+  std::array<trace::NameId, static_cast<std::size_t>(trace::EventKind::Other) + 1> category_ids_;
   std::map<std::pair<bool, std::uint32_t>, trace::NameId> api_names_;
   std::unordered_map<std::uint32_t, std::uint32_t> context_device_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, EventRecordPlace> event_records_;
