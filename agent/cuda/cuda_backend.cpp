@@ -41,7 +41,9 @@ namespace {
 
 std::atomic<bool> g_terminate{false};
 
-void onTerminate(int) { g_terminate.store(true); }
+void onTerminate(int) {
+  g_terminate.store(true);
+}
 
 std::int64_t steadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -105,7 +107,8 @@ class Watchdog {
       if (why.empty()) continue;
       {
         std::lock_guard lock(mutex_);
-        reason_ = "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
+        reason_ =
+            "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
       }
       fired_.store(true);
       ncclCommAbort(comm_);  // unblocks this rank's pending NCCL work
@@ -125,7 +128,8 @@ class Watchdog {
 
 std::string rendezvousPath(const AgentOptions& o, const RankIdentity& id) {
   if (const char* p = std::getenv("DDPSCOPE_RENDEZVOUS")) return p;
-  return (fs::path(o.out_dir) / (".ddpscope-nccl-id" + (id.job_key.empty() ? "" : "-" + id.job_key)))
+  return (fs::path(o.out_dir) /
+          (".ddpscope-nccl-id" + (id.job_key.empty() ? "" : "-" + id.job_key)))
       .string();
 }
 
@@ -146,9 +150,9 @@ ncclUniqueId rendezvous(const std::string& path, const RankIdentity& id, double 
       return uid;
     }
     if (steadyNs() > deadline || g_terminate.load()) {
-      throw std::runtime_error("rank " + std::to_string(id.rank) + ": rank 0 did not publish the NCCL id in " +
-                               path + " within " + number(timeout_s) +
-                               " s; is the folder shared between the ranks' machines?");
+      throw std::runtime_error(
+          "rank " + std::to_string(id.rank) + ": rank 0 did not publish the NCCL id in " + path +
+          " within " + number(timeout_s) + " s; is the folder shared between the ranks' machines?");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -204,16 +208,20 @@ void writeRankTrace(cupti::CuptiTracer& tracer, const AgentOptions& o, const Ran
 }
 
 // One rank: this process drives one GPU.
-int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity& id, std::ostream& out,
-            std::ostream& err) {
+int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity& id,
+            std::ostream& out, std::ostream& err) {
   signal(SIGTERM, onTerminate);
   fs::create_directories(o.out_dir);
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  if (probe != cudaSuccess || devices < 1) {
+    throw CudaError(std::string("no usable GPU here (") +
+                    (probe != cudaSuccess ? cudaGetErrorString(probe)
+                                          : "no device visible; CUDA_VISIBLE_DEVICES?") +
+                    "); use --backend sim, or run on a GPU machine");
+  }
   cupti::CuptiTracer tracer;
   if (run.trace) tracer.start();  // before the CUDA context exists, so nothing is missed
-
-  int devices = 0;
-  DDPSCOPE_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  if (devices < 1) throw CudaError("no CUDA device is visible (CUDA_VISIBLE_DEVICES?)");
   const int device = id.local_rank % devices;
   DDPSCOPE_CUDA_CHECK(cudaSetDevice(device));
 
@@ -256,7 +264,8 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     }
     // Clock offset to rank 0: everyone reads the clock right after the same collective.
     std::int64_t* scratch = nullptr;
-    DDPSCOPE_CUDA_CHECK(cudaMalloc(&scratch, sizeof(std::int64_t) * (static_cast<std::size_t>(id.world_size) + 2)));
+    DDPSCOPE_CUDA_CHECK(
+        cudaMalloc(&scratch, sizeof(std::int64_t) * (static_cast<std::size_t>(id.world_size) + 2)));
     const cudaStream_t cs = dev->cudaStream(dev->commStream());
     DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, comm, cs));
     DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
@@ -285,15 +294,17 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
                       ": parameters differ between ranks after training (checksum allreduce)";
     }
   } catch (const std::exception& e) {
-    outcome.error = watchdog && watchdog->fired() ? watchdog->reason() + " (" + e.what() + ")"
-                                                  : "rank " + std::to_string(id.rank) + ": " + e.what();
+    outcome.error = watchdog && watchdog->fired()
+                        ? watchdog->reason() + " (" + e.what() + ")"
+                        : "rank " + std::to_string(id.rank) + ": " + e.what();
   }
   watchdog.reset();
   if (run.trace) {
     try {
       writeRankTrace(tracer, o, id, dev.get(), trainer.get(), !outcome.error.empty(), clock);
     } catch (const std::exception& e) {
-      err << "ddpscope-agent: rank " << id.rank << ": could not write the trace: " << e.what() << "\n";
+      err << "ddpscope-agent: rank " << id.rank << ": could not write the trace: " << e.what()
+          << "\n";
       if (outcome.error.empty()) outcome.error = e.what();
     }
   }
@@ -312,11 +323,13 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   }
   if (id.rank == 0 && id.launcher != "ddpscope") {
     double mean = 0;
-    for (double ms : outcome.step_ms) mean += ms;
+    for (double ms : outcome.step_ms)
+      mean += ms;
     mean /= static_cast<double>(std::max<std::size_t>(1, outcome.step_ms.size()));
-    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << id.world_size << ",\"steps\":" << o.steps
-        << ",\"buckets\":" << outcome.buckets << ",\"mean_step_ms\":" << number(mean)
-        << ",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\"" << o.out_dir << "\"}\n"
+    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << id.world_size
+        << ",\"steps\":" << o.steps << ",\"buckets\":" << outcome.buckets
+        << ",\"mean_step_ms\":" << number(mean) << ",\"traced\":" << (run.trace ? "true" : "false")
+        << ",\"out\":\"" << o.out_dir << "\"}\n"
         << std::flush;
   }
   return kExitOk;
@@ -338,10 +351,12 @@ std::vector<std::string> ownCommandLine() {
 
 // --launch local: one process per rank on this node, GPUs assigned round robin. When there are
 // more ranks than GPUs, each process gets its own NCCL_HOSTID so NCCL lets two share a GPU.
-int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out, std::ostream& err) {
+int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out,
+                std::ostream& err) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
-    err << "ddpscope-agent: --backend cuda: no usable GPU here (cudaGetDeviceCount found none); use "
+    err << "ddpscope-agent: --backend cuda: no usable GPU here (cudaGetDeviceCount found none); "
+           "use "
            "--backend sim\n";
     return kExitBackendUnavailable;
   }
@@ -372,15 +387,19 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
     env.push_back("DDPSCOPE_LAUNCH=none");
     if (share) env.push_back("NCCL_HOSTID=ddpscope-" + job + "-" + std::to_string(r));
     std::vector<char*> argv, envp;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    for (const auto& kv : env) envp.push_back(const_cast<char*>(kv.c_str()));
+    for (const auto& kv : env)
+      envp.push_back(const_cast<char*>(kv.c_str()));
     envp.push_back(nullptr);
     pid_t pid = 0;
     if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()) != 0) {
       err << "ddpscope-agent: could not start rank " << r << ": " << std::strerror(errno) << "\n";
-      for (pid_t c : children) kill(c, SIGTERM);
-      for (pid_t c : children) waitpid(c, nullptr, 0);
+      for (pid_t c : children)
+        kill(c, SIGTERM);
+      for (pid_t c : children)
+        waitpid(c, nullptr, 0);
       return kExitFailed;
     }
     children.push_back(pid);
@@ -406,13 +425,15 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
                                   : "exited with status " + std::to_string(WEXITSTATUS(status)))
           << "; stopping the other ranks\n";
       for (pid_t c : children) {
-        if (c != pid) kill(c, SIGTERM);  // they abort their communicators and write incomplete traces
+        if (c != pid)
+          kill(c, SIGTERM);  // they abort their communicators and write incomplete traces
       }
     }
   }
   fs::remove(rendezvous, ec);
   if (exit_code == kExitOk) {
-    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << o.world_size << ",\"steps\":" << o.steps
+    out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << o.world_size
+        << ",\"steps\":" << o.steps
         << ",\"launch\":\"local\",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\""
         << o.out_dir << "\"}\n"
         << std::flush;
@@ -425,7 +446,8 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
 CudaRunOptions cudaRunOptionsFromEnvironment() {
   CudaRunOptions r;
   if (const char* v = std::getenv("DDPSCOPE_LAUNCH")) r.launch = v;
-  if (const char* v = std::getenv("DDPSCOPE_TIMEOUT_S")) r.timeout_s = std::atof(v) > 0 ? std::atof(v) : r.timeout_s;
+  if (const char* v = std::getenv("DDPSCOPE_TIMEOUT_S"))
+    r.timeout_s = std::atof(v) > 0 ? std::atof(v) : r.timeout_s;
   if (const char* v = std::getenv("DDPSCOPE_NO_TRACE")) r.trace = std::string(v) != "1";
   return r;
 }
@@ -434,7 +456,8 @@ int runCudaBackend(const AgentOptions& options, std::ostream& out, std::ostream&
   return runCudaBackend(options, cudaRunOptionsFromEnvironment(), out, err);
 }
 
-int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out, std::ostream& err) {
+int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out,
+                   std::ostream& err) {
   std::optional<RankIdentity> id;
   try {
     id = rankIdentityFromEnvironment();
@@ -454,8 +477,8 @@ int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostrea
     id->job_key = std::to_string(getpid());
   }
   if (id->world_size != o.world_size) {
-    err << "ddpscope-agent: the launcher started " << id->world_size << " ranks but --world-size is "
-        << o.world_size << "\n";
+    err << "ddpscope-agent: the launcher started " << id->world_size
+        << " ranks but --world-size is " << o.world_size << "\n";
     return kExitBadArguments;
   }
   try {

@@ -16,11 +16,13 @@ void throwCudaError(const char* call, const char* file, int line, cudaError_t e)
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
     hint = "; no usable GPU or driver here: use --backend sim, or run on a GPU machine";
   }
-  throw CudaError(where(call, file, line) + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + hint);
+  throw CudaError(where(call, file, line) + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
+                  hint);
 }
 
 void throwCublasError(const char* call, const char* file, int line, cublasStatus_t s) {
-  throw CudaError(where(call, file, line) + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+  throw CudaError(where(call, file, line) + cublasGetStatusName(s) + ": " +
+                  cublasGetStatusString(s));
 }
 
 void throwNcclError(const char* call, const char* file, int line, ncclResult_t r) {

@@ -14,31 +14,36 @@ CudaDevice::CudaDevice(const CudaDeviceOptions& options) : options_(options) {
   int least = 0, greatest = 0;
   DDPSCOPE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   DDPSCOPE_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[0], cudaStreamNonBlocking, least));
-  DDPSCOPE_CUDA_CHECK(cudaStreamCreateWithPriority(
-      &streams_[1], cudaStreamNonBlocking, options_.high_priority_comm ? greatest : least));
+  DDPSCOPE_CUDA_CHECK(cudaStreamCreateWithPriority(&streams_[1], cudaStreamNonBlocking,
+                                                   options_.high_priority_comm ? greatest : least));
   DDPSCOPE_CUBLAS_CHECK(cublasCreate(&cublas_));
 }
 
 CudaDevice::~CudaDevice() {
   // Teardown must not throw; errors here are past caring about (the run already reported).
   if (cublas_) cublasDestroy(cublas_);
-  for (auto e : events_) cudaEventDestroy(e);
-  for (auto b : buffers_) cudaFree(b);
-  for (auto& [key, table] : tables_) cudaFree(table);
+  for (auto e : events_)
+    cudaEventDestroy(e);
+  for (auto b : buffers_)
+    cudaFree(b);
+  for (auto& [key, table] : tables_)
+    cudaFree(table);
   for (auto s : streams_) {
     if (s) cudaStreamDestroy(s);
   }
 }
 
 cudaStream_t CudaDevice::cudaStream(StreamId id) const {
-  if (id != 0 && id != 1) throw std::invalid_argument("CUDA device: unknown stream " + std::to_string(id));
+  if (id != 0 && id != 1)
+    throw std::invalid_argument("CUDA device: unknown stream " + std::to_string(id));
   return streams_[id];
 }
 
 float* CudaDevice::ptr(View v, const char* what) const {
   if (v.buffer < 0 || static_cast<std::size_t>(v.buffer) >= buffers_.size() || v.offset < 0 ||
       v.count < 0 || v.offset + v.count > sizes_[static_cast<std::size_t>(v.buffer)]) {
-    throw std::out_of_range(std::string("CUDA device: ") + what + " reads or writes outside its buffer");
+    throw std::out_of_range(std::string("CUDA device: ") + what +
+                            " reads or writes outside its buffer");
   }
   return buffers_[static_cast<std::size_t>(v.buffer)] + v.offset;
 }
@@ -46,11 +51,13 @@ float* CudaDevice::ptr(View v, const char* what) const {
 BufferId CudaDevice::allocate(std::int64_t count, DType dtype, std::string_view name) {
   // Every buffer holds fp32 elements (indices too, exact below 2^24), as on the simulated device.
   if (dtype == DType::BF16) {
-    throw std::invalid_argument("CUDA device: bf16 buffers are not supported yet (" + std::string(name) + ")");
+    throw std::invalid_argument("CUDA device: bf16 buffers are not supported yet (" +
+                                std::string(name) + ")");
   }
   if (count < 0) throw std::invalid_argument("CUDA device: negative allocation");
   float* p = nullptr;
-  if (count > 0) DDPSCOPE_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(count) * sizeof(float)));
+  if (count > 0)
+    DDPSCOPE_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(count) * sizeof(float)));
   if (p) DDPSCOPE_CUDA_CHECK(cudaMemset(p, 0, static_cast<std::size_t>(count) * sizeof(float)));
   buffers_.push_back(p);
   sizes_.push_back(count);
@@ -58,9 +65,11 @@ BufferId CudaDevice::allocate(std::int64_t count, DType dtype, std::string_view 
 }
 
 void CudaDevice::upload(View dst, std::span<const float> src) {
-  if (static_cast<std::int64_t>(src.size()) != dst.count) throw std::invalid_argument("CUDA device: upload size mismatch");
+  if (static_cast<std::int64_t>(src.size()) != dst.count)
+    throw std::invalid_argument("CUDA device: upload size mismatch");
   if (src.empty()) return;
-  DDPSCOPE_CUDA_CHECK(cudaMemcpy(ptr(dst, "upload"), src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
+  DDPSCOPE_CUDA_CHECK(
+      cudaMemcpy(ptr(dst, "upload"), src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
 }
 
 void CudaDevice::uploadIndices(View dst, std::span<const std::int32_t> src) {
@@ -69,10 +78,12 @@ void CudaDevice::uploadIndices(View dst, std::span<const std::int32_t> src) {
 }
 
 void CudaDevice::download(View src, std::span<float> dst) {
-  if (static_cast<std::int64_t>(dst.size()) != src.count) throw std::invalid_argument("CUDA device: download size mismatch");
+  if (static_cast<std::int64_t>(dst.size()) != src.count)
+    throw std::invalid_argument("CUDA device: download size mismatch");
   synchronize();
   if (dst.empty()) return;
-  DDPSCOPE_CUDA_CHECK(cudaMemcpy(dst.data(), ptr(src, "download"), dst.size_bytes(), cudaMemcpyDeviceToHost));
+  DDPSCOPE_CUDA_CHECK(
+      cudaMemcpy(dst.data(), ptr(src, "download"), dst.size_bytes(), cudaMemcpyDeviceToHost));
 }
 
 EventId CudaDevice::createEvent() {
@@ -83,11 +94,13 @@ EventId CudaDevice::createEvent() {
 }
 
 void CudaDevice::recordEvent(EventId event, StreamId stream) {
-  DDPSCOPE_CUDA_CHECK(cudaEventRecord(events_.at(static_cast<std::size_t>(event)), cudaStream(stream)));
+  DDPSCOPE_CUDA_CHECK(
+      cudaEventRecord(events_.at(static_cast<std::size_t>(event)), cudaStream(stream)));
 }
 
 void CudaDevice::waitEvent(StreamId stream, EventId event) {
-  DDPSCOPE_CUDA_CHECK(cudaStreamWaitEvent(cudaStream(stream), events_.at(static_cast<std::size_t>(event)), 0));
+  DDPSCOPE_CUDA_CHECK(
+      cudaStreamWaitEvent(cudaStream(stream), events_.at(static_cast<std::size_t>(event)), 0));
 }
 
 void CudaDevice::synchronize() {
@@ -96,7 +109,9 @@ void CudaDevice::synchronize() {
 }
 
 std::int64_t CudaDevice::hostTimeNs() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - created_).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              created_)
+      .count();
 }
 
 void CudaDevice::beginStep(std::int32_t step) {
@@ -109,11 +124,17 @@ void CudaDevice::endStep() {
   step_ = -1;
 }
 
-void CudaDevice::pushRange(StreamId /*stream*/, std::string_view name) { nvtxRangePushA(std::string(name).c_str()); }
+void CudaDevice::pushRange(StreamId /*stream*/, std::string_view name) {
+  nvtxRangePushA(std::string(name).c_str());
+}
 
-void CudaDevice::popRange(StreamId /*stream*/) { nvtxRangePop(); }
+void CudaDevice::popRange(StreamId /*stream*/) {
+  nvtxRangePop();
+}
 
-void CudaDevice::mark(StreamId /*stream*/, std::string_view name, Tags /*tags*/) { nvtxMarkA(std::string(name).c_str()); }
+void CudaDevice::mark(StreamId /*stream*/, std::string_view name, Tags /*tags*/) {
+  nvtxMarkA(std::string(name).c_str());
+}
 
 void CudaDevice::gemm(StreamId stream, const GemmArgs& a, Tags tags) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
@@ -126,8 +147,8 @@ void CudaDevice::gemm(StreamId stream, const GemmArgs& a, Tags tags) {
   launch(tags, [&] {
     DDPSCOPE_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStream(stream)));
     DDPSCOPE_CUBLAS_CHECK(cublasSgemm(cublas_, a.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                      a.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &a.alpha, pb, ldb, pa,
-                                      lda, &a.beta, pc, n));
+                                      a.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &a.alpha, pb,
+                                      ldb, pa, lda, &a.beta, pc, n));
   });
 }
 
@@ -137,7 +158,8 @@ void CudaDevice::epilogue(StreamId stream, const EpilogueArgs& a) {
   const float* bias = optional(a.bias, "epilogue bias");
   const float* residual = optional(a.residual, "epilogue residual");
   launch({}, [&] {
-    kernels::epilogue(cudaStream(stream), a.rows, a.cols, x, bias, residual, out, static_cast<int>(a.act));
+    kernels::epilogue(cudaStream(stream), a.rows, a.cols, x, bias, residual, out,
+                      static_cast<int>(a.act));
   });
 }
 
@@ -145,10 +167,14 @@ void CudaDevice::activationBackward(StreamId stream, View dy, View pre, View dx,
   const float* pdy = ptr(dy, "activation dy");
   const float* ppre = ptr(pre, "activation pre");
   float* pdx = ptr(dx, "activation dx");
-  launch({}, [&] { kernels::activationBackward(cudaStream(stream), dy.count, pdy, ppre, pdx, static_cast<int>(act)); });
+  launch({}, [&] {
+    kernels::activationBackward(cudaStream(stream), dy.count, pdy, ppre, pdx,
+                                static_cast<int>(act));
+  });
 }
 
-void CudaDevice::columnSum(StreamId stream, View dy, View db, std::int64_t rows, std::int64_t cols, Tags tags) {
+void CudaDevice::columnSum(StreamId stream, View dy, View db, std::int64_t rows, std::int64_t cols,
+                           Tags tags) {
   const float* pdy = ptr(dy, "columnSum dy");
   float* pdb = ptr(db, "columnSum db");
   launch(tags, [&] { kernels::columnSum(cudaStream(stream), rows, cols, pdy, pdb); });
@@ -163,32 +189,39 @@ void CudaDevice::layerNorm(StreamId stream, const LayerNormArgs& a) {
   launch({}, [&] { kernels::layerNorm(cudaStream(stream), a.rows, a.cols, x, g, b, out, stats); });
 }
 
-void CudaDevice::layerNormBackward(StreamId stream, const LayerNormArgs& a, View dy, View residual_grad) {
+void CudaDevice::layerNormBackward(StreamId stream, const LayerNormArgs& a, View dy,
+                                   View residual_grad) {
   const float* x = ptr(a.x, "layerNormBackward x");
   const float* stats = ptr(a.stats, "layerNormBackward stats");
   const float* g = ptr(a.gamma, "layerNormBackward gamma");
   const float* pdy = ptr(dy, "layerNormBackward dy");
   const float* rg = optional(residual_grad, "layerNormBackward residual");
   float* dx = ptr(a.out, "layerNormBackward dx");
-  launch({}, [&] { kernels::layerNormBackward(cudaStream(stream), a.rows, a.cols, x, stats, g, pdy, rg, dx); });
+  launch({}, [&] {
+    kernels::layerNormBackward(cudaStream(stream), a.rows, a.cols, x, stats, g, pdy, rg, dx);
+  });
 }
 
-void CudaDevice::layerNormGammaGrad(StreamId stream, const LayerNormArgs& a, View dy, View dgamma, Tags tags) {
+void CudaDevice::layerNormGammaGrad(StreamId stream, const LayerNormArgs& a, View dy, View dgamma,
+                                    Tags tags) {
   const float* x = ptr(a.x, "layerNormGammaGrad x");
   const float* stats = ptr(a.stats, "layerNormGammaGrad stats");
   const float* pdy = ptr(dy, "layerNormGammaGrad dy");
   float* dg = ptr(dgamma, "layerNormGammaGrad dgamma");
-  launch(tags, [&] { kernels::layerNormGammaGrad(cudaStream(stream), a.rows, a.cols, x, stats, pdy, dg); });
+  launch(tags, [&] {
+    kernels::layerNormGammaGrad(cudaStream(stream), a.rows, a.cols, x, stats, pdy, dg);
+  });
 }
 
-void CudaDevice::attentionCore(StreamId stream, View qkv, View out, std::int64_t rows, std::int64_t width) {
+void CudaDevice::attentionCore(StreamId stream, View qkv, View out, std::int64_t rows,
+                               std::int64_t width) {
   const float* q = ptr(qkv, "attention qkv");
   float* o = ptr(out, "attention out");
   launch({}, [&] { kernels::attentionCore(cudaStream(stream), rows, width, q, o); });
 }
 
-void CudaDevice::attentionCoreBackward(StreamId stream, View qkv, View dout, View dqkv, std::int64_t rows,
-                                       std::int64_t width) {
+void CudaDevice::attentionCoreBackward(StreamId stream, View qkv, View dout, View dqkv,
+                                       std::int64_t rows, std::int64_t width) {
   const float* q = ptr(qkv, "attentionBackward qkv");
   const float* d = ptr(dout, "attentionBackward dout");
   float* dq = ptr(dqkv, "attentionBackward dqkv");
@@ -202,17 +235,19 @@ void CudaDevice::embedding(StreamId stream, View tokens, View table, View out, s
   launch({}, [&] { kernels::embedding(cudaStream(stream), tokens.count, width, t, tab, o); });
 }
 
-void CudaDevice::embeddingBackward(StreamId stream, View tokens, View dout, View dtable, std::int64_t width,
-                                   Tags tags) {
+void CudaDevice::embeddingBackward(StreamId stream, View tokens, View dout, View dtable,
+                                   std::int64_t width, Tags tags) {
   const float* t = ptr(tokens, "embeddingBackward tokens");
   const float* d = ptr(dout, "embeddingBackward dout");
   float* dt = ptr(dtable, "embeddingBackward dtable");
   launch(tags, [&] {
-    kernels::embeddingBackward(cudaStream(stream), tokens.count, width, width > 0 ? dtable.count / width : 0, t, d, dt);
+    kernels::embeddingBackward(cudaStream(stream), tokens.count, width,
+                               width > 0 ? dtable.count / width : 0, t, d, dt);
   });
 }
 
-void CudaDevice::mseLoss(StreamId stream, View pred, View target, View dpred, View loss, std::int64_t rows) {
+void CudaDevice::mseLoss(StreamId stream, View pred, View target, View dpred, View loss,
+                         std::int64_t rows) {
   const float* p = ptr(pred, "mseLoss pred");
   const float* t = ptr(target, "mseLoss target");
   float* dp = ptr(dpred, "mseLoss dpred");
@@ -220,12 +255,14 @@ void CudaDevice::mseLoss(StreamId stream, View pred, View target, View dpred, Vi
   launch({}, [&] { kernels::mseLoss(cudaStream(stream), rows, pred.count, p, t, dp, l); });
 }
 
-const kernels::CopySpan* CudaDevice::copyTable(std::span<const CopyPair> copies, std::int64_t& total) {
+const kernels::CopySpan* CudaDevice::copyTable(std::span<const CopyPair> copies,
+                                               std::int64_t& total) {
   std::vector<kernels::CopySpan> spans;
   std::vector<std::int64_t> key;
   total = 0;
   for (const auto& c : copies) {
-    if (c.src.count != c.dst.count) throw std::invalid_argument("CUDA device: pack/unpack size mismatch");
+    if (c.src.count != c.dst.count)
+      throw std::invalid_argument("CUDA device: pack/unpack size mismatch");
     spans.push_back({ptr(c.src, "pack src"), ptr(c.dst, "pack dst"), c.src.count, total});
     key.insert(key.end(), {c.src.buffer, c.src.offset, c.dst.buffer, c.dst.offset, c.src.count});
     total += c.src.count;
@@ -233,25 +270,30 @@ const kernels::CopySpan* CudaDevice::copyTable(std::span<const CopyPair> copies,
   auto& table = tables_[key];
   if (!table) {
     DDPSCOPE_CUDA_CHECK(cudaMalloc(&table, spans.size() * sizeof(kernels::CopySpan)));
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::CopySpan), cudaMemcpyHostToDevice));
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::CopySpan),
+                                   cudaMemcpyHostToDevice));
   }
   return static_cast<const kernels::CopySpan*>(table);
 }
 
-const kernels::UpdateSpan* CudaDevice::updateTable(std::span<const UpdatePair> params, std::int64_t& total) {
+const kernels::UpdateSpan* CudaDevice::updateTable(std::span<const UpdatePair> params,
+                                                   std::int64_t& total) {
   std::vector<kernels::UpdateSpan> spans;
   std::vector<std::int64_t> key{-1};  // distinct from copy tables
   total = 0;
   for (const auto& p : params) {
-    if (p.param.count != p.grad.count) throw std::invalid_argument("CUDA device: sgd size mismatch");
+    if (p.param.count != p.grad.count)
+      throw std::invalid_argument("CUDA device: sgd size mismatch");
     spans.push_back({ptr(p.param, "sgd param"), ptr(p.grad, "sgd grad"), p.param.count, total});
-    key.insert(key.end(), {p.param.buffer, p.param.offset, p.grad.buffer, p.grad.offset, p.param.count});
+    key.insert(key.end(),
+               {p.param.buffer, p.param.offset, p.grad.buffer, p.grad.offset, p.param.count});
     total += p.param.count;
   }
   auto& table = tables_[key];
   if (!table) {
     DDPSCOPE_CUDA_CHECK(cudaMalloc(&table, spans.size() * sizeof(kernels::UpdateSpan)));
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::UpdateSpan), cudaMemcpyHostToDevice));
+    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::UpdateSpan),
+                                   cudaMemcpyHostToDevice));
   }
   return static_cast<const kernels::UpdateSpan*>(table);
 }
@@ -259,31 +301,37 @@ const kernels::UpdateSpan* CudaDevice::updateTable(std::span<const UpdatePair> p
 void CudaDevice::packBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) {
   std::int64_t total = 0;
   const auto* table = copyTable(copies, total);
-  launch(tags, [&] { kernels::packBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total); });
+  launch(tags, [&] {
+    kernels::packBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total);
+  });
 }
 
 void CudaDevice::unpackBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) {
   std::int64_t total = 0;
   const auto* table = copyTable(copies, total);
-  launch(tags, [&] { kernels::unpackBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total); });
+  launch(tags, [&] {
+    kernels::unpackBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total);
+  });
 }
 
-void CudaDevice::sgdUpdate(StreamId stream, std::span<const UpdatePair> params, float lr, float grad_scale,
-                           Tags tags) {
+void CudaDevice::sgdUpdate(StreamId stream, std::span<const UpdatePair> params, float lr,
+                           float grad_scale, Tags tags) {
   std::int64_t total = 0;
   const auto* table = updateTable(params, total);
   launch(tags, [&] {
-    kernels::sgdUpdate(cudaStream(stream), table, static_cast<int>(params.size()), total, lr, grad_scale);
+    kernels::sgdUpdate(cudaStream(stream), table, static_cast<int>(params.size()), total, lr,
+                       grad_scale);
   });
 }
 
 void CudaDevice::allreduceSum(StreamId stream, View buffer, DType dtype, Tags tags) {
-  if (dtype != DType::F32) throw std::invalid_argument("CUDA device: allreduce supports f32 buckets");
+  if (dtype != DType::F32)
+    throw std::invalid_argument("CUDA device: allreduce supports f32 buckets");
   float* p = ptr(buffer, "allreduce");
   if (!options_.comm) throw std::logic_error("CUDA device: allreduce without an NCCL communicator");
   launch(tags, [&] {
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(p, p, static_cast<std::size_t>(buffer.count), ncclFloat, ncclSum,
-                                      options_.comm, cudaStream(stream)));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(p, p, static_cast<std::size_t>(buffer.count), ncclFloat,
+                                      ncclSum, options_.comm, cudaStream(stream)));
   });
 }
 

@@ -90,7 +90,9 @@ class CudaDevice final : public Device {
 
  private:
   float* ptr(View v, const char* what) const;
-  const float* optional(View v, const char* what) const { return v.valid() ? ptr(v, what) : nullptr; }
+  const float* optional(View v, const char* what) const {
+    return v.valid() ? ptr(v, what) : nullptr;
+  }
   // Runs `launch` and records its window (when a launch clock is set).
   template <typename F>
   void launch(Tags tags, F&& f) {

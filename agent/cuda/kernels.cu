@@ -22,14 +22,18 @@ void checkLaunch(const char* kernel) {
   if (e != cudaSuccess) throwCudaError(kernel, __FILE__, __LINE__, e);
 }
 
-__device__ float geluF(float x) { return 0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x))); }
+__device__ float geluF(float x) {
+  return 0.5f * x * (1.0f + tanhf(kGeluC * (x + 0.044715f * x * x * x)));
+}
 
 __device__ float geluGradF(float x) {
   const float t = tanhf(kGeluC * (x + 0.044715f * x * x * x));
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kGeluC * (1.0f + 3 * 0.044715f * x * x);
 }
 
-__device__ float sigmoidF(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ float sigmoidF(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
 
 // Sum over a block of blockDim.x threads (a power of two, <= 1024).
 __device__ double blockSum(double v, double* shared) {
@@ -46,8 +50,8 @@ __device__ double blockSum(double v, double* shared) {
 
 __global__ void ddpscope_epilogue(std::int64_t rows, std::int64_t cols, float* x, const float* bias,
                                   const float* residual, float* out, int act) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows * cols;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       i < rows * cols; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     float v = x[i] + (bias ? bias[i % cols] : 0.0f);
     x[i] = v;
     if (act == 1) v = v > 0 ? v : 0.0f;
@@ -56,8 +60,8 @@ __global__ void ddpscope_epilogue(std::int64_t rows, std::int64_t cols, float* x
   }
 }
 
-__global__ void ddpscope_activation_backward(std::int64_t n, const float* dy, const float* pre, float* dx,
-                                             int act) {
+__global__ void ddpscope_activation_backward(std::int64_t n, const float* dy, const float* pre,
+                                             float* dx, int act) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float g = act == 1 ? (pre[i] > 0 ? 1.0f : 0.0f) : act == 2 ? geluGradF(pre[i]) : 1.0f;
@@ -66,11 +70,13 @@ __global__ void ddpscope_activation_backward(std::int64_t n, const float* dy, co
 }
 
 // One block per column group: each thread owns one column and walks the rows.
-__global__ void ddpscope_column_sum(std::int64_t rows, std::int64_t cols, const float* dy, float* db) {
+__global__ void ddpscope_column_sum(std::int64_t rows, std::int64_t cols, const float* dy,
+                                    float* db) {
   const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (j >= cols) return;
   float acc = 0.0f;
-  for (std::int64_t i = 0; i < rows; ++i) acc += dy[i * cols + j];
+  for (std::int64_t i = 0; i < rows; ++i)
+    acc += dy[i * cols + j];
   db[j] = acc;
 }
 
@@ -81,10 +87,12 @@ __global__ void ddpscope_layer_norm(std::int64_t cols, const float* x, const flo
   const std::int64_t row = blockIdx.x;
   const float* xr = x + row * cols;
   double s = 0;
-  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += xr[j];
+  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    s += xr[j];
   const double mean = blockSum(s, shared) / static_cast<double>(cols);
   double v = 0;
-  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) v += (xr[j] - mean) * (xr[j] - mean);
+  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    v += (xr[j] - mean) * (xr[j] - mean);
   const double var = blockSum(v, shared) / static_cast<double>(cols);
   const float rstd = 1.0f / sqrtf(static_cast<float>(var) + kLayerNormEps);
   const float m = static_cast<float>(mean);
@@ -114,7 +122,8 @@ __global__ void ddpscope_layer_norm_backward(std::int64_t cols, const float* x, 
   for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     const float xhat = (x[row * cols + j] - mean) * rstd;
     const float g = dy[row * cols + j] * gamma[j];
-    dx[row * cols + j] = rstd * (g - mg - xhat * mgx) + (residual_grad ? residual_grad[row * cols + j] : 0.0f);
+    dx[row * cols + j] =
+        rstd * (g - mg - xhat * mgx) + (residual_grad ? residual_grad[row * cols + j] : 0.0f);
   }
 }
 
@@ -129,19 +138,20 @@ __global__ void ddpscope_layer_norm_gamma_grad(std::int64_t rows, std::int64_t c
   dgamma[j] = acc;
 }
 
-__global__ void ddpscope_attention_core(std::int64_t rows, std::int64_t width, const float* qkv, float* out) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < rows * width;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+__global__ void ddpscope_attention_core(std::int64_t rows, std::int64_t width, const float* qkv,
+                                        float* out) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       e < rows * width; e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / width, j = e % width;
     const float* q = qkv + i * 3 * width;
     out[e] = q[2 * width + j] * sigmoidF(q[j] * q[width + j]);
   }
 }
 
-__global__ void ddpscope_attention_core_backward(std::int64_t rows, std::int64_t width, const float* qkv,
-                                                 const float* dout, float* dqkv) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < rows * width;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+__global__ void ddpscope_attention_core_backward(std::int64_t rows, std::int64_t width,
+                                                 const float* qkv, const float* dout, float* dqkv) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       e < rows * width; e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / width, j = e % width;
     const float* q = qkv + i * 3 * width;
     float* d = dqkv + i * 3 * width;
@@ -156,25 +166,27 @@ __global__ void ddpscope_attention_core_backward(std::int64_t rows, std::int64_t
 
 __global__ void ddpscope_embedding(std::int64_t rows, std::int64_t width, const float* tokens,
                                    const float* table, float* out) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < rows * width;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       e < rows * width; e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / width, j = e % width;
     out[e] = table[static_cast<std::int64_t>(tokens[i]) * width + j];
   }
 }
 
-__global__ void ddpscope_embedding_backward(std::int64_t rows, std::int64_t width, std::int64_t table_rows,
-                                            const float* tokens, const float* dout, float* dtable) {
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < rows * width;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+__global__ void ddpscope_embedding_backward(std::int64_t rows, std::int64_t width,
+                                            std::int64_t table_rows, const float* tokens,
+                                            const float* dout, float* dtable) {
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+       e < rows * width; e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / width, j = e % width;
     const auto t = static_cast<std::int64_t>(tokens[i]);
     if (t >= 0 && t < table_rows) atomicAdd(&dtable[t * width + j], dout[e]);
   }
 }
 
-__global__ void ddpscope_mse_loss(std::int64_t n, float inv_rows, double inv_two_rows, const float* pred,
-                                  const float* target, float* dpred, float* loss) {
+__global__ void ddpscope_mse_loss(std::int64_t n, float inv_rows, double inv_two_rows,
+                                  const float* pred, const float* target, float* dpred,
+                                  float* loss) {
   __shared__ double shared[kThreads];
   double s = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -192,8 +204,8 @@ __device__ int spanOf(const std::int64_t* prefix_of, int stride_bytes, int spans
   int lo = 0, hi = spans - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    const auto p = *reinterpret_cast<const std::int64_t*>(reinterpret_cast<const char*>(prefix_of) +
-                                                          static_cast<std::int64_t>(mid) * stride_bytes);
+    const auto p = *reinterpret_cast<const std::int64_t*>(
+        reinterpret_cast<const char*>(prefix_of) + static_cast<std::int64_t>(mid) * stride_bytes);
     if (p <= e) {
       lo = mid;
     } else {
@@ -219,8 +231,8 @@ __global__ void ddpscope_unpack_bucket(const CopySpan* table, int spans, std::in
   }
 }
 
-__global__ void ddpscope_sgd_update(const UpdateSpan* table, int spans, std::int64_t total, float lr,
-                                    float grad_scale) {
+__global__ void ddpscope_sgd_update(const UpdateSpan* table, int spans, std::int64_t total,
+                                    float lr, float grad_scale) {
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const int k = spanOf(&table[0].prefix, sizeof(UpdateSpan), spans, e);
@@ -233,12 +245,13 @@ __global__ void ddpscope_sgd_update(const UpdateSpan* table, int spans, std::int
 
 void epilogue(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* x, const float* bias,
               const float* residual, float* out, int act) {
-  ddpscope_epilogue<<<blocksFor(rows * cols), kThreads, 0, s>>>(rows, cols, x, bias, residual, out, act);
+  ddpscope_epilogue<<<blocksFor(rows * cols), kThreads, 0, s>>>(rows, cols, x, bias, residual, out,
+                                                                act);
   checkLaunch("ddpscope_epilogue<<<>>>");
 }
 
-void activationBackward(cudaStream_t s, std::int64_t n, const float* dy, const float* pre, float* dx,
-                        int act) {
+void activationBackward(cudaStream_t s, std::int64_t n, const float* dy, const float* pre,
+                        float* dx, int act) {
   ddpscope_activation_backward<<<blocksFor(n), kThreads, 0, s>>>(n, dy, pre, dx, act);
   checkLaunch("ddpscope_activation_backward<<<>>>");
 }
@@ -248,10 +261,11 @@ void columnSum(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float
   checkLaunch("ddpscope_column_sum<<<>>>");
 }
 
-void layerNorm(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* x, const float* gamma,
-               const float* beta, float* out, float* stats) {
+void layerNorm(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* x,
+               const float* gamma, const float* beta, float* out, float* stats) {
   if (rows == 0) return;
-  ddpscope_layer_norm<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(cols, x, gamma, beta, out, stats);
+  ddpscope_layer_norm<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(cols, x, gamma, beta, out,
+                                                                       stats);
   checkLaunch("ddpscope_layer_norm<<<>>>");
 }
 
@@ -259,47 +273,53 @@ void layerNormBackward(cudaStream_t s, std::int64_t rows, std::int64_t cols, con
                        const float* stats, const float* gamma, const float* dy,
                        const float* residual_grad, float* dx) {
   if (rows == 0) return;
-  ddpscope_layer_norm_backward<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(cols, x, stats, gamma, dy,
-                                                                                residual_grad, dx);
+  ddpscope_layer_norm_backward<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
+      cols, x, stats, gamma, dy, residual_grad, dx);
   checkLaunch("ddpscope_layer_norm_backward<<<>>>");
 }
 
 void layerNormGammaGrad(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* x,
                         const float* stats, const float* dy, float* dgamma) {
-  ddpscope_layer_norm_gamma_grad<<<blocksFor(cols), kThreads, 0, s>>>(rows, cols, x, stats, dy, dgamma);
+  ddpscope_layer_norm_gamma_grad<<<blocksFor(cols), kThreads, 0, s>>>(rows, cols, x, stats, dy,
+                                                                      dgamma);
   checkLaunch("ddpscope_layer_norm_gamma_grad<<<>>>");
 }
 
-void attentionCore(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv, float* out) {
+void attentionCore(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv,
+                   float* out) {
   ddpscope_attention_core<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, qkv, out);
   checkLaunch("ddpscope_attention_core<<<>>>");
 }
 
 void attentionCoreBackward(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv,
                            const float* dout, float* dqkv) {
-  ddpscope_attention_core_backward<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, qkv, dout, dqkv);
+  ddpscope_attention_core_backward<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, qkv,
+                                                                                dout, dqkv);
   checkLaunch("ddpscope_attention_core_backward<<<>>>");
 }
 
-void embedding(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* tokens, const float* table,
-               float* out) {
+void embedding(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* tokens,
+               const float* table, float* out) {
   ddpscope_embedding<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, tokens, table, out);
   checkLaunch("ddpscope_embedding<<<>>>");
 }
 
-void embeddingBackward(cudaStream_t s, std::int64_t rows, std::int64_t width, std::int64_t table_rows,
-                       const float* tokens, const float* dout, float* dtable) {
-  DDPSCOPE_CUDA_CHECK(cudaMemsetAsync(dtable, 0, static_cast<std::size_t>(table_rows * width) * sizeof(float), s));
-  ddpscope_embedding_backward<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, table_rows, tokens,
-                                                                           dout, dtable);
+void embeddingBackward(cudaStream_t s, std::int64_t rows, std::int64_t width,
+                       std::int64_t table_rows, const float* tokens, const float* dout,
+                       float* dtable) {
+  DDPSCOPE_CUDA_CHECK(
+      cudaMemsetAsync(dtable, 0, static_cast<std::size_t>(table_rows * width) * sizeof(float), s));
+  ddpscope_embedding_backward<<<blocksFor(rows * width), kThreads, 0, s>>>(rows, width, table_rows,
+                                                                           tokens, dout, dtable);
   checkLaunch("ddpscope_embedding_backward<<<>>>");
 }
 
-void mseLoss(cudaStream_t s, std::int64_t rows, std::int64_t n, const float* pred, const float* target,
-             float* dpred, float* loss) {
+void mseLoss(cudaStream_t s, std::int64_t rows, std::int64_t n, const float* pred,
+             const float* target, float* dpred, float* loss) {
   DDPSCOPE_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), s));
-  ddpscope_mse_loss<<<blocksFor(n) > 1024 ? 1024 : blocksFor(n), kThreads, 0, s>>>(
-      n, 1.0f / static_cast<float>(rows), 1.0 / (2.0 * static_cast<double>(rows)), pred, target, dpred, loss);
+  ddpscope_mse_loss < < <blocksFor(n)> 1024 ? 1024 : blocksFor(n), kThreads, 0,
+      s >>> (n, 1.0f / static_cast<float>(rows), 1.0 / (2.0 * static_cast<double>(rows)), pred,
+             target, dpred, loss);
   checkLaunch("ddpscope_mse_loss<<<>>>");
 }
 

@@ -12,8 +12,8 @@ namespace ddpscope::agent::cuda::kernels {
 // act: 0 none, 1 relu, 2 gelu (agent::Activation's values).
 void epilogue(cudaStream_t s, std::int64_t rows, std::int64_t cols, float* x, const float* bias,
               const float* residual, float* out, int act);
-void activationBackward(cudaStream_t s, std::int64_t n, const float* dy, const float* pre, float* dx,
-                        int act);
+void activationBackward(cudaStream_t s, std::int64_t n, const float* dy, const float* pre,
+                        float* dx, int act);
 void columnSum(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* dy, float* db);
 void layerNorm(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* x,
                const float* gamma, const float* beta, float* out, float* stats);
@@ -22,14 +22,16 @@ void layerNormBackward(cudaStream_t s, std::int64_t rows, std::int64_t cols, con
                        const float* residual_grad, float* dx);
 void layerNormGammaGrad(cudaStream_t s, std::int64_t rows, std::int64_t cols, const float* x,
                         const float* stats, const float* dy, float* dgamma);
-void attentionCore(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv, float* out);
+void attentionCore(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv,
+                   float* out);
 void attentionCoreBackward(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* qkv,
                            const float* dout, float* dqkv);
 // Token ids are stored as floats (exact below 2^24), as on the simulated device.
 void embedding(cudaStream_t s, std::int64_t rows, std::int64_t width, const float* tokens,
                const float* table, float* out);
 void embeddingBackward(cudaStream_t s, std::int64_t rows, std::int64_t width,
-                       std::int64_t table_rows, const float* tokens, const float* dout, float* dtable);
+                       std::int64_t table_rows, const float* tokens, const float* dout,
+                       float* dtable);
 void mseLoss(cudaStream_t s, std::int64_t rows, std::int64_t n, const float* pred,
              const float* target, float* dpred, float* loss);
 

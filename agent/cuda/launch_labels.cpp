@@ -32,8 +32,9 @@ LabelStats labelLaunches(trace::RankTrace& trace, std::span<const LaunchWindow> 
       if (t.kind_of[i] != EventKind::Runtime && t.kind_of[i] != EventKind::Driver) continue;
       if (t.correlation[i] == trace::kNoCorrelation) continue;
       const auto at = static_cast<std::uint64_t>(t.start[i] + cupti_base_ns);
-      auto it = std::upper_bound(windows.begin(), windows.end(), at,
-                                 [](std::uint64_t x, const LaunchWindow& w) { return x < w.begin; });
+      auto it =
+          std::upper_bound(windows.begin(), windows.end(), at,
+                           [](std::uint64_t x, const LaunchWindow& w) { return x < w.begin; });
       if (it == windows.begin()) continue;
       --it;
       if (at > it->end) continue;

@@ -44,8 +44,8 @@ std::optional<RankIdentity> rankIdentityFromEnvironment() {
     const auto size = envInt(s.size);
     if (!rank || !size) continue;
     if (*size < 1 || *rank >= *size) {
-      throw std::invalid_argument(std::string(s.rank) + "=" + std::to_string(*rank) + " does not fit " +
-                                  s.size + "=" + std::to_string(*size));
+      throw std::invalid_argument(std::string(s.rank) + "=" + std::to_string(*rank) +
+                                  " does not fit " + s.size + "=" + std::to_string(*size));
     }
     RankIdentity id;
     id.rank = *rank;
