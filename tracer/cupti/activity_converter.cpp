@@ -115,8 +115,7 @@ void ActivityConverter::push(std::int32_t track_index, const EventSpec& e) {
   t.start.push_back(e.start);
   t.dur.push_back(std::max<TimeNs>(e.dur, 0));
   t.name.push_back(e.name);
-  t.cat.push_back(trace_.names.intern(
-      trace::categoryName(e.kind).empty() ? kOverheadCategory : trace::categoryName(e.kind)));
+  t.cat.push_back(categoryId(e.kind));
   t.kind_of.push_back(e.kind);
   t.correlation.push_back(e.correlation);
   t.bucket.push_back(trace::kNoBucket);
