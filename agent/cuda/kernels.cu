@@ -17,6 +17,12 @@ unsigned blocksFor(std::int64_t n) {
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
 }
 
+// Grid-stride reductions finish with one atomic per block: keep the block count modest.
+unsigned reductionBlocks(std::int64_t n) {
+  const unsigned b = blocksFor(n);
+  return b > 1024 ? 1024 : b;
+}
+
 void checkLaunch(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) throwCudaError(kernel, __FILE__, __LINE__, e);
@@ -317,9 +323,9 @@ void embeddingBackward(cudaStream_t s, std::int64_t rows, std::int64_t width,
 void mseLoss(cudaStream_t s, std::int64_t rows, std::int64_t n, const float* pred,
              const float* target, float* dpred, float* loss) {
   DDPSCOPE_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), s));
-  ddpscope_mse_loss < < <blocksFor(n)> 1024 ? 1024 : blocksFor(n), kThreads, 0,
-      s >>> (n, 1.0f / static_cast<float>(rows), 1.0 / (2.0 * static_cast<double>(rows)), pred,
-             target, dpred, loss);
+  ddpscope_mse_loss<<<reductionBlocks(n), kThreads, 0, s>>>(n, 1.0f / static_cast<float>(rows),
+                                                            1.0 / (2.0 * static_cast<double>(rows)),
+                                                            pred, target, dpred, loss);
   checkLaunch("ddpscope_mse_loss<<<>>>");
 }
 
