@@ -1,0 +1,172 @@
+#include "app/analysis/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "app/analysis/report_json.h"
+
+namespace ddpscope::analysis {
+
+RunSummary summarizeRun(const RunReport& report) {
+  RunSummary s;
+  s.ranks = static_cast<std::int32_t>(report.ranks.size());
+  // Step numbers present on every rank, in order.
+  std::map<std::int32_t, int> seen;
+  for (const auto& r : report.ranks) {
+    for (const auto& st : r.steps)
+      seen[st.step]++;
+  }
+  std::vector<std::int32_t> steps;
+  for (const auto& [n, count] : seen) {
+    if (count == s.ranks) steps.push_back(n);
+  }
+  if (steps.size() >= 3) steps.erase(steps.begin());
+  s.steps_used = static_cast<std::int32_t>(steps.size());
+  if (steps.empty()) return s;
+  TimeNs step_sum = 0, comm = 0, hidden = 0, exposed = 0;
+  double allreduces = 0, dp = 0;
+  int dp_n = 0, samples = 0;
+  for (std::int32_t n : steps) {
+    TimeNs slowest = 0;
+    for (const auto& r : report.ranks) {
+      for (const auto& st : r.steps) {
+        if (st.step != n) continue;
+        slowest = std::max(slowest, st.dur_ns);
+        comm += st.metrics.comm_ns;
+        hidden += st.metrics.overlap_ns;
+        exposed += st.metrics.exposed_ns;
+        allreduces += st.allreduces;
+        if (st.dp_efficiency) {
+          dp += *st.dp_efficiency;
+          ++dp_n;
+        }
+        ++samples;
+      }
+    }
+    step_sum += slowest;
+  }
+  s.step_ns = step_sum / static_cast<TimeNs>(steps.size());
+  if (comm > 0) s.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
+  s.exposed_ns_per_step = samples ? exposed / samples : 0;
+  s.allreduces_per_step = samples ? allreduces / samples : 0;
+  if (dp_n) s.dp_efficiency = dp / dp_n;
+  if (!report.ranks.empty()) {
+    TimeNs wait = 0;
+    int waits = 0;
+    for (const auto& b : report.ranks.front().buckets) {
+      if (b.step == steps.front()) ++s.buckets_per_step;
+      if (std::find(steps.begin(), steps.end(), b.step) != steps.end()) {
+        wait += b.wait_ns;
+        ++waits;
+      }
+    }
+    s.mean_bucket_wait_ns = waits ? wait / waits : 0;
+  }
+  return s;
+}
+
+std::vector<double> defaultSweepSizes() {
+  return {0, 1, 2, 5, 10, 25, 50, 100, 200, 400};
+}
+
+namespace {
+std::string fmtPct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", v);
+  return b;
+}
+std::string fmtMb(double mb) {
+  char b[32];
+  if (mb == 0) return "per-tensor (0 MB)";
+  std::snprintf(b, sizeof b, "%g MB", mb);
+  return b;
+}
+std::optional<double> gainOver(const std::vector<SweepPoint>& points, double mb, TimeNs best_ns) {
+  for (const auto& p : points) {
+    if (std::fabs(p.bucket_mb - mb) < 1e-9 && p.summary.step_ns > 0) {
+      return 100.0 * static_cast<double>(p.summary.step_ns - best_ns) /
+             static_cast<double>(p.summary.step_ns);
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+SweepRecommendation recommendBucketSize(std::vector<SweepPoint>& points, double current_mb) {
+  if (points.empty()) throw std::invalid_argument("a sweep needs at least one run");
+  std::sort(points.begin(), points.end(),
+            [](const SweepPoint& a, const SweepPoint& b) { return a.bucket_mb < b.bucket_mb; });
+  SweepRecommendation rec;
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    if (points[i].summary.step_ns < points[rec.best].summary.step_ns) rec.best = i;
+  }
+  const auto& best = points[rec.best];
+  rec.best_mb = best.bucket_mb;
+  rec.best_at_edge = points.size() > 2 && (rec.best == 0 || rec.best + 1 == points.size());
+  rec.gain_vs_current_pct = gainOver(points, current_mb, best.summary.step_ns);
+  rec.gain_vs_ddp_default_pct = gainOver(points, 25.0, best.summary.step_ns);
+  std::string t = "Fastest bucket size: " + fmtMb(best.bucket_mb) + ", " +
+                  formatDuration(best.summary.step_ns) + " per step";
+  if (best.summary.overlap_pct)
+    t += ", " + fmtPct(*best.summary.overlap_pct) + " of communication hidden";
+  t += ".";
+  if (rec.gain_vs_current_pct && std::fabs(current_mb - best.bucket_mb) > 1e-9) {
+    t += " It saves " + fmtPct(*rec.gain_vs_current_pct) + " of step time over the current " +
+         fmtMb(current_mb) + ".";
+  }
+  if (rec.gain_vs_ddp_default_pct && std::fabs(25.0 - best.bucket_mb) > 1e-9) {
+    t += " Against PyTorch DDP's default 25 MB it saves " + fmtPct(*rec.gain_vs_ddp_default_pct) +
+         ".";
+  }
+  if (rec.best_at_edge)
+    t += " The best size is at the edge of the sweep: extend the range to be sure.";
+  rec.text = t;
+  return rec;
+}
+
+std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
+  const auto sa = summarizeRun(a), sb = summarizeRun(b);
+  std::vector<ComparisonRow> rows;
+  auto addTime = [&](const char* metric, TimeNs x, TimeNs y) {
+    ComparisonRow r{metric, formatDuration(x),      formatDuration(y),
+                    "",     static_cast<double>(x), static_cast<double>(y)};
+    const TimeNs d = y - x;
+    r.delta = (d >= 0 ? "+" : "-") + formatDuration(d >= 0 ? d : -d);
+    if (x > 0) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, " (%+.1f %%)",
+                    100.0 * static_cast<double>(d) / static_cast<double>(x));
+      r.delta += pct;
+    }
+    rows.push_back(r);
+  };
+  auto addNumber = [&](const char* metric, std::optional<double> x, std::optional<double> y,
+                       const char* unit, int decimals) {
+    char buf[64];
+    auto f = [&](std::optional<double> v) {
+      if (!v) return std::string("n/a");
+      std::snprintf(buf, sizeof buf, "%.*f%s", decimals, *v, unit);
+      return std::string(buf);
+    };
+    ComparisonRow r{metric, f(x), f(y), "n/a", x.value_or(0), y.value_or(0)};
+    if (x && y) {
+      std::snprintf(buf, sizeof buf, "%+.*f%s", decimals, *y - *x, unit);
+      r.delta = buf;
+    }
+    rows.push_back(r);
+  };
+  addTime("step time", sa.step_ns, sb.step_ns);
+  addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 1);
+  addTime("exposed communication / step", sa.exposed_ns_per_step, sb.exposed_ns_per_step);
+  addNumber("allreduces / step", sa.allreduces_per_step, sb.allreduces_per_step, "", 1);
+  addNumber("DP efficiency",
+            sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
+            sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1);
+  addTime("mean bucket wait", sa.mean_bucket_wait_ns, sb.mean_bucket_wait_ns);
+  return rows;
+}
+
+}  // namespace ddpscope::analysis

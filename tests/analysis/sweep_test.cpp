@@ -1,0 +1,113 @@
+// The sweep's summary, recommendation and run comparison, on hand-built reports and on real
+// simulated runs of the agent.
+#include "app/analysis/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "agent/run_agent.h"
+
+using namespace ddpscope;
+using analysis::RunReport;
+
+namespace {
+
+RunReport reportWithSteps(
+    std::vector<std::pair<analysis::TimeNs, analysis::TimeNs>> step_comm_hidden,
+    analysis::TimeNs step_ns) {
+  RunReport rep;
+  analysis::RankReport r;
+  std::int32_t n = 0;
+  for (auto [comm, hidden] : step_comm_hidden) {
+    analysis::StepReport s;
+    s.step = n++;
+    s.dur_ns = step_ns + (s.step == 0 ? 1'000'000 : 0);  // a slow first step
+    s.metrics.comm_ns = comm;
+    s.metrics.overlap_ns = hidden;
+    s.metrics.exposed_ns = comm - hidden;
+    s.allreduces = 4;
+    r.steps.push_back(s);
+  }
+  rep.ranks.push_back(r);
+  return rep;
+}
+
+analysis::SweepPoint point(double mb, analysis::TimeNs step_ns) {
+  analysis::SweepPoint p;
+  p.bucket_mb = mb;
+  p.summary.step_ns = step_ns;
+  return p;
+}
+
+}  // namespace
+
+TEST(Sweep, SummaryDropsTheWarmUpStepAndWeighsOverlapByCommunication) {
+  const auto s = analysis::summarizeRun(reportWithSteps({{100, 0}, {100, 50}, {300, 300}}, 10'000));
+  EXPECT_EQ(s.steps_used, 2);
+  EXPECT_EQ(s.step_ns, 10'000);
+  ASSERT_TRUE(s.overlap_pct);
+  EXPECT_DOUBLE_EQ(*s.overlap_pct, 100.0 * 350 / 400);
+  EXPECT_EQ(s.exposed_ns_per_step, 25);
+  EXPECT_DOUBLE_EQ(s.allreduces_per_step, 4);
+}
+
+TEST(Sweep, RecommendationNamesTheBestSizeAndItsGains) {
+  std::vector<analysis::SweepPoint> pts = {point(100, 12'000'000), point(0, 20'000'000),
+                                           point(25, 11'000'000), point(5, 10'000'000)};
+  const auto rec = analysis::recommendBucketSize(pts, 100);
+  EXPECT_EQ(pts[rec.best].bucket_mb, 5);  // sorted: 0, 5, 25, 100
+  EXPECT_EQ(rec.best, 1u);
+  EXPECT_FALSE(rec.best_at_edge);
+  ASSERT_TRUE(rec.gain_vs_current_pct);
+  EXPECT_NEAR(*rec.gain_vs_current_pct, 100.0 * 2 / 12, 1e-9);
+  ASSERT_TRUE(rec.gain_vs_ddp_default_pct);
+  EXPECT_NEAR(*rec.gain_vs_ddp_default_pct, 100.0 / 11, 1e-9);
+  EXPECT_NE(rec.text.find("5 MB"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("25 MB"), std::string::npos) << rec.text;
+}
+
+TEST(Sweep, BestAtTheEdgeIsSaid) {
+  std::vector<analysis::SweepPoint> pts = {point(1, 3), point(2, 2), point(4, 1)};
+  const auto rec = analysis::recommendBucketSize(pts, 1);
+  EXPECT_TRUE(rec.best_at_edge);
+  EXPECT_NE(rec.text.find("edge"), std::string::npos);
+  std::vector<analysis::SweepPoint> none;
+  EXPECT_THROW(analysis::recommendBucketSize(none, 1), std::invalid_argument);
+}
+
+TEST(Sweep, SimulatedTransformerSweepHasItsMinimumInside) {
+  std::vector<analysis::SweepPoint> pts;
+  for (double mb : {0.0, 25.0, 1000.0}) {
+    agent::AgentOptions o;
+    o.world_size = 8;
+    o.bucket_mb = mb;
+    o.first_bucket_mb = std::min(1.0, mb);
+    o.steps = 4;
+    auto sim = agent::runSimulation(o);
+    trace::Run run;
+    run.ranks = std::move(sim.ranks);
+    analysis::SweepPoint p;
+    p.bucket_mb = mb;
+    p.summary = analysis::summarizeRun(analysis::analyzeRun(run));
+    pts.push_back(p);
+  }
+  const auto rec = analysis::recommendBucketSize(pts, 1000);
+  EXPECT_EQ(rec.best_mb, 25.0) << rec.text;
+  EXPECT_GT(pts[0].summary.allreduces_per_step, pts[1].summary.allreduces_per_step);
+  EXPECT_GT(pts[1].summary.allreduces_per_step, pts[2].summary.allreduces_per_step);
+  EXPECT_GT(*rec.gain_vs_current_pct, 0.0);
+}
+
+TEST(Compare, RowsForTheDesignReviewTable) {
+  const auto a = reportWithSteps({{100, 0}, {100, 0}, {100, 0}}, 20'000);
+  const auto b = reportWithSteps({{100, 100}, {100, 100}, {100, 100}}, 15'000);
+  const auto rows = analysis::compareRuns(a, b);
+  ASSERT_GE(rows.size(), 5u);
+  EXPECT_EQ(rows[0].metric, "step time");
+  EXPECT_DOUBLE_EQ(rows[0].a_value, 20'000);
+  EXPECT_DOUBLE_EQ(rows[0].b_value, 15'000);
+  EXPECT_NE(rows[0].delta.find("-25.0 %"), std::string::npos) << rows[0].delta;
+  EXPECT_EQ(rows[1].metric, "overlap");
+  EXPECT_EQ(rows[1].a, "0.0 %");
+  EXPECT_EQ(rows[1].b, "100.0 %");
+  EXPECT_EQ(rows[1].delta, "+100.0 %");
+}
