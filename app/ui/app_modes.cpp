@@ -1,0 +1,159 @@
+#include "app/ui/app_modes.h"
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QTabWidget>
+#include <QTextStream>
+#include <cstdio>
+
+#include "app/ui/buckets_panel.h"
+#include "app/ui/main_window.h"
+#include "app/ui/plot_export.h"
+#include "app/ui/run_load_job.h"
+#include "app/ui/session.h"
+#include "app/ui/timeline_view.h"
+
+namespace ddpscope::ui {
+
+QString sampleRunPath() {
+  // Installed copy first, then the source tree (running from the build folder).
+  for (const char* candidate : {DDPSCOPE_SAMPLE_RUN_INSTALLED, DDPSCOPE_SAMPLE_RUN}) {
+    const QString p = QString::fromUtf8(candidate);
+    if (QFileInfo::exists(p)) return p;
+  }
+  const QString next_to_binary = QCoreApplication::applicationDirPath() +
+                                 "/../share/ddpscope/sample/resnet50_ddp_rank0.json.gz";
+  return QFileInfo::exists(next_to_binary) ? next_to_binary
+                                           : QString::fromUtf8(DDPSCOPE_SAMPLE_RUN);
+}
+
+bool hasDisplay() {
+  return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+         !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+         !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+namespace {
+void err(const QString& s) {
+  std::fprintf(stderr, "ddpscope: %s\n", s.toLocal8Bit().constData());
+}
+
+// Loads synchronously into the window's session; false (message on stderr) on failure.
+bool loadInto(MainWindow& window, const QStringList& paths) {
+  RunLoadResult r = loadRunBlocking(paths);
+  if (!r.run) {
+    err(r.error.isEmpty() ? QStringLiteral("loading was cancelled") : r.error);
+    return false;
+  }
+  window.session()->addRun(r.run);
+  return true;
+}
+
+void settle(QWidget& w) {
+  w.show();
+  for (int i = 0; i < 3; ++i) {
+    QApplication::processEvents();
+    if (auto* mw = qobject_cast<MainWindow*>(&w)) mw->timeline()->plot()->replot();
+  }
+  QApplication::processEvents();
+}
+}  // namespace
+
+int exportHeadless(const QString& file, const QStringList& paths, double scale) {
+  if (!exportFormatFor(file)) {
+    err(QStringLiteral("cannot export to %1: the file name must end in .png, .svg or .pdf")
+            .arg(file));
+    return 2;
+  }
+  if (paths.isEmpty()) {
+    err(QStringLiteral("--export needs at least one trace file or run folder"));
+    return 2;
+  }
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  if (!loadInto(window, paths)) return 1;
+  settle(window);
+  QString error;
+  if (!window.exportView(QStringLiteral("timeline"), file, scale, &error)) {
+    err(error);
+    return 1;
+  }
+  std::printf("%s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
+  return 0;
+}
+
+int writeScreenshots(const QString& dir, const QStringList& paths) {
+  QDir().mkpath(dir);
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  if (!loadInto(window, paths)) return 1;
+  settle(window);
+  QString error;
+  auto save = [&](const QString& name) {
+    const QString path = QDir(dir).filePath(name);
+    if (!window.grab().save(path)) {
+      err(QStringLiteral("cannot write %1").arg(path));
+      return false;
+    }
+    std::printf("%s\n", path.toLocal8Bit().constData());
+    return true;
+  };
+  bool ok = save("main-window.png");
+  // Zoomed into one step, with a bucket selected (its flows) and a measured range.
+  auto* session = window.session();
+  const auto run = session->current();
+  const auto& rr = run->report.ranks.front();
+  if (!rr.buckets.empty()) {
+    const std::size_t pick = std::min<std::size_t>(rr.buckets.size() - 1, 2);
+    const auto& b = rr.buckets[pick];
+    session->setViewRange({b.ready_ns - 4'000'000, b.end_ns + 6'000'000});
+    session->setSelection(TimeRange{b.start_ns - 1'000'000, b.end_ns + 500'000});
+    session->selectBucket(BucketKey{0, static_cast<std::int32_t>(pick)});
+    window.tabs()->setCurrentWidget(window.buckets());
+    settle(window);
+    ok = save("timeline-bucket-selected.png") && ok;
+    session->setSelection(std::nullopt);
+  }
+  if (!run->run.ranks.front().steps.empty()) {
+    const auto& s = run->run.ranks.front().steps.front();
+    session->setViewRange({s.start, s.end});
+    window.tabs()->setCurrentIndex(0);
+    settle(window);
+    ok = save("timeline-one-step.png") && ok;
+  }
+  window.timeline()->fit();
+  settle(window);
+  ok = window.exportView(QStringLiteral("timeline"), QDir(dir).filePath("export-timeline.png"), 1.0,
+                         &error) &&
+       ok;
+  window.tabs()->setCurrentWidget(window.buckets());
+  settle(window);
+  ok = window.exportView(QStringLiteral("chart"), QDir(dir).filePath("export-buckets-chart.png"),
+                         1.0, &error) &&
+       ok;
+  if (!error.isEmpty()) err(error);
+  return ok ? 0 : 1;
+}
+
+int renderWithoutDisplay(const QStringList& paths) {
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  if (!loadInto(window, paths)) return 1;
+  settle(window);
+  const QString name = QFileInfo(paths.front()).completeBaseName().section('.', 0, 0);
+  const QString path = QDir(QDir::tempPath()).filePath(QStringLiteral("ddpscope-%1.png").arg(name));
+  if (!window.grab().save(path)) {
+    err(QStringLiteral("no display, and the view could not be written to %1").arg(path));
+    return 1;
+  }
+  std::printf("ddpscope: no display (DISPLAY/WAYLAND_DISPLAY unset): rendered the view to %s\n",
+              path.toLocal8Bit().constData());
+  return 0;
+}
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,27 @@
+#pragma once
+// The ways the executable runs besides the interactive window: headless export, screenshots for
+// the docs, and rendering to a PNG when there is no display.
+
+#include <QString>
+#include <QStringList>
+
+namespace ddpscope::ui {
+
+// The bundled sample run opened when no trace is given (one constant; replaced later by an
+// agent-made run).
+QString sampleRunPath();
+
+// True when a window can be shown: DISPLAY, WAYLAND_DISPLAY or an explicit QT_QPA_PLATFORM.
+bool hasDisplay();
+
+// `ddpscope --export FILE PATH...`: renders the default timeline view to FILE (.png/.svg/.pdf).
+// Returns the exit status; errors go to stderr.
+int exportHeadless(const QString& file, const QStringList& paths, double scale);
+
+// Renders the main views of a run to DIR (the screenshots in docs/screenshots).
+int writeScreenshots(const QString& dir, const QStringList& paths);
+
+// Without a display: renders the main window's view to a PNG and says where.
+int renderWithoutDisplay(const QStringList& paths);
+
+}  // namespace ddpscope::ui

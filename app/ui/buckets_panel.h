@@ -1,0 +1,36 @@
+#pragma once
+// Buckets tab: one row per bucket and step (id, tensors, MB, ready, wait, duration, busbw,
+// exposed), a bar chart of each bucket's allreduce (hidden vs exposed), and the parameters of the
+// selected bucket. Selecting a row selects the bucket in the session (the timeline highlights it).
+
+#include <QWidget>
+
+class QTableWidget;
+class QTreeWidget;
+class QCustomPlot;
+class QLabel;
+
+namespace ddpscope::ui {
+
+class Session;
+
+class BucketsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit BucketsPanel(Session* session, QWidget* parent = nullptr);
+  QTableWidget* table() const { return table_; }
+  QTreeWidget* params() const { return params_; }
+  QCustomPlot* chart() const { return chart_; }
+  QString noteText() const;
+
+ private:
+  void refresh();
+  void showSelection();
+  Session* session_;
+  QLabel* note_;
+  QTableWidget* table_;
+  QTreeWidget* params_;
+  QCustomPlot* chart_;
+};
+
+}  // namespace ddpscope::ui

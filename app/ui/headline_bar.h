@@ -1,0 +1,25 @@
+#pragma once
+// The numbers above the timeline, always visible, with the run's source badge.
+
+#include <QWidget>
+
+class QLabel;
+
+namespace ddpscope::ui {
+
+class Session;
+
+class HeadlineBar : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeadlineBar(Session* session, QWidget* parent = nullptr);
+  QString overlapText() const;
+  QString badgeText() const;
+
+ private:
+  void refresh();
+  Session* session_;
+  QLabel *overlap_, *exposed_, *step_, *efficiency_, *badge_, *name_;
+};
+
+}  // namespace ddpscope::ui

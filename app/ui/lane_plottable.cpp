@@ -1,0 +1,143 @@
+#include "app/ui/lane_plottable.h"
+
+#include <cmath>
+
+#include "app/ui/palette.h"
+
+namespace ddpscope::ui {
+
+LanePlottable::LanePlottable(QCPAxis* key_axis, QCPAxis* value_axis, const Lane* lane,
+                             const trace::RankTrace* rank, double top)
+    : QCPAbstractPlottable(key_axis, value_axis), lane_(lane), rank_(rank), top_(top) {
+  setAntialiased(false);
+  setAntialiasedFill(false);
+  setSelectable(QCP::stNone);
+}
+
+ViewWindow LanePlottable::currentWindow() const {
+  const QCPRange r = keyAxis()->range();
+  return {static_cast<TimeNs>(std::llround(r.lower)), static_cast<TimeNs>(std::llround(r.upper)),
+          keyAxis()->axisRect()->width()};
+}
+
+const std::vector<DrawBox>& LanePlottable::drawList() const {
+  const ViewWindow w = currentWindow();
+  if (!(w == cached_window_)) {
+    cache_ = buildDrawList(lane_->events, w);
+    cached_window_ = w;
+  }
+  return cache_;
+}
+
+const DrawBox* LanePlottable::boxAt(double pixel_x) const {
+  const int x = static_cast<int>(std::floor(pixel_x)) - keyAxis()->axisRect()->left();
+  return boxAtColumn(drawList(), x);
+}
+
+QCPRange LanePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
+  found = lane_->events.size() > 0;
+  if (!found) return {};
+  return {static_cast<double>(lane_->events.start.front()),
+          static_cast<double>(lane_->events.max_end.back())};
+}
+
+QCPRange LanePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const {
+  found = true;
+  return {top_, bottom()};
+}
+
+QString LanePlottable::boxLabel(const DrawBox& box) const {
+  const auto i = box.first;
+  const auto src = lane_->events.source[i];
+  switch (lane_->kind) {
+    case LaneKind::Steps:
+      return box.count == 1 && src < rank_->steps.size()
+                 ? QStringLiteral("step %1").arg(rank_->steps[src].number)
+                 : QString();
+    case LaneKind::Stream: {
+      if (box.count != 1 || lane_->track < 0) return {};
+      const auto& t = rank_->tracks[static_cast<std::size_t>(lane_->track)];
+      return QString::fromStdString(rank_->names[t.name[src]]);
+    }
+    default:
+      return {};
+  }
+}
+
+void LanePlottable::draw(QCPPainter* painter) {
+  const QCPAxisRect* rect = keyAxis()->axisRect();
+  const int left = rect->left();
+  const double y0 = valueAxis()->coordToPixel(top_);
+  const double y1 = valueAxis()->coordToPixel(bottom());
+  const int top_px = static_cast<int>(std::lround(std::min(y0, y1)));
+  const int lane_h = static_cast<int>(std::lround(std::fabs(y1 - y0)));
+  if (top_px + lane_h < rect->top() || top_px > rect->bottom()) return;
+  if (shaded_)
+    painter->fillRect(QRect(left, top_px, rect->width(), lane_h), QColor(128, 128, 128, 18));
+  const int pad = lane_h >= 16 ? 3 : lane_h >= 10 ? 1 : 0;
+  const int box_top = top_px + pad;
+  const int box_h = std::max(1, lane_h - 2 * pad);
+  painter->setAntialiasing(false);
+  QColor colours[kStyleCount];
+  for (int s = 0; s < kStyleCount; ++s)
+    colours[s] = styleColour(static_cast<std::uint16_t>(s));
+  const auto& boxes = drawList();
+  const QFontMetrics fm(painter->font());
+  for (const DrawBox& b : boxes) {
+    const QColor& c = colours[std::min<int>(b.style, kStyleCount - 1)];
+    const QRect r(left + b.x0, box_top, b.x1 - b.x0, box_h);
+    painter->fillRect(r, c);
+  }
+  // Edges and names only where there is room: a darker right edge separates back-to-back events.
+  for (const DrawBox& b : boxes) {
+    const int w = b.x1 - b.x0;
+    if (w < 6 || b.count != 1) continue;
+    const QColor& c = colours[std::min<int>(b.style, kStyleCount - 1)];
+    painter->fillRect(QRect(left + b.x1 - 1, box_top, 1, box_h), c.darker(140));
+    if (w < 40 || box_h < 10) continue;
+    const QString label = boxLabel(b);
+    if (label.isEmpty()) continue;
+    painter->setPen(textOn(c));
+    const QRect text_rect(left + b.x0 + 3, box_top, w - 6, box_h);
+    painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft,
+                      fm.elidedText(label, Qt::ElideRight, text_rect.width()));
+  }
+}
+
+double TimeTicker::getTickStep(const QCPRange& range) {
+  step_ = QCPAxisTicker::getTickStep(range);
+  return step_;
+}
+
+QString TimeTicker::formatTick(double ns, double step_ns) {
+  const double a = std::max(std::fabs(step_ns), 1e-9);
+  double scale = 1;
+  const char* unit = "ns";
+  if (a >= 1e8) {
+    scale = 1e9;
+    unit = "s";
+  } else if (a >= 1e5) {
+    scale = 1e6;
+    unit = "ms";
+  } else if (a >= 1e2) {
+    scale = 1e3;
+    unit = "µs";
+  }
+  // Enough decimals to tell neighbouring ticks apart (a 2.5 ms step needs one).
+  const double step = a / scale;
+  int decimals = 0;
+  while (decimals < 6) {
+    const double scaled = step * std::pow(10.0, decimals);
+    if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) break;
+    ++decimals;
+  }
+  double v = ns / scale;
+  if (std::fabs(v) < step * 1e-6) v = 0;
+  return QString::number(v, 'f', decimals) + QString::fromUtf8(" ") + QString::fromUtf8(unit);
+}
+
+QString TimeTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
+  return formatTick(tick, step_);
+}
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,77 @@
+// ddpscope: the desktop app. `ddpscope [PATH...]` opens the GUI (the bundled sample run when no
+// path is given); `ddpscope --export FILE.{png,svg,pdf} PATH...` renders the default view and
+// exits.
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <cstring>
+
+#include "app/ui/app_modes.h"
+#include "app/ui/main_window.h"
+
+namespace {
+QtMessageHandler g_default_handler = nullptr;
+// Offscreen rendering makes Qt chatter about things that do not matter there.
+void quietMessages(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (message.contains(QLatin1String("propagateSizeHints")) ||
+      message.contains(QLatin1String("XDG_RUNTIME_DIR")))
+    return;
+  if (g_default_handler) g_default_handler(type, context, message);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ddpscope::ui;
+  bool headless_flag = false;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--export") || !std::strncmp(argv[i], "--export=", 9) ||
+        !std::strcmp(argv[i], "--screenshots") || !std::strncmp(argv[i], "--screenshots=", 14))
+      headless_flag = true;
+  const bool display = hasDisplay();
+  if (headless_flag || !display) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    g_default_handler = qInstallMessageHandler(quietMessages);
+  }
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("ddpscope"));
+  QApplication::setOrganizationName(QStringLiteral("ddpscope"));
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral(
+      "Profiler for data-parallel training: overlap of gradient allreduce with compute."));
+  parser.addHelpOption();
+  parser.addOption(
+      {QStringLiteral("export"),
+       QStringLiteral("Render the default view to FILE (.png, .svg or .pdf) and exit."),
+       QStringLiteral("FILE")});
+  parser.addOption({QStringLiteral("scale"),
+                    QStringLiteral("PNG scale factor for --export (default 2)."),
+                    QStringLiteral("S"), QStringLiteral("2")});
+  parser.addOption({QStringLiteral("screenshots"),
+                    QStringLiteral("Render the main views to DIR and exit."),
+                    QStringLiteral("DIR")});
+  parser.addPositionalArgument(QStringLiteral("PATH"),
+                               QStringLiteral("Trace files (one per rank) or run folders."),
+                               QStringLiteral("[PATH...]"));
+  parser.process(app);
+  QStringList paths = parser.positionalArguments();
+
+  if (parser.isSet(QStringLiteral("export"))) {
+    bool ok = false;
+    const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
+    if (!ok || scale <= 0 || scale > 8) {
+      std::fprintf(stderr, "ddpscope: --scale must be a number in (0, 8]\n");
+      return 2;
+    }
+    return exportHeadless(parser.value(QStringLiteral("export")), paths, scale);
+  }
+  if (paths.isEmpty()) paths << sampleRunPath();
+  if (parser.isSet(QStringLiteral("screenshots")))
+    return writeScreenshots(parser.value(QStringLiteral("screenshots")), paths);
+  if (!display) return renderWithoutDisplay(paths);
+
+  MainWindow window;
+  window.show();
+  window.openPaths(paths);
+  return app.exec();
+}

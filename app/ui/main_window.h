@@ -1,0 +1,81 @@
+#pragma once
+// The main window: runs on the left, headline numbers and the timeline in the middle, analysis
+// tabs below. Owns the Session every view observes.
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QTabWidget;
+class QProgressBar;
+class QToolButton;
+class QLabel;
+class QMenu;
+class QVBoxLayout;
+class QMessageBox;
+
+namespace ddpscope::ui {
+
+class Session;
+class TimelineView;
+class HeadlineBar;
+class SummaryPanel;
+class BucketsPanel;
+class RunListPanel;
+class RunLoadJob;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  Session* session() const { return session_; }
+  TimelineView* timeline() const { return timeline_; }
+  HeadlineBar* headline() const { return headline_; }
+  SummaryPanel* summary() const { return summary_; }
+  BucketsPanel* buckets() const { return buckets_; }
+  QTabWidget* tabs() const { return tabs_; }
+  RunLoadJob* loader() const { return loader_; }
+  // The left column; the run-control panel (a later issue) is added here, below the run list.
+  QVBoxLayout* leftColumn() const { return left_column_; }
+  // The last error shown to the user ("" when none), for tests.
+  QString lastError() const { return last_error_; }
+  // When false, errors go to the status bar and lastError() only (headless use).
+  void setErrorDialogsEnabled(bool on) { error_dialogs_ = on; }
+
+  // Loads files or folders as one run, off the GUI thread.
+  void openPaths(const QStringList& paths);
+  // Exports the chart of the current tab, or the timeline when `what` is "timeline".
+  bool exportView(const QString& what, const QString& path, double scale, QString* error);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void buildMenus();
+  void openFilesDialog();
+  void openFolderDialog();
+  void exportDialog(bool timeline);
+  void addRecent(const QStringList& paths);
+  void refreshRecentMenu();
+  void showError(const QString& message);
+
+  Session* session_;
+  RunLoadJob* loader_;
+  TimelineView* timeline_;
+  HeadlineBar* headline_;
+  SummaryPanel* summary_;
+  BucketsPanel* buckets_;
+  RunListPanel* runs_;
+  QTabWidget* tabs_;
+  QVBoxLayout* left_column_;
+  QProgressBar* progress_;
+  QToolButton* cancel_;
+  QLabel* status_;
+  QMenu* recent_menu_ = nullptr;
+  QString last_error_;
+  bool error_dialogs_ = true;
+};
+
+}  // namespace ddpscope::ui

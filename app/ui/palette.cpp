@@ -1,0 +1,118 @@
+#include "app/ui/palette.h"
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QPalette>
+
+#include "app/analysis/report_json.h"
+#include "app/ui/timeline_model.h"
+
+namespace ddpscope::ui {
+
+namespace {
+// Categorical colours for buckets that avoid the five role colours.
+const QColor kBucketPalette[kBucketColours] = {QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                                               QColor(0xCC, 0x79, 0xA7), QColor(0x33, 0x22, 0x88),
+                                               QColor(0x88, 0x22, 0x55), QColor(0x8C, 0x6D, 0x31)};
+}  // namespace
+
+QColor bucketColour(std::int32_t id) {
+  const int k = ((id % kBucketColours) + kBucketColours) % kBucketColours;
+  return kBucketPalette[k];
+}
+
+QColor styleColour(std::uint16_t style) {
+  switch (style) {
+    case kStyleCompute:
+      return colours::kCompute;
+    case kStyleCommHidden:
+      return colours::kCommHidden;
+    case kStyleCommExposed:
+      return colours::kCommExposed;
+    case kStyleMemory:
+      return colours::kMemory;
+    case kStyleSync:
+      return colours::kSync;
+    case kStyleStep:
+      return colours::kStep;
+    default:
+      break;
+  }
+  const int k = (style - kStyleBucketBase) / 2;
+  QColor c = kBucketPalette[std::clamp(k, 0, kBucketColours - 1)];
+  if ((style - kStyleBucketBase) % 2 == 1) c.setAlpha(80);  // the wait before the allreduce
+  return c;
+}
+
+QColor textOn(const QColor& fill) {
+  const double y = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF();
+  return y > 0.6 || fill.alpha() < 128 ? QColor(0x1A, 0x1A, 0x1A) : QColor(Qt::white);
+}
+
+QString formatTime(trace::TimeNs ns) {
+  return QString::fromStdString(analysis::formatDuration(ns));
+}
+
+QString formatPct(const std::optional<double>& pct, int decimals) {
+  if (!pct) return QStringLiteral("n/a");
+  return QString::number(*pct, 'f', decimals) + QStringLiteral(" %");
+}
+
+QString formatMegabytes(std::int64_t bytes) {
+  if (bytes < 0) return QStringLiteral("–");
+  return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f',
+                         2);  // MiB, as --bucket-mb and the CLI
+}
+
+QString formatBandwidth(const std::optional<double>& gbps) {
+  if (!gbps) return QStringLiteral("–");
+  return QString::number(*gbps, 'f', *gbps >= 100 ? 0 : 1) + QStringLiteral(" GB/s");
+}
+
+QString sourceBadge(std::string_view source) {
+  if (source == "sim") return QStringLiteral("SIMULATED");
+  if (source == "cuda") return QStringLiteral("CUDA");
+  if (source == "imported") return QStringLiteral("IMPORTED");
+  return QStringLiteral("MIXED");
+}
+
+QColor badgeColour(std::string_view source) {
+  if (source == "sim") return QColor(0xCC, 0x79, 0xA7);
+  if (source == "cuda") return QColor(0x00, 0x72, 0xB2);
+  return QColor(0x6B, 0x72, 0x80);
+}
+
+void applyPlotTheme(QCustomPlot* plot, PlotTheme theme) {
+  QColor bg = Qt::white, fg(0x22, 0x22, 0x22), grid(0xE3, 0xE3, 0xE3);
+  if (theme == PlotTheme::System) {
+    const QPalette pal = QApplication::palette();
+    bg = pal.color(QPalette::Base);
+    fg = pal.color(QPalette::Text);
+    grid = pal.color(QPalette::Mid);
+    grid.setAlpha(70);
+  }
+  plot->setBackground(bg);
+  for (QCPAxisRect* rect : plot->axisRects()) {
+    rect->setBackground(bg);
+    for (QCPAxis* axis : rect->axes()) {
+      axis->setBasePen(QPen(fg, 1));
+      axis->setTickPen(QPen(fg, 1));
+      axis->setSubTickPen(QPen(fg, 1));
+      axis->setTickLabelColor(fg);
+      axis->setLabelColor(fg);
+      axis->grid()->setPen(QPen(grid, 1, Qt::SolidLine));
+      axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+  }
+  for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
+      t->setTextColor(fg);
+  }
+  if (plot->legend) {
+    plot->legend->setBrush(bg);
+    plot->legend->setTextColor(fg);
+    plot->legend->setBorderPen(Qt::NoPen);
+  }
+}
+
+}  // namespace ddpscope::ui

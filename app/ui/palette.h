@@ -1,0 +1,44 @@
+#pragma once
+// One palette everywhere (UI.md "Visual language", Okabe–Ito) and the number formats.
+
+#include <QColor>
+#include <QString>
+#include <optional>
+
+#include "tracer/format/trace_model.h"
+
+class QCustomPlot;
+
+namespace ddpscope::ui {
+
+namespace colours {
+inline const QColor kCompute{0x00, 0x72, 0xB2};      // blue
+inline const QColor kCommHidden{0x00, 0x9E, 0x73};   // bluish green
+inline const QColor kCommExposed{0xD5, 0x5E, 0x00};  // vermillion
+inline const QColor kMemory{0x99, 0x99, 0x99};       // grey
+inline const QColor kSync{0xF0, 0xE4, 0x42};         // yellow
+inline const QColor kStep{0x6B, 0x72, 0x80};         // slate: neutral, not a data colour
+inline const QColor kSelection{0x11, 0x11, 0x11};
+}  // namespace colours
+
+// The colour of a draw style (timeline_model.h Style).
+QColor styleColour(std::uint16_t style);
+// The colour of bucket `id` (solid).
+QColor bucketColour(std::int32_t id);
+// Dark or light text that reads on `fill`.
+QColor textOn(const QColor& fill);
+
+// Time in the unit that keeps three significant digits: "41.2 ms", "812 µs", "3.10 s".
+QString formatTime(trace::TimeNs ns);
+QString formatPct(const std::optional<double>& pct, int decimals = 2);
+QString formatMegabytes(std::int64_t bytes);
+QString formatBandwidth(const std::optional<double>& gbps);
+// "SIMULATED", "CUDA", "IMPORTED" or "MIXED" for a run's source string.
+QString sourceBadge(std::string_view source);
+QColor badgeColour(std::string_view source);
+
+enum class PlotTheme { System, Light };
+// Colours a plot's axes, grid and background: the system palette, or white for export/slides.
+void applyPlotTheme(QCustomPlot* plot, PlotTheme theme);
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,54 @@
+#include "app/ui/run_list_panel.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QMenu>
+#include <QVBoxLayout>
+
+#include "app/ui/palette.h"
+#include "app/ui/session.h"
+
+namespace ddpscope::ui {
+
+RunListPanel::RunListPanel(Session* session, QWidget* parent)
+    : QWidget(parent), session_(session), list_(new QListWidget(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  auto* title = new QLabel(tr("<b>Runs</b>"), this);
+  layout->addWidget(title);
+  layout->addWidget(list_, 1);
+  list_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(list_, &QListWidget::currentRowChanged, session_,
+          [this](int row) { session_->setCurrent(row); });
+  connect(list_, &QListWidget::customContextMenuRequested, this, [this](const QPoint& p) {
+    const int row = list_->indexAt(p).row();
+    if (row < 0) return;
+    QMenu menu;
+    menu.addAction(tr("Close run"), this, [this, row] { session_->closeRun(row); });
+    menu.exec(list_->mapToGlobal(p));
+  });
+  connect(session_, &Session::runsChanged, this, &RunListPanel::refresh);
+  connect(session_, &Session::currentRunChanged, this, &RunListPanel::refresh);
+  refresh();
+}
+
+void RunListPanel::refresh() {
+  QSignalBlocker block(list_);
+  list_->clear();
+  for (const auto& run : session_->runs()) {
+    const QString badge = sourceBadge(run->source()).toLower();
+    auto* item = new QListWidgetItem(
+        QStringLiteral("%1\n%2 rank%3 · %4 events · %5")
+            .arg(run->name)
+            .arg(run->run.ranks.size())
+            .arg(run->run.ranks.size() == 1 ? "" : "s")
+            .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
+            .arg(badge));
+    item->setToolTip(run->paths.join('\n'));
+    item->setForeground(QPalette().color(QPalette::Text));
+    list_->addItem(item);
+  }
+  list_->setCurrentRow(session_->currentIndex());
+}
+
+}  // namespace ddpscope::ui

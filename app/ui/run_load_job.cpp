@@ -1,0 +1,87 @@
+#include "app/ui/run_load_job.h"
+
+#include <QElapsedTimer>
+#include <QMetaObject>
+#include <QPointer>
+#include <QtConcurrent>
+
+#include "tracer/format/run_loader.h"
+#include "tracer/format/trace_reader.h"
+
+namespace ddpscope::ui {
+
+RunLoadResult loadRunBlocking(const QStringList& paths, const std::atomic<bool>* cancel,
+                              std::function<void(double)> progress) {
+  RunLoadResult out;
+  QElapsedTimer clock;
+  clock.start();
+  try {
+    std::vector<std::string> files;
+    for (const auto& p : paths)
+      files.push_back(p.toStdString());
+    trace::RunLoadOptions options;
+    options.cancel = cancel;
+    if (progress) options.progress = [&](double f) { progress(0.9 * f); };
+    trace::Run run = trace::loadRun(files, options);
+    if (cancel && cancel->load()) throw trace::LoadCancelled();
+    out.run = prepareRun(std::move(run), paths);
+    out.run->load_seconds = static_cast<double>(clock.elapsed()) / 1000.0;
+    if (progress) progress(1.0);
+  } catch (const trace::LoadCancelled&) {
+    out.cancelled = true;
+  } catch (const std::exception& e) {
+    out.error = QString::fromStdString(e.what());
+  }
+  return out;
+}
+
+RunLoadJob::RunLoadJob(QObject* parent) : QObject(parent) {
+  connect(&watcher_, &QFutureWatcher<RunLoadResult>::finished, this, &RunLoadJob::onFinished);
+}
+
+RunLoadJob::~RunLoadJob() {
+  if (cancel_) cancel_->store(true);
+  watcher_.waitForFinished();
+}
+
+void RunLoadJob::start(const QStringList& paths) {
+  if (busy_) cancel();
+  watcher_.waitForFinished();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  running_id_ = ++job_id_;
+  busy_ = true;
+  emit started(paths);
+  const auto id = running_id_;
+  auto flag = cancel_;
+  QPointer<RunLoadJob> self(this);
+  auto report = [self, id](double f) {
+    // From worker threads: hop to the GUI thread; drop reports of a superseded job.
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, id, f] {
+          if (self && self->running_id_ == id && self->busy_) emit self->progress(f);
+        },
+        Qt::QueuedConnection);
+  };
+  watcher_.setFuture(QtConcurrent::run(
+      [paths, flag, report] { return loadRunBlocking(paths, flag.get(), report); }));
+}
+
+void RunLoadJob::cancel() {
+  if (cancel_) cancel_->store(true);
+}
+
+void RunLoadJob::onFinished() {
+  busy_ = false;
+  RunLoadResult r = watcher_.result();
+  if (r.cancelled || (cancel_ && cancel_->load())) {
+    emit cancelled();
+  } else if (r.run) {
+    emit loaded(r.run);
+  } else {
+    emit failed(r.error);
+  }
+  emit finished();
+}
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,95 @@
+#pragma once
+// The central context every view observes (STYLE.md, RenderDoc/Hotspot): the runs loaded, the
+// current run, the selected bucket, the visible time range and the selected range. Views change
+// it and react to its signals; they never talk to each other.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/analysis/analysis.h"
+#include "app/ui/timeline_model.h"
+#include "tracer/format/trace_model.h"
+
+namespace ddpscope::ui {
+
+// A run with everything derived from it; immutable once loaded, shared between views.
+struct LoadedRun {
+  QString name;
+  QStringList paths;
+  trace::Run run;
+  analysis::RunReport report;
+  std::vector<analysis::RankActivity> activity;  // one per rank
+  TimelineModel timeline;
+  double load_seconds = 0;
+
+  std::string_view source() const { return run.source(); }
+};
+
+// Builds a LoadedRun from a run in memory (analysis + timeline model). Runs on any thread.
+std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths);
+
+// The numbers shown above the timeline, pooled over ranks.
+struct Headline {
+  std::optional<double> overlap_pct;  // Σ hidden / Σ comm over ranks
+  trace::TimeNs exposed_per_step_ns = 0;
+  trace::TimeNs step_ns = 0;            // mean step time (0 when no steps)
+  std::optional<double> dp_efficiency;  // mean over steps and ranks, in %
+  bool has_steps = false;
+};
+Headline computeHeadline(const analysis::RunReport& report);
+
+struct BucketKey {
+  std::int32_t rank_index = 0;
+  std::int32_t report_index = 0;  // index in RankReport::buckets
+  bool operator==(const BucketKey&) const = default;
+};
+
+struct TimeRange {
+  trace::TimeNs lo = 0, hi = 0;
+  trace::TimeNs length() const { return hi - lo; }
+  bool operator==(const TimeRange&) const = default;
+};
+
+class Session : public QObject {
+  Q_OBJECT
+ public:
+  explicit Session(QObject* parent = nullptr);
+
+  const std::vector<std::shared_ptr<const LoadedRun>>& runs() const { return runs_; }
+  int currentIndex() const { return current_; }
+  std::shared_ptr<const LoadedRun> current() const;
+
+  void addRun(std::shared_ptr<const LoadedRun> run);  // and makes it current
+  void setCurrent(int index);
+  void closeRun(int index);
+
+  const std::optional<BucketKey>& selectedBucket() const { return bucket_; }
+  void selectBucket(std::optional<BucketKey> key);
+
+  TimeRange viewRange() const { return view_; }
+  void setViewRange(TimeRange r);
+  const std::optional<TimeRange>& selection() const { return selection_; }
+  void setSelection(std::optional<TimeRange> r);
+  // Overlap % inside the selection, per rank of the current run.
+  std::vector<std::optional<double>> selectionOverlap() const;
+
+ signals:
+  void runsChanged();
+  void currentRunChanged();
+  void bucketSelected();
+  void viewRangeChanged();
+  void selectionChanged();
+
+ private:
+  std::vector<std::shared_ptr<const LoadedRun>> runs_;
+  int current_ = -1;
+  std::optional<BucketKey> bucket_;
+  TimeRange view_;
+  std::optional<TimeRange> selection_;
+};
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,30 @@
+#pragma once
+// Summary tab: per-rank table (overlap, exposed communication, step time, DP efficiency) and a
+// per-step chart (step time split into exposed communication and the rest).
+
+#include <QWidget>
+
+class QTableWidget;
+class QCustomPlot;
+class QLabel;
+
+namespace ddpscope::ui {
+
+class Session;
+
+class SummaryPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SummaryPanel(Session* session, QWidget* parent = nullptr);
+  QTableWidget* table() const { return table_; }
+  QCustomPlot* chart() const { return chart_; }
+
+ private:
+  void refresh();
+  Session* session_;
+  QLabel* note_;
+  QTableWidget* table_;
+  QCustomPlot* chart_;
+};
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,217 @@
+#include "app/ui/timeline_model.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "app/analysis/classify.h"
+
+namespace ddpscope::ui {
+
+using analysis::ActivityClass;
+using analysis::IntervalSet;
+
+namespace {
+
+constexpr int kStepLaneHeight = 18;
+constexpr int kBucketLaneHeight = 14;
+constexpr int kStreamLaneHeight = 24;
+constexpr int kOverlapLaneHeight = 12;
+constexpr int kMaxBucketRows = 4;
+
+// Appends the comm event [s, e) split into pieces hidden under compute and exposed.
+void addSplitComm(LaneEvents& out, TimeNs s, TimeNs e, std::uint32_t src,
+                  const IntervalSet& compute) {
+  auto it = std::upper_bound(compute.begin(), compute.end(), s,
+                             [](TimeNs t, const analysis::Interval& iv) { return t < iv.end; });
+  TimeNs cursor = s;
+  for (; it != compute.end() && it->start < e; ++it) {
+    const TimeNs hs = std::max(it->start, s);
+    const TimeNs he = std::min(it->end, e);
+    if (hs > cursor) out.add(cursor, hs, kStyleCommExposed, src);
+    if (he > hs) out.add(hs, he, kStyleCommHidden, src);
+    cursor = std::max(cursor, he);
+  }
+  if (cursor < e || s == e) out.add(cursor, e, kStyleCommExposed, src);
+}
+
+std::uint16_t styleOf(ActivityClass c) {
+  switch (c) {
+    case ActivityClass::Computation:
+      return kStyleCompute;
+    case ActivityClass::Memory:
+      return kStyleMemory;
+    default:
+      return kStyleSync;
+  }
+}
+
+std::string streamRole(const analysis::RankReport* rr, const trace::Track& t) {
+  if (rr) {
+    for (const auto& s : rr->streams)
+      if (s.device == t.device() && s.stream == t.stream()) return s.role;
+  }
+  return "compute";
+}
+
+void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                  const analysis::RankReport* rr, const analysis::RankActivity& act) {
+  const std::string rank_prefix = "rank " + std::to_string(rank.rank);
+  // Steps.
+  Lane steps;
+  steps.kind = LaneKind::Steps;
+  steps.rank = rank.rank;
+  steps.rank_index = rank_index;
+  steps.label = rank_prefix + " · steps";
+  steps.height = kStepLaneHeight;
+  for (std::size_t i = 0; i < rank.steps.size(); ++i)
+    steps.events.add(rank.steps[i].start, rank.steps[i].end, kStyleStep,
+                     static_cast<std::uint32_t>(i));
+  steps.events.finish();
+  m.lanes.push_back(std::move(steps));
+
+  // Buckets: ready -> allreduce end, packed greedily into rows so that none overlaps.
+  if (rr && !rr->buckets.empty()) {
+    std::vector<std::uint32_t> order(rr->buckets.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return rr->buckets[a].ready_ns < rr->buckets[b].ready_ns;
+    });
+    std::vector<Lane> rows;
+    std::vector<TimeNs> row_end;
+    for (std::uint32_t bi : order) {
+      const auto& b = rr->buckets[bi];
+      const TimeNs from = std::min(b.ready_ns, b.start_ns);
+      std::size_t r = 0;
+      while (r < rows.size() && row_end[r] > from)
+        ++r;
+      if (r == rows.size()) {
+        if (rows.size() == kMaxBucketRows) {  // more overlap than rows: stack on the last
+          r = rows.size() - 1;
+        } else {
+          Lane l;
+          l.kind = LaneKind::Buckets;
+          l.rank = rank.rank;
+          l.rank_index = rank_index;
+          l.label = rows.empty() ? (rr->buckets_inferred ? "buckets (inferred)" : "buckets") : "";
+          l.height = kBucketLaneHeight;
+          rows.push_back(std::move(l));
+          row_end.push_back(std::numeric_limits<TimeNs>::min());
+        }
+      }
+      if (b.start_ns > b.ready_ns)
+        rows[r].events.add(b.ready_ns, b.start_ns, bucketStyle(b.id, true), bi);
+      rows[r].events.add(b.start_ns, b.end_ns, bucketStyle(b.id, false), bi);
+      row_end[r] = std::max(row_end[r], b.end_ns);
+    }
+    for (auto& l : rows) {
+      l.events.finish();
+      m.lanes.push_back(std::move(l));
+    }
+  }
+
+  // One lane per GPU stream with activity.
+  std::vector<ActivityClass> name_class(rank.names.size(), ActivityClass::None);
+  std::vector<bool> classified(rank.names.size(), false);
+  bool several_devices = false;
+  for (const auto& t : rank.tracks)
+    if (t.kind == trace::TrackKind::Gpu && t.device() != rank.tracks.front().device())
+      several_devices = true;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Gpu) continue;
+    Lane lane;
+    lane.kind = LaneKind::Stream;
+    lane.rank = rank.rank;
+    lane.rank_index = rank_index;
+    lane.track = static_cast<std::int32_t>(ti);
+    lane.device = t.device();
+    lane.stream = t.stream();
+    lane.role = streamRole(rr, t);
+    lane.height = kStreamLaneHeight;
+    lane.label = (several_devices ? "gpu " + std::to_string(t.device()) + " · " : std::string()) +
+                 shortRole(lane.role) + " · stream " + std::to_string(t.stream());
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!trace::isGpuActivity(t.kind_of[i])) continue;
+      ActivityClass c;
+      if (t.kind_of[i] == trace::EventKind::Kernel) {
+        const auto n = t.name[i];
+        if (!classified[n]) {
+          name_class[n] = analysis::classify(trace::EventKind::Kernel, rank.names[n]);
+          classified[n] = true;
+        }
+        c = name_class[n];
+      } else {
+        c = analysis::classify(t.kind_of[i], rank.names[t.name[i]]);
+      }
+      const auto src = static_cast<std::uint32_t>(i);
+      if (c == ActivityClass::Communication) {
+        addSplitComm(lane.events, t.start[i], t.end(i), src, act.compute);
+      } else {
+        lane.events.add(t.start[i], t.end(i), styleOf(c), src);
+      }
+    }
+    if (lane.events.size() == 0) continue;
+    lane.events.finish();
+    m.lanes.push_back(std::move(lane));
+  }
+
+  // The overlap strip: the rank's communication, hidden vs exposed.
+  Lane strip;
+  strip.kind = LaneKind::Overlap;
+  strip.rank = rank.rank;
+  strip.rank_index = rank_index;
+  strip.label = "overlap (hidden / exposed)";
+  strip.height = kOverlapLaneHeight;
+  for (const auto& iv : analysis::intersect(act.comm, act.compute))
+    strip.events.add(iv.start, iv.end, kStyleCommHidden, 0);
+  for (const auto& iv : analysis::subtract(act.comm, act.compute))
+    strip.events.add(iv.start, iv.end, kStyleCommExposed, 0);
+  strip.events.finish();
+  m.lanes.push_back(std::move(strip));
+}
+
+}  // namespace
+
+std::string shortRole(const std::string& role) {
+  return role == "communication" ? "comm" : role;
+}
+
+int TimelineModel::contentHeight() const {
+  int h = 0;
+  for (const auto& l : lanes)
+    h += l.height;
+  return h;
+}
+
+std::vector<const Lane*> TimelineModel::lanesOf(LaneKind kind, std::int32_t rank) const {
+  std::vector<const Lane*> out;
+  for (const auto& l : lanes)
+    if (l.kind == kind && l.rank == rank) out.push_back(&l);
+  return out;
+}
+
+TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunReport& report,
+                                 const std::vector<analysis::RankActivity>& activity) {
+  TimelineModel m;
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    const analysis::RankReport* rr = r < report.ranks.size() ? &report.ranks[r] : nullptr;
+    static const analysis::RankActivity kEmpty;
+    addRankLanes(m, run.ranks[r], static_cast<std::int32_t>(r), rr,
+                 r < activity.size() ? activity[r] : kEmpty);
+  }
+  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+  for (const auto& l : m.lanes) {
+    if (l.events.size() == 0) continue;
+    lo = std::min(lo, l.events.start.front());
+    hi = std::max(hi, l.events.max_end.back());
+    if (l.kind == LaneKind::Stream) m.event_count += l.events.size();
+  }
+  if (lo < hi) {
+    m.extent_lo = lo;
+    m.extent_hi = hi;
+  }
+  return m;
+}
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,217 @@
+// The app headless: opening a run, the numbers it shows, navigation keys, export and bad files.
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QKeyEvent>
+#include <QTemporaryDir>
+
+#include "app/ui/headline_bar.h"
+#include "app/ui/lane_plottable.h"
+#include "app/ui/main_window.h"
+#include "app/ui/run_load_job.h"
+#include "app/ui/session.h"
+#include "app/ui/timeline_view.h"
+#include "tests/ui/ui_test_app.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+using ddpscope::ui::testing::app;
+using ddpscope::ui::testing::waitFor;
+
+namespace {
+const QString kResnet = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz");
+
+// A window with resnet50 rank 0 loaded through the GUI path (worker thread).
+std::unique_ptr<MainWindow> openResnet() {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 900);
+  w->show();
+  w->openPaths({kResnet});
+  EXPECT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  w->timeline()->plot()->replot();
+  return w;
+}
+
+void key(QWidget* target, int k) {
+  QKeyEvent press(QEvent::KeyPress, k, Qt::NoModifier);
+  QApplication::sendEvent(target, &press);
+}
+
+int nonWhitePixels(const QImage& image) {
+  int n = 0;
+  for (int y = 0; y < image.height(); y += 2)
+    for (int x = 0; x < image.width(); x += 2)
+      if ((image.pixel(x, y) & 0xFFFFFF) != 0xFFFFFF) ++n;
+  return n;
+}
+}  // namespace
+
+TEST(UiApp, OpeningResnet50ShowsItsLanesAndOverlap) {
+  auto w = openResnet();
+  const auto& lanes = w->timeline()->lanes();
+  QStringList labels;
+  std::vector<std::int64_t> streams;
+  for (auto* l : lanes) {
+    labels << QString::fromStdString(l->lane().label);
+    if (l->lane().kind == LaneKind::Stream) streams.push_back(l->lane().stream);
+  }
+  EXPECT_EQ(streams, (std::vector<std::int64_t>{7, 40}));
+  EXPECT_TRUE(labels.contains("compute · stream 7")) << labels.join(", ").toStdString();
+  EXPECT_TRUE(labels.contains("comm · stream 40"));
+  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.61 %"));
+  EXPECT_EQ(w->headline()->badgeText(), QStringLiteral("IMPORTED"));
+  // The lanes drew something in the full view: the compute lane has boxes.
+  for (auto* l : lanes) {
+    if (l->lane().kind == LaneKind::Stream) {
+      EXPECT_FALSE(l->drawList().empty());
+    }
+  }
+}
+
+TEST(UiApp, NavigationKeysChangeTheRange) {
+  auto w = openResnet();
+  Session* s = w->session();
+  QWidget* plot = w->timeline()->plot();
+  QCursor::setPos(0, 0);  // outside the plot: keys anchor at the centre
+  const TimeRange full = s->viewRange();
+  key(plot, Qt::Key_W);
+  TimeRange r = s->viewRange();
+  EXPECT_NEAR(static_cast<double>(r.length()), 0.8 * static_cast<double>(full.length()), 2.0);
+  EXPECT_NEAR(static_cast<double>(r.lo + r.length() / 2),
+              static_cast<double>(full.lo + full.length() / 2), 2.0);
+  const TimeRange zoomed = r;
+  key(plot, Qt::Key_D);
+  r = s->viewRange();
+  EXPECT_EQ(r.length(), zoomed.length());
+  EXPECT_NEAR(static_cast<double>(r.lo - zoomed.lo), 0.2 * static_cast<double>(zoomed.length()),
+              1.0);
+  key(plot, Qt::Key_A);
+  EXPECT_EQ(s->viewRange(), zoomed);
+  key(plot, Qt::Key_S);
+  EXPECT_NEAR(static_cast<double>(s->viewRange().length()), static_cast<double>(full.length()),
+              4.0);
+  key(plot, Qt::Key_W);
+  key(plot, Qt::Key_W);
+  key(plot, Qt::Key_F);  // fit everything
+  EXPECT_EQ(s->viewRange(), full);
+  s->setSelection(TimeRange{1'000'000, 3'000'000});
+  key(plot, Qt::Key_F);  // fit the selection
+  EXPECT_EQ(s->viewRange(), (TimeRange{1'000'000, 3'000'000}));
+  key(plot, Qt::Key_Escape);
+  EXPECT_FALSE(s->selection().has_value());
+  // The wheel zooms at the cursor: the time under it stays put.
+  const TimeRange before = s->viewRange();
+  auto* qcp = w->timeline()->plot();
+  const QPointF at(qcp->axisRect()->left() + qcp->axisRect()->width() / 4.0,
+                   qcp->axisRect()->top() + 20);
+  const double t_before = qcp->xAxis2->pixelToCoord(at.x());
+  QWheelEvent wheel(at, qcp->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(qcp, &wheel);
+  EXPECT_LT(s->viewRange().length(), before.length());
+  qcp->xAxis2->setRange(static_cast<double>(s->viewRange().lo),
+                        static_cast<double>(s->viewRange().hi));
+  EXPECT_NEAR(qcp->xAxis2->pixelToCoord(at.x()), t_before,
+              static_cast<double>(before.length()) * 1e-3);
+}
+
+TEST(UiApp, SelectionShowsDurationAndOverlap) {
+  auto w = openResnet();
+  Session* s = w->session();
+  const auto& b = w->session()->current()->report.ranks.front().buckets.front();
+  s->setSelection(TimeRange{b.start_ns, b.end_ns});
+  const auto overlap = s->selectionOverlap();
+  ASSERT_EQ(overlap.size(), 1u);
+  const auto expected =
+      analysis::overlapPctWithin(s->current()->activity.front(), b.start_ns, b.end_ns);
+  EXPECT_EQ(overlap.front(), expected);
+}
+
+TEST(UiApp, ExportWritesNonBlankFilesOfTheRightSize) {
+  auto w = openResnet();
+  QTemporaryDir dir;
+  QString error;
+  const QString png = dir.filePath("t.png");
+  ASSERT_TRUE(w->timeline()->exportImage(png, 2.0, &error, 1000)) << error.toStdString();
+  QImage image(png);
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.width(), 2000);
+  EXPECT_GT(image.height(), 2 * w->timeline()->contentHeight());
+  EXPECT_GT(nonWhitePixels(image), 2000);
+  EXPECT_EQ(image.pixel(5, image.height() - 3) & 0xFFFFFF, 0xFFFFFFu);  // light theme background
+
+  const QString svg = dir.filePath("t.svg");
+  ASSERT_TRUE(w->timeline()->exportImage(svg, 1.0, &error, 1000)) << error.toStdString();
+  QFile f(svg);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QByteArray text = f.readAll();
+  EXPECT_TRUE(text.contains("<svg"));
+  EXPECT_TRUE(text.contains("width=\"1000"));
+  EXPECT_GT(text.count("<path") + text.count("<rect") + text.count("<polyline"), 50);
+
+  const QString pdf = dir.filePath("t.pdf");
+  ASSERT_TRUE(w->timeline()->exportImage(pdf, 1.0, &error, 1000)) << error.toStdString();
+  QFile p(pdf);
+  ASSERT_TRUE(p.open(QIODevice::ReadOnly));
+  const QByteArray bytes = p.readAll();
+  EXPECT_TRUE(bytes.startsWith("%PDF"));
+  EXPECT_GT(bytes.size(), 3000);
+  EXPECT_TRUE(bytes.contains("/MediaBox [0 0 1000")) << bytes.left(2000).toStdString();
+
+  EXPECT_FALSE(w->timeline()->exportImage(dir.filePath("t.bmp"), 1.0, &error));
+  EXPECT_TRUE(error.contains(".png")) << error.toStdString();
+  EXPECT_TRUE(w->exportView("chart", dir.filePath("chart.png"), 1.0, &error))
+      << error.toStdString();
+  EXPECT_GT(nonWhitePixels(QImage(dir.filePath("chart.png"))), 500);
+}
+
+TEST(UiApp, MalformedFileLeavesEarlierRunsOpen) {
+  auto w = openResnet();
+  QTemporaryDir dir;
+  const QString bad = dir.filePath("rank-0.json");
+  QFile f(bad);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write(R"({"traceEvents": [{"ph": "X", "ts": "soon"})");
+  f.close();
+  bool failed = false;
+  QObject::connect(w->loader(), &RunLoadJob::failed, [&] { failed = true; });
+  w->openPaths({bad});
+  ASSERT_TRUE(waitFor([&] { return failed; }));
+  EXPECT_TRUE(w->lastError().contains("rank-0.json")) << w->lastError().toStdString();
+  ASSERT_EQ(w->session()->runs().size(), 1u);
+  EXPECT_EQ(w->session()->currentIndex(), 0);
+  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.61 %"));
+  // A missing path too.
+  failed = false;
+  w->openPaths({dir.filePath("does-not-exist.json.gz")});
+  ASSERT_TRUE(waitFor([&] { return failed; }));
+  EXPECT_EQ(w->session()->runs().size(), 1u);
+}
+
+TEST(UiApp, HoverDescribesTheEventUnderTheCursor) {
+  auto w = openResnet();
+  auto* qcp = w->timeline()->plot();
+  const auto& b = w->session()->current()->report.ranks.front().buckets.front();
+  w->session()->setViewRange({b.start_ns - 1000, b.end_ns + 1000});
+  qcp->xAxis2->setRange(static_cast<double>(b.start_ns - 1000),
+                        static_cast<double>(b.end_ns + 1000));
+  qcp->replot();
+  const LanePlottable* comm = nullptr;
+  for (auto* l : w->timeline()->lanes())
+    if (l->lane().kind == LaneKind::Stream && l->lane().stream == 40) comm = l;
+  ASSERT_NE(comm, nullptr);
+  const double x =
+      qcp->xAxis2->coordToPixel(static_cast<double>(b.start_ns + (b.end_ns - b.start_ns) / 2));
+  const double y = qcp->yAxis->coordToPixel((comm->top() + comm->bottom()) / 2);
+  const QString text = w->timeline()->hoverText(QPointF(x, y));
+  EXPECT_TRUE(text.contains("nccl")) << text.toStdString();
+  EXPECT_TRUE(text.contains("stream")) << text.toStdString();
+  EXPECT_TRUE(text.contains("bucket")) << text.toStdString();
+  EXPECT_TRUE(text.contains("GB/s")) << text.toStdString();
+}

@@ -1,0 +1,100 @@
+// The timeline's lanes for real and built traces: lanes per rank and stream, labels, and the
+// hidden/exposed split that the overlap strip and the comm lanes draw.
+#include <gtest/gtest.h>
+
+#include "app/analysis/analysis.h"
+#include "app/ui/session.h"
+#include "app/ui/timeline_model.h"
+#include "tests/common/trace_builder.h"
+#include "tracer/format/run_loader.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+
+namespace {
+TimeNs lengthOfStyle(const Lane& lane, std::uint16_t style) {
+  TimeNs sum = 0;
+  for (std::size_t i = 0; i < lane.events.size(); ++i)
+    if (lane.events.style[i] == style) sum += lane.events.end[i] - lane.events.start[i];
+  return sum;
+}
+}  // namespace
+
+TEST(UiTimelineModel, Resnet50LanesAndOverlap) {
+  const auto run = prepareRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"}), {});
+  const auto& m = run->timeline;
+  const auto streams = m.lanesOf(LaneKind::Stream, 0);
+  ASSERT_EQ(streams.size(), 2u);
+  EXPECT_EQ(streams[0]->stream, 7);
+  EXPECT_EQ(streams[0]->role, "compute");
+  EXPECT_EQ(streams[0]->label, "compute · stream 7");
+  EXPECT_EQ(streams[1]->stream, 40);
+  EXPECT_EQ(streams[1]->role, "communication");
+  EXPECT_EQ(streams[1]->label, "comm · stream 40");
+  ASSERT_EQ(m.lanesOf(LaneKind::Steps, 0).size(), 1u);
+  EXPECT_EQ(m.lanesOf(LaneKind::Steps, 0).front()->events.size(), 3u);  // steps 4, 5, 6
+  EXPECT_FALSE(m.lanesOf(LaneKind::Buckets, 0).empty());
+  EXPECT_EQ(m.lanesOf(LaneKind::Buckets, 0).front()->label, "buckets (inferred)");
+
+  // The overlap strip shows exactly the analysis's hidden and exposed communication.
+  const auto& whole = run->report.ranks.front().whole;
+  const Lane& strip = *m.lanesOf(LaneKind::Overlap, 0).front();
+  const TimeNs hidden = lengthOfStyle(strip, kStyleCommHidden);
+  const TimeNs exposed = lengthOfStyle(strip, kStyleCommExposed);
+  EXPECT_EQ(hidden, whole.overlap_ns);
+  EXPECT_EQ(exposed, whole.exposed_ns);
+  EXPECT_NEAR(100.0 * static_cast<double>(hidden) / static_cast<double>(hidden + exposed), 15.61,
+              0.005);
+  // The comm stream lane splits each allreduce the same way (one comm stream here).
+  EXPECT_EQ(lengthOfStyle(*streams[1], kStyleCommHidden), whole.overlap_ns);
+  EXPECT_EQ(lengthOfStyle(*streams[1], kStyleCommExposed), whole.exposed_ns);
+
+  const Headline h = computeHeadline(run->report);
+  ASSERT_TRUE(h.overlap_pct.has_value());
+  EXPECT_NEAR(*h.overlap_pct, 15.61, 0.005);
+}
+
+TEST(UiTimelineModel, CommSplitIntoHiddenAndExposedPieces) {
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 100).kernel("gemm", 300, 100).comm(50, 300);  // comm [50,350)
+  trace::Run run;
+  run.ranks.push_back(b.build());
+  const auto loaded = prepareRun(std::move(run), {});
+  const Lane* comm = nullptr;
+  for (const Lane* l : loaded->timeline.lanesOf(LaneKind::Stream, 0))
+    if (l->stream == 40) comm = l;
+  ASSERT_NE(comm, nullptr);
+  ASSERT_EQ(comm->events.size(), 3u);
+  EXPECT_EQ(comm->events.start[0], 50);
+  EXPECT_EQ(comm->events.end[0], 100);
+  EXPECT_EQ(comm->events.style[0], kStyleCommHidden);
+  EXPECT_EQ(comm->events.end[1], 300);
+  EXPECT_EQ(comm->events.style[1], kStyleCommExposed);
+  EXPECT_EQ(comm->events.style[2], kStyleCommHidden);
+  EXPECT_EQ(comm->events.source[1], comm->events.source[0]);  // all pieces point at one kernel
+}
+
+TEST(UiTimelineModel, RanksGetTheirOwnLaneGroups) {
+  trace::Run run;
+  for (int r = 0; r < 3; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    b.kernel("gemm", 0, 100)
+        .comm(50, 100)
+        .add({"Memcpy DtoH", 200, 10, 9, 0, trace::EventKind::Memcpy});
+    auto t = b.build();
+    t.rank = r;
+    t.world_size = 3;
+    run.ranks.push_back(std::move(t));
+  }
+  const auto loaded = prepareRun(std::move(run), {});
+  for (int r = 0; r < 3; ++r) {
+    const auto streams = loaded->timeline.lanesOf(LaneKind::Stream, r);
+    ASSERT_EQ(streams.size(), 3u) << r;
+    EXPECT_EQ(streams[0]->label, "compute · stream 7");
+    EXPECT_EQ(streams[1]->label, "copy · stream 9");
+    EXPECT_EQ(streams[2]->label, "comm · stream 40");
+    EXPECT_EQ(loaded->timeline.lanesOf(LaneKind::Steps, r).front()->label,
+              "rank " + std::to_string(r) + " · steps");
+  }
+}
