@@ -74,6 +74,8 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale) 
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
   if (!loadInto(window, paths)) return 1;
   settle(window);
   QString error;
@@ -90,6 +92,8 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
   if (!loadInto(window, paths)) return 1;
   settle(window);
   QString error;
@@ -125,6 +129,8 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
     settle(window);
     ok = save("timeline-one-step.png") && ok;
   }
+  session->selectBucket(std::nullopt);
+  session->setSelection(std::nullopt);
   window.timeline()->fit();
   settle(window);
   ok = window.exportView(QStringLiteral("timeline"), QDir(dir).filePath("export-timeline.png"), 1.0,
@@ -143,6 +149,8 @@ int renderWithoutDisplay(const QStringList& paths) {
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
   if (!loadInto(window, paths)) return 1;
   settle(window);
   const QString name = QFileInfo(paths.front()).completeBaseName().section('.', 0, 0);

@@ -52,7 +52,9 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   split->addWidget(table_);
   split->addWidget(chart_);
   split->addWidget(params_);
-  split->setSizes({620, 420, 260});
+  table_->setMinimumWidth(640);
+  params_->setMinimumWidth(200);
+  split->setSizes({760, 420, 240});
   layout->addWidget(split, 1);
 
   table_->setColumnCount(kColumns);
@@ -67,13 +69,13 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   params_->setColumnCount(2);
   params_->setHeaderLabels({tr("parameter"), tr("MB")});
   params_->setRootIsDecorated(false);
-  params_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  params_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
 
   chart_->setMinimumWidth(240);
   chart_->plotLayout()->insertRow(0);
   chart_->plotLayout()->addElement(
       0, 0,
-      new QCPTextElement(chart_, tr("Allreduce per bucket: hidden vs exposed (mean over steps)"),
+      new QCPTextElement(chart_, tr("Allreduce per bucket, mean: hidden / exposed"),
                          QFont(font().family(), 9, QFont::Bold)));
 
   connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
@@ -155,7 +157,9 @@ void BucketsPanel::refresh() {
     hidden.push_back(v[0] / v[2]);
     exposed.push_back(v[1] / v[2]);
     top = std::max(top, (v[0] + v[1]) / v[2]);
-    ticks->addTick(id, QStringLiteral("b%1").arg(id));
+    // Label at most about 12 buckets so that the labels never overlap.
+    const int every = std::max<int>(1, (static_cast<int>(per_id.size()) + 11) / 12);
+    if (keys.size() % every == 1 || every == 1) ticks->addTick(id, QStringLiteral("b%1").arg(id));
   }
   auto* hb = new QCPBars(chart_->xAxis, chart_->yAxis);
   hb->setName(tr("hidden under compute"));
@@ -199,6 +203,7 @@ void BucketsPanel::showSelection() {
       auto* item =
           new QTreeWidgetItem(params_, {QString::fromStdString(p.name), formatMegabytes(p.bytes)});
       item->setTextAlignment(1, Qt::AlignRight);
+      item->setToolTip(0, QString::fromStdString(p.name));
     }
   }
   if (params_->topLevelItemCount() == 0)

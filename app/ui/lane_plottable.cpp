@@ -74,6 +74,10 @@ void LanePlottable::draw(QCPPainter* painter) {
   if (top_px + lane_h < rect->top() || top_px > rect->bottom()) return;
   if (shaded_)
     painter->fillRect(QRect(left, top_px, rect->width(), lane_h), QColor(128, 128, 128, 18));
+  if (lane_->kind == LaneKind::Steps && lane_->rank_index > 0) {
+    // A rule between ranks, in the gap above this rank's first lane.
+    painter->fillRect(QRect(left, top_px - 5, rect->width(), 1), QColor(128, 128, 128, 110));
+  }
   const int pad = lane_h >= 16 ? 3 : lane_h >= 10 ? 1 : 0;
   const int box_top = top_px + pad;
   const int box_h = std::max(1, lane_h - 2 * pad);

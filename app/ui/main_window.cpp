@@ -17,6 +17,7 @@
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/ui/buckets_panel.h"
 #include "app/ui/headline_bar.h"
@@ -65,6 +66,14 @@ MainWindow::MainWindow(QWidget* parent)
   vsplit->setStretchFactor(0, 3);
   vsplit->setStretchFactor(1, 2);
   centre_layout->addWidget(vsplit, 1);
+  // Give the timeline the height its lanes need (up to two thirds), the tabs the rest.
+  connect(session_, &Session::currentRunChanged, vsplit, [this, vsplit] {
+    const int total = std::max(400, vsplit->height());
+    const int chrome = timeline_->plot()->height() - timeline_->plot()->axisRect()->height();
+    const int want =
+        std::clamp(timeline_->contentHeight() + std::max(chrome, 40) + 8, 240, total * 2 / 3);
+    vsplit->setSizes({want, total - want});
+  });
 
   auto* hsplit = new QSplitter(Qt::Horizontal, this);
   hsplit->addWidget(left);

@@ -36,9 +36,9 @@ void RunListPanel::refresh() {
   QSignalBlocker block(list_);
   list_->clear();
   for (const auto& run : session_->runs()) {
-    const QString badge = sourceBadge(run->source()).toLower();
+    const QString badge = sourceBadge(run->source());
     auto* item = new QListWidgetItem(
-        QStringLiteral("%1\n%2 rank%3 · %4 events · %5")
+        QStringLiteral("%1\n%2 rank%3 · %4 events\n%5")
             .arg(run->name)
             .arg(run->run.ranks.size())
             .arg(run->run.ranks.size() == 1 ? "" : "s")

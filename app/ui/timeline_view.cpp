@@ -21,6 +21,7 @@ namespace {
 constexpr double kKeyZoom = 0.8;   // W zooms in to 80 % of the range, S out by the inverse
 constexpr double kKeyPan = 0.2;    // A/D pan by a fifth of the range
 constexpr TimeNs kMinRange = 100;  // 100 ns across the widget at the deepest zoom
+constexpr int kRankGap = 10;       // pixels between the lane groups of two ranks
 
 QString bytesText(std::int64_t bytes) {
   if (bytes < 0) return QStringLiteral("–");
@@ -123,6 +124,7 @@ void TimelineView::rebuild() {
     double y = 0;
     for (const Lane& lane : run_->timeline.lanes) {
       const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
+      if (lane.kind == LaneKind::Steps && lane.rank_index > 0) y += kRankGap;  // ranks apart
       auto* p = new LanePlottable(plot_->xAxis2, plot_->yAxis, &lane, &rank, y);
       p->setShaded(lane.rank_index % 2 == 1);
       lanes_.push_back(p);

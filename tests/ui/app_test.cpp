@@ -8,12 +8,14 @@
 #include <QKeyEvent>
 #include <QTemporaryDir>
 
+#include "app/ui/buckets_panel.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
 #include "app/ui/timeline_view.h"
+#include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
 
 using namespace ddpscope;
@@ -214,4 +216,34 @@ TEST(UiApp, HoverDescribesTheEventUnderTheCursor) {
   EXPECT_TRUE(text.contains("stream")) << text.toStdString();
   EXPECT_TRUE(text.contains("bucket")) << text.toStdString();
   EXPECT_TRUE(text.contains("GB/s")) << text.toStdString();
+}
+
+TEST(UiApp, SimulatedRunsAreLabelledSimulated) {
+  app();
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 1000).comm(500, 1000);
+  trace::Run run;
+  run.ranks.push_back(b.build());
+  run.ranks.front().ddpscope.present = true;
+  run.ranks.front().ddpscope.source = "sim";
+  MainWindow w;
+  w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("sim-run")}));
+  EXPECT_EQ(w.headline()->badgeText(), QStringLiteral("SIMULATED"));
+  EXPECT_TRUE(w.buckets()->noteText().contains("SIMULATED"))
+      << w.buckets()->noteText().toStdString();
+  EXPECT_TRUE(w.windowTitle().contains("SIMULATED"));
+  EXPECT_EQ(w.headline()->overlapText(), QStringLiteral("50.00 %"));
+}
+
+TEST(UiApp, LoadingCanBeCancelledAndKeepsEarlierRuns) {
+  auto w = openResnet();
+  bool done = false, cancelled = false;
+  QObject::connect(w->loader(), &RunLoadJob::cancelled, [&] { cancelled = true; });
+  QObject::connect(w->loader(), &RunLoadJob::finished, [&] { done = true; });
+  w->openPaths({QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_world1_rank0.json.gz")});
+  w->loader()->cancel();
+  ASSERT_TRUE(waitFor([&] { return done; }));
+  // Either the cancel arrived in time, or the load had finished: never a half-loaded run.
+  EXPECT_EQ(w->session()->runs().size(), cancelled ? 1u : 2u);
+  EXPECT_FALSE(w->loader()->busy());
 }
