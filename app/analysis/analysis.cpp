@@ -612,6 +612,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
   for (auto& [key, v] : arrivals) {
     if (v.size() < 2) continue;
     std::sort(v.begin(), v.end());
+    if (v.back().first == v.front().first) continue;  // all ranks ready together: no straggler
     StragglerReport s;
     s.step = key.first;
     s.bucket = key.second;

@@ -187,6 +187,11 @@ struct Run {
   std::string_view source() const;  // ranks' source if all agree, else "mixed"
 };
 
+// Puts a model into the canonical order readTraceFile produces (used by producers before writing
+// and by tests): drops empty tracks, sorts tracks (GPU by device and stream, then host by pid and
+// tid) and events, remaps flows, derives steps.
+void canonicalize(RankTrace& trace);
+
 // Model equality for round-trip tests: every column, flow, step, bucket and metadata field.
 // Returns "" when equal, else a description of the first difference.
 std::string describeDifference(const RankTrace& a, const RankTrace& b);

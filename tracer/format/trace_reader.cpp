@@ -650,48 +650,6 @@ void TraceParser::resolveFlows() {
 
 }  // namespace
 
-void canonicalize(RankTrace& trace) {
-  // Track order: GPU tracks by (device, stream), then host tracks by (pid, tid); empty ones
-  // dropped.
-  std::vector<std::int32_t> order;
-  for (std::size_t i = 0; i < trace.tracks.size(); ++i) {
-    if (trace.tracks[i].size() > 0) order.push_back(static_cast<std::int32_t>(i));
-  }
-  std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-    const auto& x = trace.tracks[static_cast<std::size_t>(a)];
-    const auto& y = trace.tracks[static_cast<std::size_t>(b)];
-    return std::tie(x.kind, x.pid, x.tid) < std::tie(y.kind, y.pid, y.tid);
-  });
-  std::vector<std::int32_t> new_index(trace.tracks.size(), -1);
-  std::vector<Track> sorted;
-  sorted.reserve(order.size());
-  for (auto old : order) {
-    new_index[static_cast<std::size_t>(old)] = static_cast<std::int32_t>(sorted.size());
-    sorted.push_back(std::move(trace.tracks[static_cast<std::size_t>(old)]));
-  }
-  trace.tracks = std::move(sorted);
-  for (auto& t : trace.tracks)
-    t.sortByStart();
-  std::vector<Flow> flows;
-  flows.reserve(trace.flows.size());
-  for (auto f : trace.flows) {
-    if (f.from_track < 0 || f.to_track < 0) continue;
-    if (static_cast<std::size_t>(f.from_track) >= new_index.size() ||
-        static_cast<std::size_t>(f.to_track) >= new_index.size()) {
-      continue;
-    }
-    f.from_track = new_index[static_cast<std::size_t>(f.from_track)];
-    f.to_track = new_index[static_cast<std::size_t>(f.to_track)];
-    if (f.from_track >= 0 && f.to_track >= 0) flows.push_back(f);
-  }
-  std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
-    return std::tie(a.from_ts, a.id, a.to_ts, a.to_track) <
-           std::tie(b.from_ts, b.id, b.to_ts, b.to_track);
-  });
-  trace.flows = std::move(flows);
-  trace.deriveSteps();
-}
-
 RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
                      const ReadOptions& options) {
   if (json.size() == 0) throw TraceError(name, 0, "the file is empty");

@@ -37,8 +37,4 @@ RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
 RankTrace parseTraceText(std::string_view json, const std::string& name = "<memory>",
                          const ReadOptions& options = {});
 
-// Puts a model into the canonical order readTraceFile produces (used by producers before writing
-// and by tests): drops empty tracks, sorts tracks and events, remaps flows, derives steps.
-void canonicalize(RankTrace& trace);
-
 }  // namespace ddpscope::trace
