@@ -30,11 +30,23 @@ enum Column {
 };
 constexpr int kKeyRole = Qt::UserRole + 1;
 
-QTableWidgetItem* cell(const QString& text, bool number = true) {
-  auto* item = new QTableWidgetItem(text);
-  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  item->setFlags(item->flags() & ~Qt::ItemIsEditable);
-  return item;
+constexpr int kSortRole = Qt::UserRole + 2;
+
+// Sorts by the number behind the text ("150 ms" after "24 µs"), not by the text.
+class NumberItem : public QTableWidgetItem {
+ public:
+  NumberItem(const QString& text, double value) : QTableWidgetItem(text) {
+    setData(kSortRole, value);
+    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    setFlags(flags() & ~Qt::ItemIsEditable);
+  }
+  bool operator<(const QTableWidgetItem& other) const override {
+    return data(kSortRole).toDouble() < other.data(kSortRole).toDouble();
+  }
+};
+
+QTableWidgetItem* cell(const QString& text, double value) {
+  return new NumberItem(text, value);
 }
 }  // namespace
 
@@ -120,19 +132,23 @@ void BucketsPanel::refresh() {
     const auto& rr = run->report.ranks[ri];
     for (std::size_t bi = 0; bi < rr.buckets.size(); ++bi) {
       const auto& b = rr.buckets[bi];
-      table_->setItem(row, kRank, cell(QString::number(rr.rank)));
-      table_->setItem(row, kStep, cell(b.step == trace::kNoStep ? "–" : QString::number(b.step)));
-      auto* id = cell(QString::number(b.id));
+      table_->setItem(row, kRank, cell(QString::number(rr.rank), rr.rank));
+      table_->setItem(row, kStep,
+                      cell(b.step == trace::kNoStep ? "–" : QString::number(b.step), b.step));
+      auto* id = cell(QString::number(b.id), b.id);
       id->setData(kKeyRole, QPoint(static_cast<int>(ri), static_cast<int>(bi)));
       id->setData(Qt::DecorationRole, bucketColour(b.id));
       table_->setItem(row, kId, id);
-      table_->setItem(row, kTensors, cell(b.tensors > 0 ? QString::number(b.tensors) : "–"));
-      table_->setItem(row, kMB, cell(formatMegabytes(b.bytes)));
-      table_->setItem(row, kReady, cell(formatTime(b.ready_ns)));
-      table_->setItem(row, kWait, cell(formatTime(b.wait_ns)));
-      table_->setItem(row, kDuration, cell(formatTime(b.end_ns - b.start_ns)));
-      table_->setItem(row, kBusbw, cell(formatBandwidth(b.busbw_gbps)));
-      auto* exposed = cell(formatTime(b.exposed_ns));
+      table_->setItem(row, kTensors,
+                      cell(b.tensors > 0 ? QString::number(b.tensors) : "–", b.tensors));
+      table_->setItem(row, kMB, cell(formatMegabytes(b.bytes), static_cast<double>(b.bytes)));
+      table_->setItem(row, kReady, cell(formatTime(b.ready_ns), static_cast<double>(b.ready_ns)));
+      table_->setItem(row, kWait, cell(formatTime(b.wait_ns), static_cast<double>(b.wait_ns)));
+      table_->setItem(
+          row, kDuration,
+          cell(formatTime(b.end_ns - b.start_ns), static_cast<double>(b.end_ns - b.start_ns)));
+      table_->setItem(row, kBusbw, cell(formatBandwidth(b.busbw_gbps), b.busbw_gbps.value_or(-1)));
+      auto* exposed = cell(formatTime(b.exposed_ns), static_cast<double>(b.exposed_ns));
       if (b.exposed_ns > (b.end_ns - b.start_ns) / 2) exposed->setForeground(colours::kCommExposed);
       table_->setItem(row, kExposed, exposed);
       ++row;

@@ -110,27 +110,30 @@ void LanePlottable::draw(QCPPainter* painter) {
 
 double TimeTicker::getTickStep(const QCPRange& range) {
   step_ = QCPAxisTicker::getTickStep(range);
+  magnitude_ = std::max(std::fabs(range.lower), std::fabs(range.upper));
   return step_;
 }
 
-QString TimeTicker::formatTick(double ns, double step_ns) {
+QString TimeTicker::formatTick(double ns, double step_ns, double magnitude_ns) {
+  // The unit follows the largest time on the axis, so that every label has the same unit and
+  // stays short; the decimals follow the step, so that neighbouring ticks differ.
   const double a = std::max(std::fabs(step_ns), 1e-9);
+  const double m = std::max(a, std::fabs(magnitude_ns));
   double scale = 1;
   const char* unit = "ns";
-  if (a >= 1e8) {
+  if (m >= 1e9) {
     scale = 1e9;
     unit = "s";
-  } else if (a >= 1e5) {
+  } else if (m >= 1e6) {
     scale = 1e6;
     unit = "ms";
-  } else if (a >= 1e2) {
+  } else if (m >= 1e3) {
     scale = 1e3;
     unit = "µs";
   }
-  // Enough decimals to tell neighbouring ticks apart (a 2.5 ms step needs one).
   const double step = a / scale;
   int decimals = 0;
-  while (decimals < 6) {
+  while (decimals < 9) {
     const double scaled = step * std::pow(10.0, decimals);
     if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) break;
     ++decimals;
@@ -141,7 +144,7 @@ QString TimeTicker::formatTick(double ns, double step_ns) {
 }
 
 QString TimeTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
-  return formatTick(tick, step_);
+  return formatTick(tick, step_, magnitude_);
 }
 
 }  // namespace ddpscope::ui

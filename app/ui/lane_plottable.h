@@ -53,7 +53,8 @@ class LanePlottable : public QCPAbstractPlottable {
 // Time-axis labels in the unit that keeps the tick step readable (s, ms, µs, ns).
 class TimeTicker : public QCPAxisTicker {
  public:
-  static QString formatTick(double ns, double step_ns);
+  // A tick at `ns`, ticks `step_ns` apart, on an axis whose largest |time| is `magnitude_ns`.
+  static QString formatTick(double ns, double step_ns, double magnitude_ns = 0);
 
  protected:
   double getTickStep(const QCPRange& range) override;
@@ -62,6 +63,7 @@ class TimeTicker : public QCPAxisTicker {
 
  private:
   double step_ = 1;
+  double magnitude_ = 0;
 };
 
 }  // namespace ddpscope::ui

@@ -369,10 +369,15 @@ QString TimelineView::hoverText(const QPointF& pos) const {
   const auto src = lane.events.source[box->first];
   QString html = QStringLiteral("<table>");
   if (box->count > 1) {
+    // Comm kernels are split into hidden/exposed pieces: count kernels, not pieces.
+    std::vector<std::uint32_t> sources(lane.events.source.begin() + box->first,
+                                       lane.events.source.begin() + box->first + box->count);
+    std::sort(sources.begin(), sources.end());
+    const auto distinct = std::unique(sources.begin(), sources.end()) - sources.begin();
     const QString what =
         lane.kind == LaneKind::Stream ? QStringLiteral("kernels") : QStringLiteral("events");
-    html +=
-        QStringLiteral("<b>%1 %2, Σ %3</b>").arg(box->count).arg(what, formatTime(box->busy_ns));
+    const auto n = lane.kind == LaneKind::Stream ? distinct : box->count;
+    html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box->busy_ns));
     html += row("from", formatTime(lane.events.start[box->first]));
     return html + "</table>";
   }
@@ -407,11 +412,9 @@ QString TimelineView::hoverText(const QPointF& pos) const {
           html += row("bandwidth",
                       formatBandwidth(static_cast<double>(bytes) / static_cast<double>(dur)));
       }
-      if (s != t.start[src] || e != t.end(src) ||
-          lp->lane().events.style[box->first] != kStyleCompute) {
-        const auto st = lane.events.style[box->first];
-        if (st == kStyleCommHidden || st == kStyleCommExposed)
-          html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
+      if (const auto st = lane.events.style[box->first];
+          st == kStyleCommHidden || st == kStyleCommExposed) {
+        html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
       }
       break;
     }

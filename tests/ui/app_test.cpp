@@ -6,7 +6,9 @@
 #include <QFile>
 #include <QImage>
 #include <QKeyEvent>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 
 #include "app/ui/buckets_panel.h"
 #include "app/ui/headline_bar.h"
@@ -246,4 +248,64 @@ TEST(UiApp, LoadingCanBeCancelledAndKeepsEarlierRuns) {
   // Either the cancel arrived in time, or the load had finished: never a half-loaded run.
   EXPECT_EQ(w->session()->runs().size(), cancelled ? 1u : 2u);
   EXPECT_FALSE(w->loader()->busy());
+}
+
+TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
+  app();
+  using trace::EventKind;
+  ddpscope::testing::TraceBuilder b;
+  auto& t = b.trace();
+  t.world_size = 4;
+  t.ddpscope.present = true;
+  t.ddpscope.source = "sim";
+  t.ddpscope.buckets = {{0, 4'000'000, "f32", {{"fc2.weight", 3'000'000}, {"fc2.bias", 1'000'000}}},
+                        {1, 2'000'000, "f32", {{"fc1.weight", 2'000'000}}}};
+  b.step(0, 0, 10'000);
+  b.add({"gemm_bwd_fc2", 0, 1'000, 7, 0, EventKind::Kernel, 0, 0});
+  b.add({"gemm_bwd_fc1", 1'000, 1'000, 7, 0, EventKind::Kernel, 1, 0});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1'000, 2'000, 40, 0, EventKind::Kernel, 0, 0,
+         -1, 4'000'000});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3'000, 1'000, 40, 0, EventKind::Kernel, 1, 0,
+         -1, 2'000'000});
+  b.add({"sgd_update_bucket", 3'000, 100, 7, 0, EventKind::Kernel, 0, 0});
+  b.add({"sgd_update_bucket", 4'000, 100, 7, 0, EventKind::Kernel, 1, 0});
+  trace::Run run;
+  run.ranks.push_back(b.build());
+  MainWindow w;
+  w.resize(1200, 800);
+  w.show();
+  w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("two-buckets")}));
+  QTableWidget* table = w.buckets()->table();
+  ASSERT_EQ(table->rowCount(), 2);
+  EXPECT_FALSE(w.buckets()->noteText().contains("inferred"));
+  // Select the row of bucket 0 (the table may be sorted): the session follows, params are listed.
+  int row0 = -1;
+  for (int r = 0; r < table->rowCount(); ++r)
+    if (table->item(r, 2)->text() == "0") row0 = r;
+  ASSERT_GE(row0, 0);
+  table->selectRow(row0);
+  ASSERT_TRUE(w.session()->selectedBucket().has_value());
+  EXPECT_EQ(w.session()
+                ->current()
+                ->report.ranks[0]
+                .buckets[static_cast<std::size_t>(w.session()->selectedBucket()->report_index)]
+                .id,
+            0);
+  QTreeWidget* params = w.buckets()->params();
+  ASSERT_EQ(params->topLevelItemCount(), 2);
+  EXPECT_EQ(params->topLevelItem(0)->text(0), "fc2.weight");
+  EXPECT_EQ(params->topLevelItem(0)->text(1), "2.86");  // MiB
+  // The timeline outlines the bucket and its allreduce and draws ready -> allreduce -> optimizer.
+  auto* plot = w.timeline()->plot();
+  int rects = 0, lines = 0;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (qobject_cast<QCPItemLine*>(plot->item(i))) ++lines;
+    if (qobject_cast<QCPItemRect*>(plot->item(i)) && plot->item(i)->visible()) ++rects;
+  }
+  EXPECT_EQ(lines, 2);
+  EXPECT_GE(rects, 3);  // bucket, allreduce, optimizer kernel
+  // Esc clears it everywhere.
+  QKeyEvent esc(QEvent::KeyPress, Qt::Key_Escape, Qt::NoModifier);
+  QApplication::sendEvent(plot, &esc);
+  EXPECT_FALSE(w.session()->selectedBucket().has_value());
 }

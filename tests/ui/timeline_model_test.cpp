@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/analysis/analysis.h"
+#include "app/ui/lane_plottable.h"
 #include "app/ui/session.h"
 #include "app/ui/timeline_model.h"
 #include "tests/common/trace_builder.h"
@@ -97,4 +98,14 @@ TEST(UiTimelineModel, RanksGetTheirOwnLaneGroups) {
     EXPECT_EQ(loaded->timeline.lanesOf(LaneKind::Steps, r).front()->label,
               "rank " + std::to_string(r) + " · steps");
   }
+}
+
+TEST(UiTimeAxis, LabelsKeepOneUnitAndEnoughDecimals) {
+  EXPECT_EQ(TimeTicker::formatTick(0, 1e8, 6.6e8), "0 ms");
+  EXPECT_EQ(TimeTicker::formatTick(6e8, 1e8, 6.6e8), "600 ms");
+  EXPECT_EQ(TimeTicker::formatTick(1.225e8, 2.5e6, 1.3e8), "122.5 ms");
+  EXPECT_EQ(TimeTicker::formatTick(125'000'010, 10, 125'000'100), "125.00001 ms");
+  EXPECT_EQ(TimeTicker::formatTick(3e10, 5e9, 3.2e10), "30 s");
+  EXPECT_EQ(TimeTicker::formatTick(750, 250, 900), "750 ns");
+  EXPECT_EQ(TimeTicker::formatTick(2500, 500, 9000), "2.5 µs");
 }

@@ -30,6 +30,15 @@ std::shared_ptr<const LoadedRun> run1M() {
   return run;
 }
 
+std::size_t gpuEvents(const LoadedRun& run) {
+  std::size_t n = 0;
+  for (const auto& r : run.run.ranks)
+    for (const auto& t : r.tracks)
+      for (auto k : t.kind_of)
+        n += trace::isGpuActivity(k) ? 1 : 0;
+  return n;
+}
+
 std::size_t drawnEvents(const LoadedRun& run) {
   std::size_t n = 0;
   for (const auto& l : run.timeline.lanes)
@@ -55,7 +64,8 @@ void BM_DrawList(benchmark::State& state) {
       boxes += buildDrawList(lane.events, w).size();
     benchmark::DoNotOptimize(boxes);
   }
-  state.counters["events"] = static_cast<double>(drawnEvents(*run));
+  state.counters["gpu_events"] = static_cast<double>(gpuEvents(*run));
+  state.counters["lane_items"] = static_cast<double>(drawnEvents(*run));
   state.counters["boxes"] = static_cast<double>(boxes);
 }
 
@@ -82,7 +92,8 @@ void BM_Replot(benchmark::State& state) {
     jiggle = 1 - jiggle;
     plot->replot(QCustomPlot::rpImmediateRefresh);
   }
-  state.counters["events"] = static_cast<double>(drawnEvents(*run));
+  state.counters["gpu_events"] = static_cast<double>(gpuEvents(*run));
+  state.counters["lane_items"] = static_cast<double>(drawnEvents(*run));
   state.counters["axis_rect_width"] = plot->axisRect()->width();
 }
 
