@@ -76,6 +76,7 @@ std::string validate(AgentOptions& o, bool first_given) {
   if (o.cost.straggler_rank < -1 || o.cost.straggler_rank >= o.world_size)
     return "--straggler-rank must be a rank below --world-size (or -1 for none)";
   if (o.sim_math && o.backend != "sim") return "--sim-math needs --backend sim";
+  if (o.launch == "local" && o.backend != "cuda") return "--launch local needs --backend cuda";
   if (o.sim_math) {
     auto model = makeModel(o.model);
     std::int64_t n = 0;
@@ -120,6 +121,11 @@ std::vector<std::pair<std::string, std::string>> AgentOptions::configEntries() c
       {"lr", jsonNumber(lr)},
       {"rebuild_buckets", rebuild_buckets ? "true" : "false"},
       {"sim_math", sim_math ? "true" : "false"}};
+  if (backend == "cuda") {
+    c.emplace_back("launch", jsonString(launch));
+    c.emplace_back("timeout_s", jsonNumber(timeout_s));
+    c.emplace_back("traced", trace ? "true" : "false");
+  }
   if (backend == "sim") {
     for (auto& e : cost.configEntries())
       c.push_back(std::move(e));
@@ -164,9 +170,20 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
                "sim: do the real fp32 arithmetic on the CPU (small models)");
   addSimOptions(app, o.cost);
   app.add_option("--out", o.out_dir, "output folder")->required();
+  app.add_option(
+         "--launch", o.launch,
+         "cuda: none (one rank per process, from mpirun/srun/torchrun) | local (one process "
+         "per GPU on this node)")
+      ->check(CLI::IsMember({"none", "local"}));
+  app.add_option("--timeout-s", o.timeout_s,
+                 "cuda: abort the NCCL communicator after this long without progress")
+      ->check(kPositive);
+  bool no_trace = false;
+  app.add_flag("--no-trace", no_trace, "cuda: run without the CUPTI tracer (overhead baseline)");
   try {
     app.parse(argc, argv);
     o.overlap = !no_overlap;
+    o.trace = !no_trace;
     o.fusion = fusion == "copy" ? Fusion::Copy : Fusion::View;
     const auto d = defaultsFor(o.model.kind);
     o.model.layers = layers.value_or(d.layers);

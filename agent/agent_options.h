@@ -26,6 +26,11 @@ struct AgentOptions {
   bool sim_math = false;
   sim::CostModel cost;
   std::string out_dir;
+  // CUDA backend: "none" (this process is one rank; identity from mpirun/srun/torchrun or rank 0
+  // of 1) or "local" (start world_size processes on this node, one per GPU).
+  std::string launch = "none";
+  double timeout_s = 300;  // the watchdog aborts NCCL when a step makes no progress this long
+  bool trace = true;       // false: run untraced (to measure the tracer's overhead)
 
   TrainerOptions trainerOptions() const;
   // Every setting as (key, raw JSON value) for the trace's ddpscope.config block.

@@ -443,17 +443,17 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
 
 }  // namespace
 
-CudaRunOptions cudaRunOptionsFromEnvironment() {
+CudaRunOptions cudaRunOptions(const AgentOptions& o) {
   CudaRunOptions r;
+  r.launch = o.launch;
+  r.timeout_s = o.timeout_s;
+  r.trace = o.trace;
   if (const char* v = std::getenv("DDPSCOPE_LAUNCH")) r.launch = v;
-  if (const char* v = std::getenv("DDPSCOPE_TIMEOUT_S"))
-    r.timeout_s = std::atof(v) > 0 ? std::atof(v) : r.timeout_s;
-  if (const char* v = std::getenv("DDPSCOPE_NO_TRACE")) r.trace = std::string(v) != "1";
   return r;
 }
 
 int runCudaBackend(const AgentOptions& options, std::ostream& out, std::ostream& err) {
-  return runCudaBackend(options, cudaRunOptionsFromEnvironment(), out, err);
+  return runCudaBackend(options, cudaRunOptions(options), out, err);
 }
 
 int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostream& out,

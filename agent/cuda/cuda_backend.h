@@ -20,9 +20,9 @@ struct CudaRunOptions {
   bool trace = true;  // false: the same run untraced (to measure the tracer's overhead)
 };
 
-// Options the command line does not carry yet come from the environment:
-// DDPSCOPE_LAUNCH, DDPSCOPE_TIMEOUT_S, DDPSCOPE_NO_TRACE=1.
-CudaRunOptions cudaRunOptionsFromEnvironment();
+// From the command line (--launch, --timeout-s, --no-trace); DDPSCOPE_LAUNCH overrides --launch
+// (the local launcher sets it to "none" in the processes it starts).
+CudaRunOptions cudaRunOptions(const AgentOptions& options);
 
 int runCudaBackend(const AgentOptions& options, std::ostream& out, std::ostream& err);
 int runCudaBackend(const AgentOptions& options, const CudaRunOptions& run, std::ostream& out,
