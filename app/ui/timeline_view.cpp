@@ -260,8 +260,9 @@ void TimelineView::updateSelectionItems() {
     selection_rect_->topLeft->setCoords(static_cast<double>(sel->lo), -1e7);
     selection_rect_->bottomRight->setCoords(static_cast<double>(sel->hi), 1e7);
     selection_label_->position->setCoords(static_cast<double>(sel->lo + sel->length() / 2), 0.0);
-    selection_label_->setText(selectionText());
-    emit statusMessage(QStringLiteral("selection ") + selectionText());
+    const QString text = selectionText();
+    selection_label_->setText(text);
+    emit statusMessage(QStringLiteral("selection ") + text);
   }
   plot_->layer("marks")->replot();
   plot_->replot(QCustomPlot::rpQueuedReplot);

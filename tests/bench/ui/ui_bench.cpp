@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <map>
 #include <memory>
 
 #include "app/ui/lane_plottable.h"
@@ -21,12 +22,16 @@ namespace {
 
 constexpr int kWidth = 1600;
 
-std::shared_ptr<const LoadedRun> run1M() {
-  static std::shared_ptr<const LoadedRun> run = [] {
+// About 1 M GPU events in all, on 1 rank or spread over `ranks` ranks (more lanes).
+std::shared_ptr<const LoadedRun> run1M(int ranks = 1) {
+  static std::map<int, std::shared_ptr<const LoadedRun>> cache;
+  auto& run = cache[ranks];
+  if (!run) {
     bench::SyntheticSpec spec;
-    spec.events_per_rank = 2'000'000;  // host + GPU; about 1 M of them are GPU activity
-    return std::shared_ptr<const LoadedRun>(prepareRun(bench::syntheticRun(spec), {}));
-  }();
+    spec.ranks = ranks;
+    spec.events_per_rank = 2'000'000 / ranks;  // host + GPU; about half are GPU activity
+    run = prepareRun(bench::syntheticRun(spec), {});
+  }
   return run;
 }
 
@@ -71,7 +76,7 @@ void BM_DrawList(benchmark::State& state) {
 
 // The widget: draw lists of every lane plus QCustomPlot's replot of the whole timeline.
 void BM_Replot(benchmark::State& state) {
-  const auto run = run1M();
+  const auto run = run1M(static_cast<int>(state.range(1)));
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(kWidth + 260, 1000);
@@ -100,7 +105,9 @@ void BM_Replot(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_DrawList)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Replot)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond);
+// Args: {1 / fraction of the run shown, ranks}.
+BENCHMARK(BM_Replot)->Args({1, 1})->Args({100, 1})->Args({1, 8})->Args({100, 8})->Unit(
+    benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
