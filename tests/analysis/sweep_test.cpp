@@ -2,6 +2,9 @@
 // simulated runs of the agent.
 #include "app/analysis/sweep.h"
 
+#include "app/analysis/design_report.h"
+#include "app/analysis/report_json.h"
+
 #include <gtest/gtest.h>
 
 #include "agent/run_agent.h"
@@ -110,4 +113,41 @@ TEST(Compare, RowsForTheDesignReviewTable) {
   EXPECT_EQ(rows[1].a, "0.0 %");
   EXPECT_EQ(rows[1].b, "100.0 %");
   EXPECT_EQ(rows[1].delta, "+100.0 %");
+}
+
+TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
+  agent::AgentOptions o;
+  o.world_size = 2;
+  o.steps = 3;
+  o.model.kind = "mlp";
+  o.model.layers = 4;
+  o.model.hidden = 256;
+  auto sim = agent::runSimulation(o);
+  trace::Run run;
+  run.ranks = std::move(sim.ranks);
+  const auto report = analysis::analyzeRun(run);
+  analysis::DesignReportInput in;
+  in.run_name = "mlp <b25>";
+  in.source = "sim";
+  in.config = run.ranks[0].ddpscope.config;
+  in.report = &report;
+  in.timeline_png = "timeline.png";
+  std::vector<analysis::SweepPoint> pts = {point(0, 2'000'000), point(25, 1'000'000)};
+  in.recommendation = analysis::recommendBucketSize(pts, 0);
+  in.sweep = pts;
+  const auto md = analysis::designReportMarkdown(in);
+  const auto html = analysis::designReportHtml(in);
+  const auto summary = analysis::summarizeRun(report);
+  char overlap[32];
+  std::snprintf(overlap, sizeof overlap, "%.1f %%", *summary.overlap_pct);
+  for (const auto* doc : {&md, &html}) {
+    EXPECT_NE(doc->find("SIMULATED"), std::string::npos);
+    EXPECT_NE(doc->find(overlap), std::string::npos) << overlap;
+    EXPECT_NE(doc->find(analysis::formatDuration(summary.step_ns)), std::string::npos);
+    EXPECT_NE(doc->find("timeline.png"), std::string::npos);
+    EXPECT_NE(doc->find("Fastest bucket size: 25 MB"), std::string::npos);
+    EXPECT_NE(doc->find("bucket_mb"), std::string::npos);
+  }
+  EXPECT_NE(html.find("mlp &lt;b25&gt;"), std::string::npos);  // escaped
+  EXPECT_EQ(html.find("mlp <b25>"), std::string::npos);
 }

@@ -1,0 +1,231 @@
+#include "app/analysis/design_report.h"
+
+#include <cstdio>
+
+#include "app/analysis/report_json.h"
+
+namespace ddpscope::analysis {
+
+namespace {
+
+// A table as rows of cells; the first row is the header.
+using Table = std::vector<std::vector<std::string>>;
+
+std::string pct(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", *v);
+  return b;
+}
+
+std::string mib(std::int64_t bytes) {
+  if (bytes < 0) return "?";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", static_cast<double>(bytes) / (1 << 20));
+  return b;
+}
+
+std::string gbps(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GB/s", *v);
+  return b;
+}
+
+std::string sourceLabel(const std::string& s) {
+  if (s == "sim") return "SIMULATED (cost model, not a measurement)";
+  if (s == "cuda") return "CUDA (measured with CUPTI)";
+  return "IMPORTED";
+}
+
+Table headline(const DesignReportInput& in) {
+  Table t{{"metric", "value"}};
+  const auto s = summarizeRun(*in.report);
+  t.push_back({"source", sourceLabel(in.source)});
+  t.push_back({"ranks", std::to_string(s.ranks)});
+  t.push_back({"step time (mean, slowest rank)", formatDuration(s.step_ns)});
+  t.push_back({"communication hidden (overlap)", pct(s.overlap_pct)});
+  t.push_back({"exposed communication per step", formatDuration(s.exposed_ns_per_step)});
+  t.push_back({"DP efficiency", s.dp_efficiency ? pct(*s.dp_efficiency * 100) : "n/a"});
+  char ar[32];
+  std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
+  t.push_back({"allreduces per step", ar});
+  std::size_t violations = 0;
+  for (const auto& r : in.report->ranks)
+    violations += r.violations.size();
+  t.push_back({"dependency check",
+               violations == 0 ? "no violations" : std::to_string(violations) + " violations"});
+  return t;
+}
+
+Table bucketTable(const RunReport& report) {
+  Table t{{"bucket", "tensors", "MiB", "ready", "wait", "duration", "exposed", "busbw"}};
+  if (report.ranks.empty()) return t;
+  const auto& r = report.ranks.front();
+  // One step: the last one, the steadiest.
+  std::int32_t step = r.buckets.empty() ? 0 : r.buckets.back().step;
+  for (const auto& b : r.buckets) {
+    if (b.step != step) continue;
+    t.push_back({std::to_string(b.id), b.inferred ? "?" : std::to_string(b.tensors), mib(b.bytes),
+                 formatDuration(b.ready_ns - r.steps.front().start_ns), formatDuration(b.wait_ns),
+                 formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns),
+                 gbps(b.busbw_gbps)});
+  }
+  return t;
+}
+
+Table sweepTable(const std::vector<SweepPoint>& points) {
+  Table t{{"bucket MB", "step time", "overlap", "exposed / step", "allreduces / step"}};
+  for (const auto& p : points) {
+    char ar[32], mb[32];
+    std::snprintf(ar, sizeof ar, "%.1f", p.summary.allreduces_per_step);
+    std::snprintf(mb, sizeof mb, "%g", p.bucket_mb);
+    t.push_back({mb, formatDuration(p.summary.step_ns), pct(p.summary.overlap_pct),
+                 formatDuration(p.summary.exposed_ns_per_step), ar});
+  }
+  return t;
+}
+
+Table comparisonTable(const DesignReportInput& in) {
+  Table t{{"metric", in.compare_name_a, in.compare_name_b, "difference"}};
+  for (const auto& row : in.comparison)
+    t.push_back({row.metric, row.a, row.b, row.delta});
+  return t;
+}
+
+std::string mdEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|' || c == '*' || c == '`' || c == '[' || c == ']') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+std::string markdownTable(const Table& t) {
+  std::string s;
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    s += "|";
+    for (const auto& cell : t[r])
+      s += " " + mdEscape(cell) + " |";
+    s += "\n";
+    if (r == 0) {
+      s += "|";
+      for (std::size_t c = 0; c < t[r].size(); ++c)
+        s += c == 0 ? " --- |" : " ---: |";
+      s += "\n";
+    }
+  }
+  return s + "\n";
+}
+
+std::string htmlEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
+}
+
+std::string htmlTable(const Table& t) {
+  std::string s = "<table>\n";
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    s += "<tr>";
+    for (std::size_t c = 0; c < t[r].size(); ++c) {
+      const char* tag = r == 0 ? "th" : "td";
+      s += std::string("<") + tag + (c > 0 && r > 0 ? " class=\"num\"" : "") + ">" +
+           htmlEscape(t[r][c]) + "</" + tag + ">";
+    }
+    s += "</tr>\n";
+  }
+  return s + "</table>\n";
+}
+
+Table configTable(const DesignReportInput& in) {
+  Table t{{"setting", "value"}};
+  for (const auto& [k, v] : in.config) {
+    std::string value = v;
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    t.push_back({k, value});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string designReportMarkdown(const DesignReportInput& in) {
+  std::string s = "# " + in.title + "\n\n";
+  s += "Run: **" + mdEscape(in.run_name) + "**, " + sourceLabel(in.source) + ".\n\n";
+  if (in.report) {
+    s += "## Headline\n\n" + markdownTable(headline(in));
+    if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
+    s += "## Buckets\n\n" + markdownTable(bucketTable(*in.report));
+  }
+  if (!in.sweep.empty()) {
+    s += "## Bucket-size sweep\n\n" + markdownTable(sweepTable(in.sweep));
+    if (!in.sweep_png.empty()) s += "![Sweep](" + in.sweep_png + ")\n\n";
+    if (in.recommendation) s += "**Recommendation.** " + in.recommendation->text + "\n\n";
+  }
+  if (!in.comparison.empty()) {
+    s += "## Comparison\n\n" + markdownTable(comparisonTable(in));
+    if (!in.compare_png.empty()) s += "![Comparison](" + in.compare_png + ")\n\n";
+  }
+  if (!in.config.empty()) s += "## Configuration\n\n" + markdownTable(configTable(in));
+  s += "Numbers follow the definitions of the ddpscope design: overlap = |comm ∩ compute| / |comm| "
+       "over all "
+       "streams of a rank; steady state excludes the first step.\n";
+  return s;
+}
+
+std::string designReportHtml(const DesignReportInput& in) {
+  std::string s =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + htmlEscape(in.title) +
+      "</title>\n<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
+      "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .7em}"
+      "th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-"
+      "nums}"
+      "img{max-width:100%}.badge{display:inline-block;padding:.1em .5em;border:1px solid "
+      "#999}</style>\n"
+      "</head><body>\n<h1>" +
+      htmlEscape(in.title) + "</h1>\n<p>Run: <b>" + htmlEscape(in.run_name) +
+      "</b> <span class=\"badge\">" + htmlEscape(sourceLabel(in.source)) + "</span></p>\n";
+  if (in.report) {
+    s += "<h2>Headline</h2>\n" + htmlTable(headline(in));
+    if (!in.timeline_png.empty())
+      s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
+    s += "<h2>Buckets</h2>\n" + htmlTable(bucketTable(*in.report));
+  }
+  if (!in.sweep.empty()) {
+    s += "<h2>Bucket-size sweep</h2>\n" + htmlTable(sweepTable(in.sweep));
+    if (!in.sweep_png.empty())
+      s += "<img src=\"" + htmlEscape(in.sweep_png) + "\" alt=\"Sweep\">\n";
+    if (in.recommendation)
+      s += "<p><b>Recommendation.</b> " + htmlEscape(in.recommendation->text) + "</p>\n";
+  }
+  if (!in.comparison.empty()) {
+    s += "<h2>Comparison</h2>\n" + htmlTable(comparisonTable(in));
+    if (!in.compare_png.empty())
+      s += "<img src=\"" + htmlEscape(in.compare_png) + "\" alt=\"Comparison\">\n";
+  }
+  if (!in.config.empty()) s += "<h2>Configuration</h2>\n" + htmlTable(configTable(in));
+  s += "</body></html>\n";
+  return s;
+}
+
+}  // namespace ddpscope::analysis
