@@ -99,3 +99,14 @@ TEST(RunLoader, CancelStopsLoading) {
   EXPECT_THROW(loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"}, o),
                LoadCancelled);
 }
+
+TEST(RunLoader, PathsWithSpacesQuotesAndNonAsciiWork) {
+  const auto dir = freshDir("odd") / "run \"quoted\" ü ünïcødé 'x'";
+  fs::create_directories(dir);
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "rank-0.json.gz").string());
+  writeTraceFile(oneKernelRank(1, 0, 0), (dir / "rank-1.json.gz").string());
+  const ddpscope::trace::Run run = loadRun({dir.string()});
+  EXPECT_EQ(run.ranks.size(), 2u);
+  EXPECT_EQ(run.name, dir.filename().string());
+  fs::remove_all(dir.parent_path());
+}
