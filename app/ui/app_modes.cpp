@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QTabWidget>
 #include <QTextStream>
+#include <algorithm>
 #include <cstdio>
 
 #include "app/ui/buckets_panel.h"
@@ -120,6 +121,22 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
     window.tabs()->setCurrentWidget(window.buckets());
     settle(window);
     ok = save("timeline-bucket-selected.png") && ok;
+    // The allreduce kernel of that bucket, clicked: the Details tab.
+    const auto& rank = run->run.ranks.front();
+    for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+      const auto& t = rank.tracks[ti];
+      if (t.kind != trace::TrackKind::Gpu || t.device() != b.device || t.stream() != b.stream)
+        continue;
+      const auto it = std::lower_bound(t.start.begin(), t.start.end(), b.start_ns);
+      if (it == t.start.end()) continue;
+      session->selectBucket(std::nullopt);
+      session->setSelection(std::nullopt);
+      session->selectEvent(EventRef{0, static_cast<std::int32_t>(ti),
+                                    static_cast<std::uint32_t>(it - t.start.begin())});
+      settle(window);
+      ok = save("timeline-kernel-details.png") && ok;
+      session->selectEvent(std::nullopt);
+    }
     session->setSelection(std::nullopt);
   }
   if (!run->run.ranks.front().steps.empty()) {

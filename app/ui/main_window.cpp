@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "app/ui/buckets_panel.h"
+#include "app/ui/details_panel.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
@@ -44,6 +45,7 @@ MainWindow::MainWindow(QWidget* parent)
   headline_ = new HeadlineBar(session_, this);
   summary_ = new SummaryPanel(session_, this);
   buckets_ = new BucketsPanel(session_, this);
+  details_ = new DetailsPanel(session_, this);
   runs_ = new RunListPanel(session_, this);
 
   auto* left = new QWidget(this);
@@ -60,6 +62,10 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_ = new QTabWidget(this);
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(buckets_, tr("Buckets"));
+  tabs_->addTab(details_, tr("Details"));
+  connect(session_, &Session::eventSelected, this, [this] {
+    if (session_->selectedEvent()) tabs_->setCurrentWidget(details_);
+  });
   auto* vsplit = new QSplitter(Qt::Vertical, this);
   vsplit->addWidget(timeline_);
   vsplit->addWidget(tabs_);
@@ -168,6 +174,7 @@ void MainWindow::buildMenus() {
   view->addAction(tr("Clear selection (Esc)"), this, [this] {
     session_->setSelection(std::nullopt);
     session_->selectBucket(std::nullopt);
+    session_->selectEvent(std::nullopt);
   });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("Navigation"), this, [this] {

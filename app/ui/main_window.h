@@ -20,6 +20,7 @@ class TimelineView;
 class HeadlineBar;
 class SummaryPanel;
 class BucketsPanel;
+class DetailsPanel;
 class RunListPanel;
 class RunLoadJob;
 
@@ -34,6 +35,7 @@ class MainWindow : public QMainWindow {
   HeadlineBar* headline() const { return headline_; }
   SummaryPanel* summary() const { return summary_; }
   BucketsPanel* buckets() const { return buckets_; }
+  DetailsPanel* details() const { return details_; }
   QTabWidget* tabs() const { return tabs_; }
   RunLoadJob* loader() const { return loader_; }
   // The left column; the run-control panel (a later issue) is added here, below the run list.
@@ -67,6 +69,7 @@ class MainWindow : public QMainWindow {
   HeadlineBar* headline_;
   SummaryPanel* summary_;
   BucketsPanel* buckets_;
+  DetailsPanel* details_;
   RunListPanel* runs_;
   QTabWidget* tabs_;
   QVBoxLayout* left_column_;

@@ -70,6 +70,7 @@ void Session::setCurrent(int index) {
   if (index == current_ || index < 0 || index >= static_cast<int>(runs_.size())) return;
   current_ = index;
   bucket_.reset();
+  event_.reset();
   selection_.reset();
   const auto& t = runs_[static_cast<std::size_t>(index)]->timeline;
   const trace::TimeNs pad = std::max<trace::TimeNs>(1, (t.extent_hi - t.extent_lo) / 100);
@@ -78,6 +79,7 @@ void Session::setCurrent(int index) {
   emit viewRangeChanged();
   emit selectionChanged();
   emit bucketSelected();
+  emit eventSelected();
 }
 
 void Session::closeRun(int index) {
@@ -97,6 +99,12 @@ void Session::selectBucket(std::optional<BucketKey> key) {
   if (key == bucket_) return;
   bucket_ = key;
   emit bucketSelected();
+}
+
+void Session::selectEvent(std::optional<EventRef> ref) {
+  if (ref == event_) return;
+  event_ = ref;
+  emit eventSelected();
 }
 
 void Session::setViewRange(TimeRange r) {

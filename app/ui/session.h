@@ -48,6 +48,14 @@ struct BucketKey {
   bool operator==(const BucketKey&) const = default;
 };
 
+// One event of a GPU track, as selected by a click on the timeline.
+struct EventRef {
+  std::int32_t rank_index = 0;
+  std::int32_t track = 0;  // index in RankTrace::tracks
+  std::uint32_t index = 0;
+  bool operator==(const EventRef&) const = default;
+};
+
 struct TimeRange {
   trace::TimeNs lo = 0, hi = 0;
   trace::TimeNs length() const { return hi - lo; }
@@ -70,6 +78,9 @@ class Session : public QObject {
   const std::optional<BucketKey>& selectedBucket() const { return bucket_; }
   void selectBucket(std::optional<BucketKey> key);
 
+  const std::optional<EventRef>& selectedEvent() const { return event_; }
+  void selectEvent(std::optional<EventRef> ref);
+
   TimeRange viewRange() const { return view_; }
   void setViewRange(TimeRange r);
   const std::optional<TimeRange>& selection() const { return selection_; }
@@ -81,6 +92,7 @@ class Session : public QObject {
   void runsChanged();
   void currentRunChanged();
   void bucketSelected();
+  void eventSelected();
   void viewRangeChanged();
   void selectionChanged();
 
@@ -88,6 +100,7 @@ class Session : public QObject {
   std::vector<std::shared_ptr<const LoadedRun>> runs_;
   int current_ = -1;
   std::optional<BucketKey> bucket_;
+  std::optional<EventRef> event_;
   TimeRange view_;
   std::optional<TimeRange> selection_;
 };

@@ -86,6 +86,13 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   selection_rect_->setPen(QPen(QColor(0x33, 0x33, 0x33), 1, Qt::DashLine));
   selection_rect_->setBrush(QColor(0x56, 0xB4, 0xE9, 40));
   selection_rect_->setVisible(false);
+  event_rect_ = new QCPItemRect(plot_);
+  event_rect_->setLayer("marks");
+  event_rect_->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
+  event_rect_->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
+  event_rect_->setPen(QPen(QColor(0x11, 0x11, 0x11), 2));
+  event_rect_->setBrush(Qt::NoBrush);
+  event_rect_->setVisible(false);
   selection_label_ = new QCPItemText(plot_);
   selection_label_->setLayer("marks");
   selection_label_->setClipToAxisRect(true);
@@ -107,6 +114,7 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   connect(session_, &Session::viewRangeChanged, this, &TimelineView::applyViewRange);
   connect(session_, &Session::selectionChanged, this, &TimelineView::updateSelectionItems);
   connect(session_, &Session::bucketSelected, this, &TimelineView::updateBucketItems);
+  connect(session_, &Session::eventSelected, this, &TimelineView::updateEventItem);
   rebuild();
 }
 
@@ -139,6 +147,7 @@ void TimelineView::rebuild() {
   applyViewRange();
   updateSelectionItems();
   updateBucketItems();
+  updateEventItem();
 }
 
 void TimelineView::applyViewRange() {
@@ -228,6 +237,7 @@ void TimelineView::handleKey(int key) {
     case Qt::Key_Escape:
       session_->setSelection(std::nullopt);
       session_->selectBucket(std::nullopt);
+      session_->selectEvent(std::nullopt);
       break;
     default:
       break;
@@ -263,8 +273,29 @@ void TimelineView::updateSelectionItems() {
     const QString text = selectionText();
     selection_label_->setText(text);
     emit statusMessage(QStringLiteral("selection ") + text);
+  } else {
+    emit statusMessage(QString());
   }
   plot_->layer("marks")->replot();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updateEventItem() {
+  const auto& ref = session_->selectedEvent();
+  event_rect_->setVisible(false);
+  if (run_ && ref) {
+    for (auto* l : lanes_) {
+      const Lane& lane = l->lane();
+      if (lane.kind != LaneKind::Stream || lane.rank_index != ref->rank_index ||
+          lane.track != ref->track)
+        continue;
+      const auto& t = run_->run.ranks[static_cast<std::size_t>(ref->rank_index)]
+                          .tracks[static_cast<std::size_t>(ref->track)];
+      event_rect_->topLeft->setCoords(static_cast<double>(t.start[ref->index]), l->top() + 1);
+      event_rect_->bottomRight->setCoords(static_cast<double>(t.end(ref->index)), l->bottom() - 1);
+      event_rect_->setVisible(true);
+    }
+  }
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -537,6 +568,11 @@ bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
           session_->selectBucket(
               BucketKey{lp->lane().rank_index,
                         static_cast<std::int32_t>(lp->lane().events.source[box->first])});
+        } else if (lp && box && box->count == 1 && lp->lane().kind == LaneKind::Stream) {
+          session_->selectEvent(EventRef{lp->lane().rank_index, lp->lane().track,
+                                         lp->lane().events.source[box->first]});
+        } else {
+          session_->selectEvent(std::nullopt);
         }
       }
       return true;

@@ -52,6 +52,7 @@ class TimelineView : public QWidget {
   void updateVerticalRange();
   void updateSelectionItems();
   void updateBucketItems();
+  void updateEventItem();
   LanePlottable* laneAt(double y) const;
   trace::TimeNs timeAt(double x) const;
   void handleKey(int key);
@@ -64,6 +65,7 @@ class TimelineView : public QWidget {
   std::vector<LanePlottable*> lanes_;
   std::vector<QCPAbstractItem*> bucket_items_;
   QCPItemRect* selection_rect_ = nullptr;
+  QCPItemRect* event_rect_ = nullptr;
   QCPItemText* selection_label_ = nullptr;
   int content_height_ = 0;
   bool exporting_ = false;

@@ -6,11 +6,14 @@
 #include <QFile>
 #include <QImage>
 #include <QKeyEvent>
+#include <QMouseEvent>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 
 #include "app/ui/buckets_panel.h"
+#include "app/ui/details_panel.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
@@ -308,4 +311,30 @@ TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
   QKeyEvent esc(QEvent::KeyPress, Qt::Key_Escape, Qt::NoModifier);
   QApplication::sendEvent(plot, &esc);
   EXPECT_FALSE(w.session()->selectedBucket().has_value());
+}
+
+TEST(UiApp, ClickingAKernelShowsItsDetails) {
+  auto w = openResnet();
+  auto* qcp = w->timeline()->plot();
+  const auto& b = w->session()->current()->report.ranks.front().buckets.front();
+  w->session()->setViewRange({b.start_ns - 1000, b.end_ns + 1000});
+  qcp->replot();
+  const LanePlottable* comm = nullptr;
+  for (auto* l : w->timeline()->lanes())
+    if (l->lane().kind == LaneKind::Stream && l->lane().stream == 40) comm = l;
+  ASSERT_NE(comm, nullptr);
+  const QPointF at(
+      qcp->xAxis2->coordToPixel(static_cast<double>(b.start_ns + (b.end_ns - b.start_ns) / 2)),
+      qcp->yAxis->coordToPixel((comm->top() + comm->bottom()) / 2));
+  QMouseEvent press(QEvent::MouseButtonPress, at, qcp->mapToGlobal(at), Qt::LeftButton,
+                    Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(qcp, &press);
+  QMouseEvent release(QEvent::MouseButtonRelease, at, qcp->mapToGlobal(at), Qt::LeftButton,
+                      Qt::NoButton, Qt::NoModifier);
+  QApplication::sendEvent(qcp, &release);
+  ASSERT_TRUE(w->session()->selectedEvent().has_value());
+  const QString text = w->details()->text();
+  EXPECT_TRUE(text.contains("nccl")) << text.toStdString();
+  EXPECT_TRUE(text.contains("hidden under compute")) << text.toStdString();
+  EXPECT_EQ(w->tabs()->currentWidget(), static_cast<QWidget*>(w->details()));
 }
