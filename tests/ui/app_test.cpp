@@ -3,6 +3,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QClipboard>
 #include <QFile>
 #include <QImage>
 #include <QKeyEvent>
@@ -337,4 +338,14 @@ TEST(UiApp, ClickingAKernelShowsItsDetails) {
   EXPECT_TRUE(text.contains("nccl")) << text.toStdString();
   EXPECT_TRUE(text.contains("hidden under compute")) << text.toStdString();
   EXPECT_EQ(w->tabs()->currentWidget(), static_cast<QWidget*>(w->details()));
+}
+
+TEST(UiApp, CopyToClipboardPutsTheTimelineImageThere) {
+  auto w = openResnet();
+  QApplication::clipboard()->clear();
+  w->timeline()->copyToClipboard(1.0);
+  const QImage image = QApplication::clipboard()->image();
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.width(), w->timeline()->plot()->width());
+  EXPECT_GT(nonWhitePixels(image), 1000);
 }
