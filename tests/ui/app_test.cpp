@@ -349,3 +349,43 @@ TEST(UiApp, CopyToClipboardPutsTheTimelineImageThere) {
   EXPECT_EQ(image.width(), w->timeline()->plot()->width());
   EXPECT_GT(nonWhitePixels(image), 1000);
 }
+
+TEST(UiApp, DragPansAndShiftDragMeasuresARange) {
+  auto w = openResnet();
+  Session* s = w->session();
+  auto* qcp = w->timeline()->plot();
+  const QRect rect = qcp->axisRect()->rect();
+  const double y = rect.top() + 30;
+  auto mouse = [&](QEvent::Type type, double x, Qt::MouseButtons buttons,
+                   Qt::KeyboardModifiers mods) {
+    const QPointF p(x, y);
+    QMouseEvent e(type, p, qcp->mapToGlobal(p), Qt::LeftButton, buttons, mods);
+    QApplication::sendEvent(qcp, &e);
+  };
+  // Drag 100 px to the right: the view moves 100 px worth of time to the left.
+  const TimeRange before = s->viewRange();
+  const double ns_per_px = static_cast<double>(before.length()) / rect.width();
+  const double x0 = rect.left() + rect.width() / 2.0;
+  mouse(QEvent::MouseButtonPress, x0, Qt::LeftButton, Qt::NoModifier);
+  mouse(QEvent::MouseMove, x0 + 100, Qt::LeftButton, Qt::NoModifier);
+  mouse(QEvent::MouseButtonRelease, x0 + 100, Qt::NoButton, Qt::NoModifier);
+  EXPECT_EQ(s->viewRange().length(), before.length());
+  EXPECT_NEAR(static_cast<double>(before.lo - s->viewRange().lo), 100 * ns_per_px, 1.0);
+  // Shift-drag from a quarter to the half of the plot: a selection, measured.
+  qcp->xAxis2->setRange(static_cast<double>(s->viewRange().lo),
+                        static_cast<double>(s->viewRange().hi));
+  const double xa = rect.left() + rect.width() / 4.0, xb = rect.left() + rect.width() / 2.0;
+  mouse(QEvent::MouseButtonPress, xa, Qt::LeftButton, Qt::ShiftModifier);
+  mouse(QEvent::MouseMove, xb, Qt::LeftButton, Qt::ShiftModifier);
+  mouse(QEvent::MouseButtonRelease, xb, Qt::NoButton, Qt::ShiftModifier);
+  ASSERT_TRUE(s->selection().has_value());
+  EXPECT_NEAR(static_cast<double>(s->selection()->length()), (xb - xa) * ns_per_px, 2 * ns_per_px);
+  const auto overlap = s->selectionOverlap();
+  ASSERT_EQ(overlap.size(), 1u);
+  EXPECT_EQ(overlap.front(), analysis::overlapPctWithin(s->current()->activity.front(),
+                                                        s->selection()->lo, s->selection()->hi));
+  // F zooms to it (box zoom).
+  QKeyEvent f(QEvent::KeyPress, Qt::Key_F, Qt::NoModifier);
+  QApplication::sendEvent(qcp, &f);
+  EXPECT_EQ(s->viewRange(), *s->selection());
+}
