@@ -19,13 +19,14 @@
 namespace ddpscope::ui {
 
 QString sampleRunPath() {
-  // Installed copy first, then the source tree (running from the build folder).
+  // A simulated 4-rank run made by the agent (scripts/make-sample). Installed copy first, then the
+  // source tree (running from the build folder).
   for (const char* candidate : {DDPSCOPE_SAMPLE_RUN_INSTALLED, DDPSCOPE_SAMPLE_RUN}) {
     const QString p = QString::fromUtf8(candidate);
     if (QFileInfo::exists(p)) return p;
   }
-  const QString next_to_binary = QCoreApplication::applicationDirPath() +
-                                 "/../share/ddpscope/sample/resnet50_ddp_rank0.json.gz";
+  const QString next_to_binary =
+      QCoreApplication::applicationDirPath() + "/../share/ddpscope/sample";
   return QFileInfo::exists(next_to_binary) ? next_to_binary
                                            : QString::fromUtf8(DDPSCOPE_SAMPLE_RUN);
 }
