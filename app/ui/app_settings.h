@@ -1,0 +1,76 @@
+#pragma once
+// What persists between sessions (QSettings): the agent's path, the multi-node launcher template,
+// the trace folder, the last run's parameters and the theme. Also the agent's command line built
+// from run parameters, and the launcher template filled in argument by argument.
+
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace ddpscope::ui {
+
+// The knobs of one agent run (the run panel's fields).
+struct RunParameters {
+  QString backend = QStringLiteral("sim");  // "sim" | "cuda"
+  int world_size = 8;
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+  bool overlap = true;
+  QString fusion = QStringLiteral("view");        // "copy" | "view"
+  QString model = QStringLiteral("transformer");  // "transformer" | "mlp"
+  int layers = 12;
+  int hidden = 768;
+  int steps = 20;
+  bool operator==(const RunParameters&) const = default;
+};
+
+// The preset sizes of a model (the agent's defaults): transformer 12 x 768, mlp 8 x 1024.
+void applyModelPreset(RunParameters& p, const QString& model);
+
+// The agent's arguments for `p`, writing into out_dir (no program name, nothing quoted).
+QStringList agentArguments(const RunParameters& p, const QString& out_dir);
+
+// A short name for a run: "b25 ov view" / "b0 no-ov copy".
+QString runLabel(const RunParameters& p);
+
+// A program and its arguments, as QProcess takes them.
+struct LaunchCommand {
+  QString program;
+  QStringList arguments;
+};
+
+// Shell-like display of a command (quotes only for the reader; never executed by a shell).
+QString displayCommand(const LaunchCommand& command);
+
+// Fills a launcher template such as `mpirun -np {world} --hostfile {hostfile} {agent} {args}`.
+// The template is split into arguments first (QProcess::splitCommand); then `{args}` standing
+// alone becomes the agent's arguments (several), and {world}, {hostfile}, {agent}, {out} are
+// replaced inside each argument. An empty template runs the agent directly. Returns nullopt with a
+// message when the template is empty of a program or lacks {agent}.
+std::optional<LaunchCommand> expandLauncher(const QString& launcher_template, const QString& agent,
+                                            const QStringList& agent_args, int world,
+                                            const QString& hostfile, const QString& out_dir,
+                                            QString* error);
+
+// Stored with QSettings (organisation and application "ddpscope"), or in the INI file named by
+// the DDPSCOPE_SETTINGS environment variable when set.
+namespace settings {
+// Where to look for the agent when none is set: beside the executable (installed), then the build
+// tree (build/agent/ddpscope-agent relative to build/app/ui/ddpscope), then PATH.
+QString defaultAgentPath();
+QString agentPath();  // the setting, or defaultAgentPath()
+void setAgentPath(const QString& path);
+QString launcherTemplate();  // "" = run the agent directly
+void setLauncherTemplate(const QString& t);
+QString hostfile();
+void setHostfile(const QString& path);
+// The folder new runs are written under (for multi-node runs: a path every node shares).
+QString tracesFolder();
+void setTracesFolder(const QString& path);
+RunParameters lastRunParameters();
+void setLastRunParameters(const RunParameters& p);
+QString theme();  // "system" | "light"
+void setTheme(const QString& theme);
+}  // namespace settings
+
+}  // namespace ddpscope::ui

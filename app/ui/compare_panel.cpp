@@ -1,0 +1,308 @@
+#include "app/ui/compare_panel.h"
+
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "app/ui/lane_plottable.h"
+#include "app/ui/palette.h"
+#include "app/ui/plot_export.h"
+#include "app/ui/session.h"
+
+namespace ddpscope::ui {
+
+namespace {
+// Time labels relative to the aligned step's start (ticks at start + k * step).
+class AlignedTimeTicker : public TimeTicker {
+ public:
+  explicit AlignedTimeTicker(double origin) { setTickOrigin(origin); }
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    step_ = TimeTicker::getTickStep(range);
+    magnitude_ =
+        std::max(std::fabs(range.lower - tickOrigin()), std::fabs(range.upper - tickOrigin()));
+    return step_;
+  }
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    return formatTick(tick - tickOrigin(), step_, magnitude_);
+  }
+
+ private:
+  double step_ = 1;
+  double magnitude_ = 0;
+};
+
+// Rank 0's step `n`, or nullptr.
+const analysis::StepReport* findStep(const LoadedRun& run, int n) {
+  if (run.report.ranks.empty()) return nullptr;
+  for (const auto& s : run.report.ranks.front().steps)
+    if (s.step == n) return &s;
+  return nullptr;
+}
+
+QCPAxis* keyAxis(QCPAxisRect* rect) {
+  return rect->axis(QCPAxis::atBottom);
+}
+}  // namespace
+
+ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent), session_(session) {
+  auto* layout = new QVBoxLayout(this);
+  auto* row = new QHBoxLayout;
+  box_a_ = new QComboBox(this);
+  box_b_ = new QComboBox(this);
+  step_box_ = new QComboBox(this);
+  box_a_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  box_b_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  row->addWidget(new QLabel(tr("A:"), this));
+  row->addWidget(box_a_);
+  row->addWidget(new QLabel(tr("B:"), this));
+  row->addWidget(box_b_);
+  row->addWidget(new QLabel(tr("aligned at the start of"), this));
+  row->addWidget(step_box_);
+  row->addStretch(1);
+  layout->addLayout(row);
+
+  plot_ = new QCustomPlot(this);
+  plot_->setMinimumHeight(200);
+  table_ = new QTableWidget(0, 4, this);
+  table_->setHorizontalHeaderLabels({tr("metric"), tr("A"), tr("B"), tr("B − A")});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(plot_);
+  split->addWidget(table_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  layout->addWidget(split, 1);
+
+  // Layout: title A, lanes of A, title B, lanes of B; B's time axis follows A's.
+  plot_->legend->setVisible(false);
+  QCPAxisRect* rect_a = plot_->axisRect();
+  auto* rect_b = new QCPAxisRect(plot_);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString()));
+  plot_->plotLayout()->addElement(2, 0, new QCPTextElement(plot_, QString()));
+  plot_->plotLayout()->addElement(3, 0, rect_b);
+  auto* margins = new QCPMarginGroup(plot_);
+  for (QCPAxisRect* rect : {rect_a, rect_b}) {
+    rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);
+    rect->axis(QCPAxis::atLeft)->setRangeReversed(true);
+    rect->axis(QCPAxis::atLeft)->grid()->setVisible(false);
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+    rect->setRangeDragAxes(keyAxis(rect), nullptr);
+    rect->setRangeZoomAxes(keyAxis(rect), nullptr);
+  }
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  auto sync = [this](QCPAxisRect* from, QCPAxisRect* to, const QCPRange& r) {
+    if (syncing_) return;
+    syncing_ = true;
+    const double shift =
+        keyAxis(to)->ticker()->tickOrigin() - keyAxis(from)->ticker()->tickOrigin();
+    keyAxis(to)->setRange(r.lower + shift, r.upper + shift);
+    syncing_ = false;
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  };
+  connect(keyAxis(rect_a), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [=](const QCPRange& r) { sync(rect_a, rect_b, r); });
+  connect(keyAxis(rect_b), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [=](const QCPRange& r) { sync(rect_b, rect_a, r); });
+  applyPlotTheme(plot_, PlotTheme::System);
+
+  auto pick = [this] {
+    const auto& runs = session_->runs();
+    auto at = [&](QComboBox* box) -> std::shared_ptr<const LoadedRun> {
+      const int i = box->currentIndex();
+      return i >= 0 && i < static_cast<int>(runs.size()) ? runs[static_cast<std::size_t>(i)]
+                                                         : nullptr;
+    };
+    a_ = at(box_a_);
+    b_ = at(box_b_);
+    refreshSteps();
+    rebuild();
+  };
+  connect(box_a_, &QComboBox::currentIndexChanged, this, pick);
+  connect(box_b_, &QComboBox::currentIndexChanged, this, pick);
+  connect(step_box_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuild);
+  connect(session_, &Session::runsChanged, this, &ComparePanel::refreshRunLists);
+  refreshRunLists();
+}
+
+void ComparePanel::refreshRunLists() {
+  const auto& runs = session_->runs();
+  auto indexOf = [&](const std::shared_ptr<const LoadedRun>& r) {
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i] == r) return static_cast<int>(i);
+    return -1;
+  };
+  int a = indexOf(a_), b = indexOf(b_);
+  const int n = static_cast<int>(runs.size());
+  // Default: the two most recent runs (the one just made against the one before).
+  if (a < 0 || b < 0 || a == b) {
+    a = std::max(0, n - 2);
+    b = n - 1;
+  }
+  for (QComboBox* box : {box_a_, box_b_}) {
+    QSignalBlocker block(box);
+    box->clear();
+    for (const auto& r : runs)
+      box->addItem(QStringLiteral("%1 [%2]").arg(r->name, sourceBadge(r->source())));
+  }
+  setRuns(a, b);
+}
+
+void ComparePanel::setRuns(int a, int b) {
+  {
+    QSignalBlocker block_a(box_a_), block_b(box_b_);
+    box_a_->setCurrentIndex(a);
+    box_b_->setCurrentIndex(b);
+  }
+  const auto& runs = session_->runs();
+  auto at = [&](int i) -> std::shared_ptr<const LoadedRun> {
+    return i >= 0 && i < static_cast<int>(runs.size()) ? runs[static_cast<std::size_t>(i)]
+                                                       : nullptr;
+  };
+  a_ = at(a);
+  b_ = at(b);
+  refreshSteps();
+  rebuild();
+}
+
+void ComparePanel::refreshSteps() {
+  const int keep = step();
+  QSignalBlocker block(step_box_);
+  step_box_->clear();
+  if (!a_ || !b_ || a_->report.ranks.empty()) return;
+  std::vector<int> common;
+  for (const auto& s : a_->report.ranks.front().steps)
+    if (findStep(*b_, s.step)) common.push_back(s.step);
+  for (int n : common)
+    step_box_->addItem(tr("step %1").arg(n), n);
+  // Default: the second step (the first pays warm-up and the bucket rebuild).
+  int index = step_box_->findData(keep);
+  if (index < 0) index = common.size() >= 2 ? 1 : 0;
+  step_box_->setCurrentIndex(common.empty() ? -1 : index);
+}
+
+void ComparePanel::setStep(int n) {
+  const int index = step_box_->findData(n);
+  if (index >= 0) step_box_->setCurrentIndex(index);
+}
+
+int ComparePanel::step() const {
+  return step_box_->currentIndex() >= 0 ? step_box_->currentData().toInt() : -1;
+}
+
+trace::TimeNs ComparePanel::stepStart(bool b) const {
+  const auto& run = b ? b_ : a_;
+  const analysis::StepReport* s = run ? findStep(*run, step()) : nullptr;
+  return s ? s->start_ns : -1;
+}
+
+void ComparePanel::buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin) {
+  auto labels = QSharedPointer<QCPAxisTickerText>::create();
+  double y = 0;
+  if (!run.run.ranks.empty()) {
+    const auto& rank = run.run.ranks.front();
+    for (const Lane& lane : run.timeline.lanes) {
+      if (lane.rank_index != 0) continue;
+      new LanePlottable(keyAxis(rect), rect->axis(QCPAxis::atLeft), &lane, &rank, y);
+      if (!lane.label.empty())
+        labels->addTick(y + lane.height / 2.0, QString::fromStdString(lane.label));
+      y += lane.height;
+    }
+  }
+  rect->axis(QCPAxis::atLeft)->setTicker(labels);
+  rect->axis(QCPAxis::atLeft)->setRange(0, std::max(1.0, y));
+  keyAxis(rect)->setTicker(QSharedPointer<AlignedTimeTicker>::create(static_cast<double>(origin)));
+  // The aligned step's start.
+  auto* line = new QCPItemStraightLine(plot_);
+  line->setClipAxisRect(rect);
+  line->point1->setAxes(keyAxis(rect), rect->axis(QCPAxis::atLeft));
+  line->point2->setAxes(keyAxis(rect), rect->axis(QCPAxis::atLeft));
+  line->point1->setCoords(static_cast<double>(origin), 0);
+  line->point2->setCoords(static_cast<double>(origin), 1);
+  line->setPen(QPen(colours::kSelection, 1, Qt::DashLine));
+  plot_->plotLayout()->setRowStretchFactor(rect == plot_->axisRect(0) ? 1 : 3, std::max(1.0, y));
+}
+
+void ComparePanel::rebuild() {
+  plot_->clearPlottables();
+  plot_->clearItems();
+  rows_.clear();
+  table_->setRowCount(0);
+  QCPAxisRect* rect_a = plot_->axisRect(0);
+  QCPAxisRect* rect_b = plot_->axisRect(1);
+  auto* title_a = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0));
+  auto* title_b = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(2, 0));
+  const auto* sa = a_ ? findStep(*a_, step()) : nullptr;
+  const auto* sb = b_ ? findStep(*b_, step()) : nullptr;
+  if (!a_ || !b_ || !sa || !sb) {
+    title_a->setText(session_->runs().size() < 2 ? tr("Open or run two runs to compare them")
+                                                 : tr("The two runs have no step in common"));
+    title_b->setText(QString());
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  auto title = [this](const QString& tag, const LoadedRun& run, const analysis::StepReport& s) {
+    return tr("%1: %2 [%3] · step %4: %5 · overlap %6 · exposed %7")
+        .arg(tag, run.name, sourceBadge(run.source()))
+        .arg(s.step)
+        .arg(formatTime(s.dur_ns), formatPct(s.metrics.overlap_pct, 1),
+             formatTime(s.metrics.exposed_ns));
+  };
+  title_a->setText(title(QStringLiteral("A"), *a_, *sa));
+  title_b->setText(title(QStringLiteral("B"), *b_, *sb));
+  buildRect(rect_a, *a_, sa->start_ns);
+  buildRect(rect_b, *b_, sb->start_ns);
+  // Both steps in full, from just before their start.
+  const double length = static_cast<double>(std::max(sa->dur_ns, sb->dur_ns));
+  syncing_ = true;
+  keyAxis(rect_b)->setRange(static_cast<double>(sb->start_ns) - 0.03 * length,
+                            static_cast<double>(sb->start_ns) + 1.05 * length);
+  syncing_ = false;
+  keyAxis(rect_a)->setRange(static_cast<double>(sa->start_ns) - 0.03 * length,
+                            static_cast<double>(sa->start_ns) + 1.05 * length);
+  keyAxis(rect_a)->setLabel(tr("time since the step's start"));
+  keyAxis(rect_b)->setLabel(tr("time since the step's start"));
+  applyPlotTheme(plot_, PlotTheme::System);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+
+  rows_ = analysis::compareRuns(a_->report, b_->report);
+  table_->setRowCount(static_cast<int>(rows_.size()));
+  for (int i = 0; i < static_cast<int>(rows_.size()); ++i) {
+    const auto& r = rows_[static_cast<std::size_t>(i)];
+    const QStringList cells{QString::fromStdString(r.metric), QString::fromStdString(r.a),
+                            QString::fromStdString(r.b), QString::fromStdString(r.delta)};
+    for (int c = 0; c < 4; ++c) {
+      auto* item = new QTableWidgetItem(cells[c]);
+      if (c > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      table_->setItem(i, c, item);
+    }
+  }
+}
+
+bool ComparePanel::exportChart(const QString& path, double scale, QString* error) {
+  applyPlotTheme(plot_, PlotTheme::Light);
+  double lanes = 0;
+  for (int i = 0; i < 2; ++i)
+    lanes += plot_->axisRect(i)->axis(QCPAxis::atLeft)->range().size();
+  const bool ok = exportPlot(plot_, path, std::max(plot_->width(), 1200),
+                             static_cast<int>(lanes) + 200, scale, error);
+  applyPlotTheme(plot_, PlotTheme::System);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  return ok;
+}
+
+}  // namespace ddpscope::ui

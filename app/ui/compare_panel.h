@@ -1,0 +1,60 @@
+#pragma once
+// The Compare tab: two loaded runs stacked on one time axis, aligned at the start of a chosen step
+// (rank 0's lanes of each, drawn by the timeline's LanePlottable), and the table of differences
+// (analysis::compareRuns). The "fused vs unfused" / "overlapped vs not" picture.
+
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "app/analysis/sweep.h"
+
+class QComboBox;
+class QCustomPlot;
+class QCPAxisRect;
+class QTableWidget;
+
+namespace ddpscope::ui {
+
+class Session;
+struct LoadedRun;
+
+class ComparePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ComparePanel(Session* session, QWidget* parent = nullptr);
+
+  // Indices into Session::runs(); step: the step number both are aligned at.
+  void setRuns(int a, int b);
+  void setStep(int step);
+  int step() const;
+  std::shared_ptr<const LoadedRun> runA() const { return a_; }
+  std::shared_ptr<const LoadedRun> runB() const { return b_; }
+  const std::vector<analysis::ComparisonRow>& rows() const { return rows_; }
+
+  QCustomPlot* plot() const { return plot_; }
+  QTableWidget* table() const { return table_; }
+  QComboBox* runBoxA() const { return box_a_; }
+  QComboBox* runBoxB() const { return box_b_; }
+  // Start of the chosen step in each run (rank 0), in the run's time; -1 when it has no such step.
+  trace::TimeNs stepStart(bool b) const;
+  bool exportChart(const QString& path, double scale, QString* error);
+
+ private:
+  void refreshRunLists();
+  void rebuild();
+  void refreshSteps();
+  void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
+
+  Session* session_;
+  QComboBox* box_a_;
+  QComboBox* box_b_;
+  QComboBox* step_box_;
+  QCustomPlot* plot_;
+  QTableWidget* table_;
+  std::shared_ptr<const LoadedRun> a_, b_;
+  std::vector<analysis::ComparisonRow> rows_;
+  bool syncing_ = false;
+};
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,274 @@
+#include "app/ui/sweep_panel.h"
+
+#include <qcustomplot.h>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "app/ui/agent_run_job.h"
+#include "app/ui/palette.h"
+#include "app/ui/plot_export.h"
+#include "app/ui/session.h"
+
+namespace ddpscope::ui {
+
+namespace {
+QString sizesText(const std::vector<double>& mb) {
+  QStringList parts;
+  for (double v : mb)
+    parts << QString::number(v, 'g', 6);
+  return parts.join(QStringLiteral(", "));
+}
+
+QString mbLabel(double mb) {
+  return mb == 0 ? QStringLiteral("per tensor") : QString::number(mb, 'g', 6);
+}
+
+double ms(trace::TimeNs ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+}  // namespace
+
+SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QWidget* parent)
+    : QWidget(parent), session_(session), base_(std::move(base)) {
+  auto* layout = new QVBoxLayout(this);
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("Bucket sizes (MB):"), this));
+  sizes_edit_ = new QLineEdit(sizesText(analysis::defaultSweepSizes()), this);
+  sizes_edit_->setToolTip(
+      tr("Comma-separated bucket caps in MB; 0 = one allreduce per tensor. The other settings "
+         "come from the run panel."));
+  row->addWidget(sizes_edit_, 1);
+  start_ = new QPushButton(tr("Run sweep"), this);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  progress_ = new QProgressBar(this);
+  progress_->setFormat(QStringLiteral("%v/%m runs"));
+  progress_->setVisible(false);
+  row->addWidget(start_);
+  row->addWidget(cancel_);
+  row->addWidget(progress_);
+  layout->addLayout(row);
+  recommendation_ = new QLabel(tr("Run a sweep to see which bucket size is fastest."), this);
+  recommendation_->setWordWrap(true);
+  recommendation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(recommendation_);
+  chart_ = new QCustomPlot(this);
+  chart_->setMinimumHeight(220);
+  layout->addWidget(chart_, 1);
+
+  chart_->xAxis->setScaleType(QCPAxis::stLogarithmic);
+  chart_->xAxis->setLabel(tr("bucket size (MB, log scale)"));
+  chart_->yAxis->setLabel(tr("time per step (ms)"));
+  chart_->yAxis2->setLabel(tr("communication hidden (%)"));
+  chart_->yAxis2->setVisible(true);
+  chart_->yAxis2->setRange(0, 105);
+  auto addGraph = [&](QCPAxis* value, const QString& name, const QColor& colour,
+                      QCPScatterStyle::ScatterShape shape) {
+    QCPGraph* g = chart_->addGraph(chart_->xAxis, value);
+    g->setName(name);
+    g->setPen(QPen(colour, 2));
+    g->setScatterStyle(QCPScatterStyle(shape, colour, colour, 7));
+    return g;
+  };
+  addGraph(chart_->yAxis, tr("step time"), colours::kCompute, QCPScatterStyle::ssDisc);
+  addGraph(chart_->yAxis, tr("exposed communication"), colours::kCommExposed,
+           QCPScatterStyle::ssSquare);
+  addGraph(chart_->yAxis2, tr("overlap %"), colours::kCommHidden, QCPScatterStyle::ssTriangle);
+  chart_->legend->setVisible(true);
+  chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  applyPlotTheme(chart_, PlotTheme::System);
+  replot();
+
+  connect(start_, &QPushButton::clicked, this, &SweepPanel::start);
+  connect(cancel_, &QPushButton::clicked, this, &SweepPanel::cancel);
+}
+
+std::vector<double> SweepPanel::sizes() const {
+  std::vector<double> out;
+  for (const QString& part : sizes_edit_->text().split(
+           QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const double v = part.toDouble(&ok);
+    if (ok && v >= 0 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void SweepPanel::setSizes(const std::vector<double>& mb) {
+  sizes_edit_->setText(sizesText(mb));
+}
+
+int SweepPanel::parallelism() const {
+  return sweep_base_.backend == QLatin1String("sim") ? 2 : 1;
+}
+
+void SweepPanel::start() {
+  if (busy()) return;
+  const auto list = sizes();
+  if (list.empty()) {
+    recommendation_->setText(tr("Give at least one bucket size."));
+    return;
+  }
+  sweep_base_ = base_();
+  current_mb_ = sweep_base_.bucket_mb;
+  queue_.assign(list.begin(), list.end());
+  total_ = static_cast<int>(list.size());
+  points_.clear();
+  rec_.reset();
+  errors_.clear();
+  cancelled_ = false;
+  start_->setEnabled(false);
+  cancel_->setEnabled(true);
+  progress_->setRange(0, total_);
+  progress_->setValue(0);
+  progress_->setVisible(true);
+  recommendation_->setText(tr("Sweeping %1 bucket sizes…").arg(total_));
+  replot();
+  while (static_cast<int>(active_.size()) < parallelism() && !queue_.empty())
+    launchNext();
+}
+
+void SweepPanel::launchNext() {
+  RunParameters p = sweep_base_;
+  p.bucket_mb = queue_.front();
+  p.first_bucket_mb = std::min(sweep_base_.first_bucket_mb, p.bucket_mb);
+  queue_.pop_front();
+  auto* job = new AgentRunJob(this);
+  active_.push_back(job);
+  connect(job, &AgentRunJob::loaded, this, [this, job](std::shared_ptr<LoadedRun> run) {
+    analysis::SweepPoint point;
+    point.bucket_mb = job->parameters().bucket_mb;
+    point.summary = analysis::summarizeRun(run->report);
+    run->name = tr("sweep %1").arg(run->name);
+    point.label = job->outDir().toStdString();
+    points_.push_back(std::move(point));
+    session_->addRun(std::move(run));
+  });
+  connect(job, &AgentRunJob::failed, this, [this, job](const QString& message) {
+    errors_ << tr("%1 MB: %2").arg(job->parameters().bucket_mb).arg(message);
+  });
+  connect(job, &AgentRunJob::finished, this, [this, job] { onJobDone(job); });
+  job->start(p, false);
+}
+
+void SweepPanel::onJobDone(AgentRunJob* job) {
+  active_.erase(std::remove(active_.begin(), active_.end(), job), active_.end());
+  job->deleteLater();
+  progress_->setValue(total_ - static_cast<int>(queue_.size()) - static_cast<int>(active_.size()));
+  if (!cancelled_ && !queue_.empty()) launchNext();
+  if (active_.empty() && queue_.empty()) finish();
+}
+
+void SweepPanel::cancel() {
+  if (!busy()) return;
+  cancelled_ = true;
+  queue_.clear();
+  for (auto* job : std::vector<AgentRunJob*>(active_))
+    job->cancel();
+}
+
+void SweepPanel::finish() {
+  start_->setEnabled(true);
+  cancel_->setEnabled(false);
+  progress_->setVisible(false);
+  if (!points_.empty()) rec_ = analysis::recommendBucketSize(points_, current_mb_);
+  QString text;
+  if (rec_) text = QString::fromStdString(rec_->text);
+  if (cancelled_) text = tr("Sweep cancelled after %1 runs. ").arg(points_.size()) + text;
+  if (!errors_.isEmpty()) text += QStringLiteral("\n") + errors_.join(QStringLiteral("\n"));
+  if (text.isEmpty()) text = tr("No run of the sweep finished.");
+  recommendation_->setText(text);
+  recommendation_->setStyleSheet(errors_.isEmpty() ? QString() : QStringLiteral("color: #D55E00;"));
+  replot();
+  emit finished(!cancelled_ && errors_.isEmpty() && !points_.empty());
+}
+
+QString SweepPanel::recommendationText() const {
+  return rec_ ? QString::fromStdString(rec_->text) : QString();
+}
+
+double SweepPanel::chartX(double mb) const {
+  return mb > 0 ? mb : zero_x_;
+}
+
+void SweepPanel::replot() {
+  // 0 MB has no place on a log axis: put it a factor of 4 left of the smallest positive size.
+  double min_positive = 0;
+  for (const auto& p : points_)
+    if (p.bucket_mb > 0 && (min_positive == 0 || p.bucket_mb < min_positive))
+      min_positive = p.bucket_mb;
+  zero_x_ = min_positive > 0 ? min_positive / 4 : 0.25;
+  QVector<double> x, step, exposed, overlap_x, overlap;
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  double lo = 0, hi = 0;
+  for (const auto& p : points_) {
+    const double px = chartX(p.bucket_mb);
+    x << px;
+    step << ms(p.summary.step_ns);
+    exposed << ms(p.summary.exposed_ns_per_step);
+    if (p.summary.overlap_pct) {
+      overlap_x << px;
+      overlap << *p.summary.overlap_pct;
+    }
+    ticker->addTick(px, mbLabel(p.bucket_mb));
+    lo = lo == 0 ? px : std::min(lo, px);
+    hi = std::max(hi, px);
+  }
+  chart_->graph(0)->setData(x, step, true);
+  chart_->graph(1)->setData(x, exposed, true);
+  chart_->graph(2)->setData(overlap_x, overlap, true);
+  chart_->xAxis->setTicker(ticker);
+  if (points_.empty()) {
+    chart_->xAxis->setRange(0.1, 1000);
+    chart_->yAxis->setRange(0, 1);
+  } else {
+    chart_->xAxis->setRange(lo / 1.8, hi * 1.8);
+    double top = 0;
+    for (double v : step)
+      top = std::max(top, v);
+    chart_->yAxis->setRange(0, top * 1.15);
+  }
+  chart_->clearItems();
+  if (rec_ && rec_->best < points_.size()) {
+    const auto& best = points_[rec_->best];
+    const double bx = chartX(best.bucket_mb);
+    auto* line = new QCPItemStraightLine(chart_);
+    line->point1->setCoords(bx, 0);
+    line->point2->setCoords(bx, 1);
+    line->setPen(QPen(colours::kCommHidden.darker(130), 1.5, Qt::DashLine));
+    auto* label = new QCPItemText(chart_);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(bx, 0.06);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setPadding(QMargins(4, 0, 0, 0));
+    label->setText(tr("best: %1%2\n%3 / step")
+                       .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MB") : QString(),
+                            formatTime(best.summary.step_ns)));
+    label->setFont(QFont(font().family(), 9, QFont::Bold));
+    label->setColor(palette().color(QPalette::WindowText));
+  }
+  chart_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool SweepPanel::exportChart(const QString& path, double scale, QString* error) {
+  applyPlotTheme(chart_, PlotTheme::Light);
+  for (auto* item : chart_->selectedItems())
+    item->setSelected(false);
+  // The label follows the theme too.
+  for (int i = 0; i < chart_->itemCount(); ++i)
+    if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i))) t->setColor(Qt::black);
+  const bool ok = exportPlot(chart_, path, std::max(chart_->width(), 900),
+                             std::max(chart_->height(), 450), scale, error);
+  applyPlotTheme(chart_, PlotTheme::System);
+  replot();
+  return ok;
+}
+
+}  // namespace ddpscope::ui

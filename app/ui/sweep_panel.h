@@ -1,0 +1,82 @@
+#pragma once
+// The Sweep tab: runs the agent once per bucket size (the run panel's other settings; simulated
+// runs two at a time), plots step time, exposed communication and overlap % against bucket size on
+// a log axis (0 MB = "per tensor" at the left), marks the best size and states the recommendation
+// (analysis::recommendBucketSize) with its gains over the current size and over DDP's 25 MB.
+
+#include <QWidget>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "app/analysis/sweep.h"
+#include "app/ui/app_settings.h"
+
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+
+namespace ddpscope::ui {
+
+class AgentRunJob;
+class Session;
+
+class SweepPanel : public QWidget {
+  Q_OBJECT
+ public:
+  // `base` gives the run panel's current parameters (all but the bucket size).
+  SweepPanel(Session* session, std::function<RunParameters()> base, QWidget* parent = nullptr);
+
+  std::vector<double> sizes() const;  // parsed from the sizes field
+  void setSizes(const std::vector<double>& mb);
+  void start();
+  void cancel();
+  bool busy() const { return !active_.empty() || !queue_.empty(); }
+  // How many runs go at once: 2 for simulated runs, 1 on a real backend.
+  int parallelism() const;
+
+  QCustomPlot* chart() const { return chart_; }
+  // The finished sweep, sorted by bucket size.
+  const std::vector<analysis::SweepPoint>& points() const { return points_; }
+  const std::optional<analysis::SweepRecommendation>& recommendation() const { return rec_; }
+  double currentMb() const { return current_mb_; }
+  QString recommendationText() const;
+  QStringList errors() const { return errors_; }
+  // The chart's x position of a bucket size (0 MB sits left of the smallest positive size).
+  double chartX(double mb) const;
+  // Writes the chart in the light theme (PNG/SVG/PDF by extension).
+  bool exportChart(const QString& path, double scale, QString* error);
+
+ signals:
+  void finished(bool ok);
+
+ private:
+  void launchNext();
+  void onJobDone(AgentRunJob* job);
+  void finish();
+  void replot();
+
+  Session* session_;
+  std::function<RunParameters()> base_;
+  QLineEdit* sizes_edit_;
+  QPushButton* start_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* recommendation_;
+  QCustomPlot* chart_;
+  std::deque<double> queue_;
+  std::vector<AgentRunJob*> active_;
+  RunParameters sweep_base_;
+  std::vector<analysis::SweepPoint> points_;
+  std::optional<analysis::SweepRecommendation> rec_;
+  QStringList errors_;
+  double current_mb_ = 25;
+  double zero_x_ = 0.25;
+  int total_ = 0;
+  bool cancelled_ = false;
+};
+
+}  // namespace ddpscope::ui
