@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -79,11 +80,18 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
   table_->verticalHeader()->setVisible(false);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setMinimumWidth(380);
+  // The lanes keep their height; a short tab scrolls instead of squeezing them.
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(plot_);
   auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(plot_);
+  split->addWidget(scroll);
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
+  split->setSizes({900, 420});
   layout->addWidget(split, 1);
 
   // Layout: title A, lanes of A, title B, lanes of B; B's time axis follows A's.
@@ -274,6 +282,10 @@ void ComparePanel::rebuild() {
   syncing_ = false;
   keyAxis(rect_a)->setRange(static_cast<double>(sa->start_ns) - 0.03 * length,
                             static_cast<double>(sa->start_ns) + 1.05 * length);
+  // Room for every lane at its height, the titles and the time axes.
+  const double lanes =
+      rect_a->axis(QCPAxis::atLeft)->range().size() + rect_b->axis(QCPAxis::atLeft)->range().size();
+  plot_->setMinimumHeight(static_cast<int>(lanes) + 170);
   keyAxis(rect_a)->setLabel(tr("time since the step's start"));
   keyAxis(rect_b)->setLabel(tr("time since the step's start"));
   applyPlotTheme(plot_, PlotTheme::System);

@@ -51,7 +51,8 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   bucket_->setSpecialValueText(tr("0 (per tensor)"));
   bucket_->setToolTip(tr("Bucket cap; 0 = one allreduce per gradient tensor"));
   first_bucket_ = megabytesBox(this);
-  overlap_ = new QCheckBox(tr("overlap allreduce with backward"), this);
+  overlap_ = new QCheckBox(tr("overlap"), this);
+  overlap_->setToolTip(tr("Allreduce each bucket while backward continues (off: --no-overlap)"));
   fusion_ = new QComboBox(this);
   fusion_->addItem(tr("view (no copies)"), QStringLiteral("view"));
   fusion_->addItem(tr("copy (pack/unpack)"), QStringLiteral("copy"));
@@ -87,8 +88,7 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
 
   auto* buttons = new QHBoxLayout;
   run_ = new QPushButton(tr("Run"), this);
-  run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-  run_->setToolTip(tr("Start ddpscope-agent with these settings (Ctrl+R)"));
+  run_->setToolTip(tr("Start ddpscope-agent with these settings (Run ▸ Run agent, Ctrl+R)"));
   cancel_ = new QPushButton(tr("Cancel"), this);
   auto* sweep = new QPushButton(tr("Sweep…"), this);
   sweep->setToolTip(tr("Run a bucket-size sweep with these settings (Sweep tab)"));
@@ -146,7 +146,12 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   setParameters(settings::lastRunParameters());
   refreshFromSettings();
   setBusy(false);
-  probeCuda();
+}
+
+void RunPanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  // Asked once, when the panel is first seen (not for headless exports, which never show it).
+  if (!probed_) probeCuda();
 }
 
 RunPanel::~RunPanel() {
@@ -239,6 +244,7 @@ void RunPanel::showStatus(const QString& text, bool error) {
 
 void RunPanel::probeCuda() {
   // The agent says whether it can use a GPU: exit 0 for a one-step CUDA run, 3 when unavailable.
+  probed_ = true;
   const QString agent = settings::agentPath();
   if (!QFileInfo(agent).isExecutable()) return;
   probe_dir_ = QDir(QDir::tempPath())

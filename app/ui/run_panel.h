@@ -58,6 +58,7 @@ class RunPanel : public QWidget {
   void sweepRequested();
 
  private:
+  void showEvent(QShowEvent* event) override;
   void probeCuda();
   void setBusy(bool busy);
   void showStatus(const QString& text, bool error);
@@ -85,6 +86,7 @@ class RunPanel : public QWidget {
   QString last_error_;
   QString last_command_;
   bool cuda_available_ = false;
+  bool probed_ = false;
 };
 
 }  // namespace ddpscope::ui

@@ -80,8 +80,13 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   addGraph(chart_->yAxis, tr("exposed communication"), colours::kCommExposed,
            QCPScatterStyle::ssSquare);
   addGraph(chart_->yAxis2, tr("overlap %"), colours::kCommHidden, QCPScatterStyle::ssTriangle);
+  // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
-  chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  chart_->axisRect()->insetLayout()->take(chart_->legend);
+  chart_->plotLayout()->addElement(1, 0, chart_->legend);
+  chart_->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  chart_->legend->setMargins(QMargins(4, 0, 4, 2));
+  chart_->plotLayout()->setRowStretchFactor(1, 0.001);
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
 
@@ -119,6 +124,9 @@ void SweepPanel::start() {
   sweep_base_ = base_();
   current_mb_ = sweep_base_.bucket_mb;
   queue_.assign(list.begin(), list.end());
+  order_ = list;
+  finished_runs_.clear();
+  next_to_add_ = 0;
   total_ = static_cast<int>(list.size());
   points_.clear();
   rec_.reset();
@@ -149,7 +157,7 @@ void SweepPanel::launchNext() {
     run->name = tr("sweep %1").arg(run->name);
     point.label = job->outDir().toStdString();
     points_.push_back(std::move(point));
-    session_->addRun(std::move(run));
+    finished_runs_[job->parameters().bucket_mb] = std::move(run);
   });
   connect(job, &AgentRunJob::failed, this, [this, job](const QString& message) {
     errors_ << tr("%1 MB: %2").arg(job->parameters().bucket_mb).arg(message);
@@ -160,6 +168,8 @@ void SweepPanel::launchNext() {
 
 void SweepPanel::onJobDone(AgentRunJob* job) {
   active_.erase(std::remove(active_.begin(), active_.end(), job), active_.end());
+  finished_runs_.try_emplace(job->parameters().bucket_mb, nullptr);
+  addFinishedRunsInOrder(false);
   job->deleteLater();
   progress_->setValue(total_ - static_cast<int>(queue_.size()) - static_cast<int>(active_.size()));
   if (!cancelled_ && !queue_.empty()) launchNext();
@@ -174,7 +184,20 @@ void SweepPanel::cancel() {
     job->cancel();
 }
 
+void SweepPanel::addFinishedRunsInOrder(bool all) {
+  while (next_to_add_ < order_.size()) {
+    const auto it = finished_runs_.find(order_[next_to_add_]);
+    if (it == finished_runs_.end()) {
+      if (!all) break;
+    } else if (it->second) {
+      session_->addRun(std::move(it->second));
+    }
+    ++next_to_add_;
+  }
+}
+
 void SweepPanel::finish() {
+  addFinishedRunsInOrder(true);
   start_->setEnabled(true);
   cancel_->setEnabled(false);
   progress_->setVisible(false);
@@ -236,6 +259,23 @@ void SweepPanel::replot() {
     chart_->yAxis->setRange(0, top * 1.15);
   }
   chart_->clearItems();
+  // The current setting, when it was swept and is not the best.
+  const bool current_swept = std::any_of(points_.begin(), points_.end(),
+                                         [&](const auto& p) { return p.bucket_mb == current_mb_; });
+  if (rec_ && current_swept && rec_->best_mb != current_mb_) {
+    const double cx = chartX(current_mb_);
+    auto* line = new QCPItemStraightLine(chart_);
+    line->point1->setCoords(cx, 0);
+    line->point2->setCoords(cx, 1);
+    line->setPen(QPen(colours::kStep, 1, Qt::DotLine));
+    auto* label = new QCPItemText(chart_);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(cx, 0.94);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    label->setPadding(QMargins(4, 0, 0, 0));
+    label->setText(tr("current"));
+    label->setColor(palette().color(QPalette::WindowText));
+  }
   if (rec_ && rec_->best < points_.size()) {
     const auto& best = points_[rec_->best];
     const double bx = chartX(best.bucket_mb);

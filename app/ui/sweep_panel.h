@@ -7,6 +7,8 @@
 #include <QWidget>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -23,6 +25,7 @@ namespace ddpscope::ui {
 
 class AgentRunJob;
 class Session;
+struct LoadedRun;
 
 class SweepPanel : public QWidget {
   Q_OBJECT
@@ -58,6 +61,7 @@ class SweepPanel : public QWidget {
   void onJobDone(AgentRunJob* job);
   void finish();
   void replot();
+  void addFinishedRunsInOrder(bool all);
 
   Session* session_;
   std::function<RunParameters()> base_;
@@ -68,6 +72,10 @@ class SweepPanel : public QWidget {
   QLabel* recommendation_;
   QCustomPlot* chart_;
   std::deque<double> queue_;
+  // Runs open in the session in bucket-size order, whichever of two parallel runs ends first.
+  std::vector<double> order_;
+  std::map<double, std::shared_ptr<LoadedRun>> finished_runs_;  // null: failed or cancelled
+  std::size_t next_to_add_ = 0;
   std::vector<AgentRunJob*> active_;
   RunParameters sweep_base_;
   std::vector<analysis::SweepPoint> points_;

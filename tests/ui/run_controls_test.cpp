@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -427,13 +428,6 @@ TEST(RunControls, Screenshots) {
   SweepPanel* sweep = f.controls->sweepPanel();
   sweep->start();
   ASSERT_TRUE(waitFor([&] { return !sweep->busy(); }, 600000));
-  f.window->resize(1600, 1000);
-  f.window->tabs()->setCurrentWidget(sweep);
-  QApplication::processEvents();
-  sweep->chart()->replot();
-  QString error;
-  EXPECT_TRUE(exportWidget(f.window.get(), QDir(dir).filePath("sweep.png"), 1.0, &error))
-      << error.toStdString();
   ComparePanel* compare = f.controls->comparePanel();
   int per_tensor = -1, b25 = -1;
   for (int i = 0; i < static_cast<int>(f.session()->runs().size()); ++i) {
@@ -441,11 +435,23 @@ TEST(RunControls, Screenshots) {
     if (r->name.startsWith("sweep b0 ")) per_tensor = i;
     if (r->name.startsWith("sweep b25 ")) b25 = i;
   }
+  ASSERT_GE(per_tensor, 0);
+  ASSERT_GE(b25, 0);
   compare->setRuns(per_tensor, b25);
   f.session()->setCurrent(b25);
-  f.window->tabs()->setCurrentWidget(compare);
+  f.window->resize(1600, 1150);
   QApplication::processEvents();
-  compare->plot()->replot();
-  EXPECT_TRUE(exportWidget(f.window.get(), QDir(dir).filePath("compare.png"), 1.0, &error))
-      << error.toStdString();
+  // Room for the tabs under the timeline.
+  auto* split = qobject_cast<QSplitter*>(f.window->tabs()->parentWidget());
+  ASSERT_TRUE(split);
+  split->setSizes({330, 700});
+  auto shoot = [&](QWidget* tab, const char* name) {
+    f.window->tabs()->setCurrentWidget(tab);
+    QApplication::processEvents();
+    QString error;
+    EXPECT_TRUE(exportWidget(f.window.get(), QDir(dir).filePath(name), 1.0, &error))
+        << error.toStdString();
+  };
+  shoot(sweep, "sweep.png");
+  shoot(compare, "compare.png");
 }
