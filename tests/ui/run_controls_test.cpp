@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
@@ -397,6 +399,37 @@ TEST(RunControls, SweepCompareAndReport) {
   EXPECT_TRUE(html.contains("timeline.png"));
   QImage sweep_png(QDir(dir).filePath("sweep.png"));
   EXPECT_GT(sweep_png.width(), 800);
+  // A folder that cannot be made: a message, and nothing half-written.
+  EXPECT_FALSE(f.controls->exportReport("/proc/no-such/report", &error));
+  EXPECT_FALSE(error.isEmpty());
+}
+
+TEST(RunControls, RunMenuAndSettingsPersist) {
+  Fixture f;
+  QStringList actions;
+  for (QAction* menu : f.window->menuBar()->actions())
+    if (menu->menu() && menu->text() == "&Run")
+      for (QAction* a : menu->menu()->actions())
+        actions << a->text();
+  EXPECT_TRUE(actions.contains("&Run agent")) << actions.join(", ").toStdString();
+  EXPECT_TRUE(actions.contains("Export design &report…"));
+  EXPECT_TRUE(actions.contains("Se&ttings…"));
+  EXPECT_GE(f.window->tabs()->indexOf(f.controls->sweepPanel()), 0);
+  EXPECT_GE(f.window->tabs()->indexOf(f.controls->comparePanel()), 0);
+  settings::setLauncherTemplate("srun --ntasks={world} {agent} {args}");
+  settings::setHostfile("/shared/hosts");
+  settings::setTheme("light");
+  EXPECT_EQ(settings::launcherTemplate(), "srun --ntasks={world} {agent} {args}");
+  EXPECT_EQ(settings::hostfile(), "/shared/hosts");
+  EXPECT_EQ(settings::theme(), "light");
+  EXPECT_EQ(settings::agentPath(), kAgent);
+  // The launcher option is offered once a template is set.
+  EXPECT_FALSE(f.panel()->useLauncher());
+  f.panel()->refreshFromSettings();
+  f.panel()->setUseLauncher(true);
+  EXPECT_TRUE(f.panel()->useLauncher());
+  settings::setTheme("system");
+  settings::setLauncherTemplate({});
 }
 
 TEST(RunControls, CancelledSweepKeepsTheFinishedRuns) {
