@@ -272,7 +272,8 @@ void SweepPanel::replot() {
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setCoords(cx, 0.94);
     label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    label->setPadding(QMargins(4, 0, 0, 0));
+    label->setPadding(QMargins(6, 0, 0, 0));
+    label->setTextAlignment(Qt::AlignLeft);
     label->setText(tr("current"));
     label->setColor(palette().color(QPalette::WindowText));
   }
@@ -287,7 +288,8 @@ void SweepPanel::replot() {
     label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     label->position->setCoords(bx, 0.06);
     label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->setPadding(QMargins(4, 0, 0, 0));
+    label->setPadding(QMargins(6, 0, 0, 0));
+    label->setTextAlignment(Qt::AlignLeft);
     label->setText(tr("best: %1%2\n%3 / step")
                        .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MB") : QString(),
                             formatTime(best.summary.step_ns)));

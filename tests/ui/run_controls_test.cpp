@@ -198,6 +198,24 @@ TEST(RunControls, RunOpensAsANewRunAndRemembersItsParameters) {
   }
 }
 
+TEST(RunControls, LauncherTemplateRunsTheAgentAndShowsTheExactCommand) {
+  // `env` stands in for mpirun/srun: a launcher that takes a placeholder inside an argument (a
+  // hostfile path with a space stays one argument) and then the agent with its arguments.
+  Fixture f(kAgent, QStringLiteral("env DDPSCOPE_HOSTFILE={hostfile} {agent} {args}"));
+  settings::setHostfile(QStringLiteral("/shared/my hosts"));
+  ASSERT_NO_FATAL_FAILURE(f.openEarlierRun());
+  f.panel()->refreshFromSettings();
+  f.panel()->setUseLauncher(true);
+  f.runOnce(smallRun(4));
+  ASSERT_EQ(f.session()->runs().size(), 2u) << f.panel()->lastError().toStdString();
+  EXPECT_EQ(f.session()->current()->name, QStringLiteral("b4 ov view"));
+  const QString command = f.panel()->lastCommand();
+  EXPECT_TRUE(command.startsWith("env 'DDPSCOPE_HOSTFILE=/shared/my hosts' " + kAgent +
+                                 " --backend sim --world-size 4 --bucket-mb 4"))
+      << command.toStdString();
+  settings::setHostfile({});
+}
+
 TEST(RunControls, AgentRejectingItsArgumentsLeavesTheRunsIntact) {
   // Through a launcher template, so the exact command shown is the launcher's: the real agent
   // gets an option it does not know and exits 2.
