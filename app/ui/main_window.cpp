@@ -24,6 +24,7 @@
 #include "app/ui/headline_bar.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/run_controls.h"
 #include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
@@ -137,6 +138,7 @@ MainWindow::MainWindow(QWidget* parent)
             : QStringLiteral("ddpscope"));
   });
   buildMenus();
+  RunControls::of(this);  // run panel, Sweep and Compare tabs, Run menu (issue 7)
   resize(1500, 950);
 }
 
