@@ -25,21 +25,21 @@
 #include <thread>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                  \
-  do {                                                                                    \
-    const cudaError_t e_ = (call);                                                        \
-    if (e_ != cudaSuccess) {                                                              \
+#define CUDA_CHECK(call)                                                                 \
+  do {                                                                                   \
+    const cudaError_t e_ = (call);                                                       \
+    if (e_ != cudaSuccess) {                                                             \
       std::fprintf(stderr, "gpu_probe: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                      \
+    }                                                                                    \
   } while (0)
-#define NCCL_CHECK(call)                                                                  \
-  do {                                                                                    \
-    const ncclResult_t r_ = (call);                                                       \
-    if (r_ != ncclSuccess) {                                                              \
+#define NCCL_CHECK(call)                                                                 \
+  do {                                                                                   \
+    const ncclResult_t r_ = (call);                                                      \
+    if (r_ != ncclSuccess) {                                                             \
       std::fprintf(stderr, "gpu_probe: %s failed: %s\n", #call, ncclGetErrorString(r_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                      \
+    }                                                                                    \
   } while (0)
 
 // Stands in for a layer's backward pass: `work` dependent FMAs per element.
@@ -47,7 +47,8 @@ __global__ void backward_layer(float* grad, const float* act, int n, int work) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float g = act[i % 4096];
-  for (int k = 0; k < work; ++k) g = g * 0.999f + 0.001f;
+  for (int k = 0; k < work; ++k)
+    g = g * 0.999f + 0.001f;
   grad[i] = g;
 }
 
@@ -89,11 +90,16 @@ int main(int argc, char** argv) {
   std::string id_file = "/tmp/ddpscope-gpu-probe.id";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--steps") steps = std::atoi(argv[i + 1]);
-    else if (a == "--buckets") buckets = std::atoi(argv[i + 1]);
-    else if (a == "--bucket-mb") bucket_mb = std::atof(argv[i + 1]);
-    else if (a == "--work") work = std::atoi(argv[i + 1]);
-    else if (a == "--id-file") id_file = argv[i + 1];
+    if (a == "--steps")
+      steps = std::atoi(argv[i + 1]);
+    else if (a == "--buckets")
+      buckets = std::atoi(argv[i + 1]);
+    else if (a == "--bucket-mb")
+      bucket_mb = std::atof(argv[i + 1]);
+    else if (a == "--work")
+      work = std::atoi(argv[i + 1]);
+    else if (a == "--id-file")
+      id_file = argv[i + 1];
     else {
       std::fprintf(stderr, "gpu_probe: unknown argument %s\n", a.c_str());
       return 2;
@@ -129,7 +135,8 @@ int main(int argc, char** argv) {
   float* host_act = nullptr;
   CUDA_CHECK(cudaMalloc(&act, 4096 * sizeof(float)));
   CUDA_CHECK(cudaMallocHost(&host_act, 4096 * sizeof(float)));
-  for (int i = 0; i < 4096; ++i) host_act[i] = 1.0f + static_cast<float>(i % 7);
+  for (int i = 0; i < 4096; ++i)
+    host_act[i] = 1.0f + static_cast<float>(i % 7);
 
   const int threads = 256, blocks = (n + threads - 1) / threads;
   std::vector<double> step_us;
@@ -137,8 +144,8 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::string step_name = "ProfilerStep#" + std::to_string(s);
     nvtxRangePushA(step_name.c_str());
-    CUDA_CHECK(cudaMemcpyAsync(act, host_act, 4096 * sizeof(float), cudaMemcpyHostToDevice,
-                               compute));
+    CUDA_CHECK(
+        cudaMemcpyAsync(act, host_act, 4096 * sizeof(float), cudaMemcpyHostToDevice, compute));
     nvtxRangePushA("backward");
     for (int b = buckets - 1; b >= 0; --b) {  // last layer's gradients are ready first
       backward_layer<<<blocks, threads, 0, compute>>>(grads[b], act, n, work);
