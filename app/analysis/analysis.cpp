@@ -128,7 +128,7 @@ class RankAnalyzer {
   }
   std::int32_t stepContaining(TimeNs t) const;
   std::int32_t stepIndexOf(const Track& t, std::size_t i) const;
-  void computeSteps(RankReport& out, const IntervalSet& whole_compute);
+  void computeSteps(RankReport& out);
   void computeOurBuckets(RankReport& out, const IntervalSet& compute);
   void computeInferredBuckets(RankReport& out, const IntervalSet& compute);
   void finishBucket(BucketReport& b, const IntervalSet& compute) const;
@@ -274,8 +274,7 @@ OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& comput
 
 namespace {
 
-void RankAnalyzer::computeSteps(RankReport& out, const IntervalSet& whole_compute) {
-  (void)whole_compute;
+void RankAnalyzer::computeSteps(RankReport& out) {
   const std::size_t n = steps_.size();
   if (n == 0) return;
   std::vector<ClassUnions> per_step(n);
@@ -568,7 +567,7 @@ RankReport RankAnalyzer::report() {
     out.streams.push_back(s);
   }
 
-  computeSteps(out, a.compute);
+  computeSteps(out);
   if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
     computeOurBuckets(out, a.compute);
   } else {

@@ -169,7 +169,9 @@ void ActivityConverter::addKernel(const CUpti_ActivityKernel10& r) {
         static_cast<std::int64_t>(r.correlationId), trace::kNoBytes});
 }
 
-void ActivityConverter::addMemcpy(const CUpti_ActivityMemcpy6& r) {
+// Device-to-host, host-to-device and peer copies: the same fields in two record types.
+template <typename CopyRecord>
+void ActivityConverter::addCopy(const CopyRecord& r) {
   noteContext(r.contextId, r.deviceId);
   if (!timed(r.start, r.end)) return;
   push(track(TrackKind::Gpu, r.deviceId, r.streamId),
@@ -178,13 +180,12 @@ void ActivityConverter::addMemcpy(const CUpti_ActivityMemcpy6& r) {
         static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
 }
 
+void ActivityConverter::addMemcpy(const CUpti_ActivityMemcpy6& r) {
+  addCopy(r);
+}
+
 void ActivityConverter::addPeerMemcpy(const CUpti_ActivityMemcpyPtoP4& r) {
-  noteContext(r.contextId, r.deviceId);
-  if (!timed(r.start, r.end)) return;
-  push(track(TrackKind::Gpu, r.deviceId, r.streamId),
-       {rel(r.start), static_cast<TimeNs>(r.end - r.start),
-        trace_.names.intern(memcpyName(r.copyKind, r.srcKind, r.dstKind)), EventKind::Memcpy,
-        static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
+  addCopy(r);
 }
 
 void ActivityConverter::addMemset(const CUpti_ActivityMemset4& r) {

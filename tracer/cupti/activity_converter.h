@@ -123,6 +123,8 @@ class ActivityConverter {
   void addKernel(const CUpti_ActivityKernel10& r);
   void addMemcpy(const CUpti_ActivityMemcpy6& r);
   void addPeerMemcpy(const CUpti_ActivityMemcpyPtoP4& r);
+  template <typename CopyRecord>
+  void addCopy(const CopyRecord& r);
   void addMemset(const CUpti_ActivityMemset4& r);
   void addSync(const CUpti_ActivitySynchronization2& r);
   void addCudaEvent(const CUpti_ActivityCudaEvent2& r);

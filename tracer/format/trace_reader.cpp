@@ -214,7 +214,6 @@ class TraceParser {
   bool saw_rank_ = false;
   std::uint64_t event_offset_ = kNoOffset;
   std::size_t event_index_ = 0;
-  std::size_t skipped_non_numeric_pid_ = 0;  // Kineto's "Spans"/"Traces" rows: not timeline data
   std::size_t skipped_other_phase_ = 0;
 
   // Per-event args, reset for each event.
@@ -572,8 +571,7 @@ void TraceParser::parseEvent(od::object ev) {
   }
   if (!has_ts) fail("missing \"ts\"");
   if (!pid_numeric || !tid_numeric) {
-    ++skipped_non_numeric_pid_;
-    return;
+    return;  // Kineto's "Spans"/"Traces" rows name no process: not timeline data
   }
   if (phase == 's' || phase == 'f') {
     if (!has_id) return;  // a flow without id cannot be paired
