@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "memory.h"
 #include "trace_error.h"
 
 namespace ddpscope::trace {
@@ -28,8 +29,10 @@ void PaddedBuffer::reserveMore(std::size_t n) {
   std::size_t cap = std::max<std::size_t>(need, capacity_ + capacity_ / 2);
   cap = std::max<std::size_t>(cap, 4096);
   auto fresh = std::make_unique_for_overwrite<char[]>(cap);
+  adviseHugePages(fresh.get(), cap);
   if (size_ > 0) std::memcpy(fresh.get(), data_.get(), size_);
-  std::memset(fresh.get() + size_, 0, cap - size_);
+  // Only the padding after the data must be zero; the rest is written before it is read.
+  std::memset(fresh.get() + size_, 0, kPadding);
   data_ = std::move(fresh);
   capacity_ = cap;
 }
@@ -38,6 +41,7 @@ void PaddedBuffer::append(const char* p, std::size_t n) {
   reserveMore(n);
   if (n > 0) std::memcpy(data_.get() + size_, p, n);
   size_ += n;
+  std::memset(data_.get() + size_, 0, kPadding);
 }
 
 void PaddedBuffer::setSize(std::size_t n) {
@@ -77,7 +81,18 @@ std::string sizeText(std::uint64_t bytes) {
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits) {
   PaddedBuffer out;
-  out.reserveMore(std::min<std::uint64_t>(compressed.size() * 4 + 4096, limits.max_bytes + 1));
+  // A single-member gzip file ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE):
+  // when it is plausible, allocate that once instead of growing (each growth copies everything).
+  std::uint64_t expected = compressed.size() * 4 + 4096;
+  if (isGzip(compressed) && compressed.size() >= 18) {
+    const auto* tail =
+        reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
+    const std::uint64_t isize = std::uint64_t{tail[0]} | (std::uint64_t{tail[1]} << 8) |
+                                (std::uint64_t{tail[2]} << 16) | (std::uint64_t{tail[3]} << 24);
+    if (isize >= compressed.size() / 2 && isize <= compressed.size() * std::uint64_t{1032})
+      expected = isize + 1;
+  }
+  out.reserveMore(std::min<std::uint64_t>(expected, limits.max_bytes + 1));
   z_stream zs{};
   // 15 + 32: accept gzip or zlib headers.
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name, kNoOffset, "zlib init failed");
@@ -87,7 +102,7 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   for (;;) {
     const auto chunk_in = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
     zs.avail_in = chunk_in;
-    if (out.capacity() - out.size() - PaddedBuffer::kPadding < (1u << 16)) {
+    if (out.capacity() - out.size() - PaddedBuffer::kPadding == 0) {
       out.reserveMore(std::max<std::size_t>(out.size() / 2, 1u << 20));
     }
     const std::size_t room = out.capacity() - out.size() - PaddedBuffer::kPadding;

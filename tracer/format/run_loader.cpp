@@ -67,7 +67,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= files.size()) return;
+      if (i >= files.size()) break;
       try {
         ReadOptions ro;
         ro.limits = options.limits;
@@ -87,6 +87,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
         errors[i] = std::current_exception();
       }
     }
+    releaseReaderMemory();
   };
   unsigned threads =
       options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "memory.h"
+
 namespace ddpscope::trace {
 
 NameId StringTable::intern(std::string_view s) {
@@ -70,16 +72,26 @@ bool isGpuActivity(EventKind kind) {
          kind == EventKind::Sync;
 }
 
+namespace {
+template <typename T>
+void reserveColumn(std::vector<T>& v, std::size_t n) {
+  if (v.capacity() >= n) return;
+  const bool fresh = v.empty();
+  v.reserve(n);
+  if (fresh) adviseHugePages(v.data(), n * sizeof(T));  // filled right after: see memory.h
+}
+}  // namespace
+
 void Track::reserve(std::size_t n) {
-  start.reserve(n);
-  dur.reserve(n);
-  name.reserve(n);
-  cat.reserve(n);
-  kind_of.reserve(n);
-  correlation.reserve(n);
-  bucket.reserve(n);
-  step.reserve(n);
-  bytes.reserve(n);
+  reserveColumn(start, n);
+  reserveColumn(dur, n);
+  reserveColumn(name, n);
+  reserveColumn(cat, n);
+  reserveColumn(kind_of, n);
+  reserveColumn(correlation, n);
+  reserveColumn(bucket, n);
+  reserveColumn(step, n);
+  reserveColumn(bytes, n);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "json_text.h"
+#include "memory.h"
 #include "trace_error.h"
 
 namespace ddpscope::trace {
@@ -74,6 +75,19 @@ std::string_view trimToken(std::string_view t) {
     t.remove_suffix(1);
   }
   return t;
+}
+
+// The text of a string value. Without escapes (nearly always) it is a view into the document,
+// which saves the parser's copy into its string buffer; with escapes it is unescaped there.
+// False when the value is not a string.
+bool stringOf(od::value v, std::string_view& out) {
+  if (v.type() != od::json_type::string) return false;
+  const std::string_view token = trimToken(v.raw_json_token());
+  if (token.size() >= 2 && token.back() == '"' && token.find('\\') == std::string_view::npos) {
+    out = token.substr(1, token.size() - 2);
+    return true;
+  }
+  return v.get_string().get(out) == simdjson::SUCCESS;
 }
 
 // Raw JSON text of any value (objects and arrays whole, scalars as their token).
@@ -151,6 +165,34 @@ struct PendingFlowEnd {
   std::int64_t tid;
 };
 
+// One event as parsed, before it is moved into its track's columns: collecting rows first lets
+// every column be allocated once at its exact size (no growth copies, no slack).
+struct StagedEvent {
+  TimeNs start;
+  TimeNs dur;
+  std::int64_t correlation;
+  std::int64_t bytes;
+  NameId name;
+  NameId cat;
+  std::int32_t bucket;
+  std::int32_t step;
+  std::int32_t track;
+  EventKind kind;
+};
+
+constexpr std::size_t kMinParserBytes = std::size_t{16} << 20;
+
+// Per-thread memory reused from one file to the next.
+struct ReaderScratch {
+  od::parser parser;
+  std::vector<StagedEvent> staged;
+};
+
+ReaderScratch& threadScratch() {
+  thread_local ReaderScratch scratch;
+  return scratch;
+}
+
 class TraceParser {
  public:
   TraceParser(const PaddedBuffer& json, const std::string& name, const ReadOptions& options)
@@ -205,6 +247,7 @@ class TraceParser {
   std::int32_t hostOrGpuTrack(std::int64_t pid, std::int64_t tid) const;
   std::int32_t trackFor(TrackKind kind, std::int64_t pid, std::int64_t tid);
   void checkCancel(const char* where);
+  void moveStagedIntoTracks();
 
   const PaddedBuffer& json_;
   const std::string& name_;
@@ -225,6 +268,7 @@ class TraceParser {
     bool has_stream = false, has_device = false;
   } args_;
 
+  std::vector<StagedEvent>* staged_ = nullptr;
   std::unordered_map<std::uint64_t, std::int32_t> track_lookup_;
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
@@ -261,19 +305,29 @@ void TraceParser::checkCancel(const char* where) {
 
 RankTrace TraceParser::parse() {
   out_.path = name_;
-  // Fresh parser memory costs a page fault per 4 KiB touched, which dominated loading; reuse one
-  // per thread for traces up to kReusedParserBytes, and let bigger ones have their own.
-  constexpr std::size_t kReusedParserBytes = std::size_t{64} << 20;
-  thread_local od::parser reused;
-  od::parser fresh;
-  od::parser* chosen = &reused;
-  if (json_.size() > kReusedParserBytes) {
-    fresh = od::parser(json_.size());
-    chosen = &fresh;
-  } else if (reused.capacity() < json_.size()) {
-    reused = od::parser(kReusedParserBytes);
+  // Fresh parser memory costs a page fault per 4 KiB touched (the structural index alone is
+  // about 0.8 bytes per byte of JSON), which dominated loading: reuse one parser per thread,
+  // sized with some headroom so the next rank's file of a run usually fits.
+  // releaseReaderMemory() gives it back.
+  ReaderScratch& scratch = threadScratch();
+  if (scratch.parser.capacity() < json_.size()) {
+    scratch.parser = od::parser();
+    const std::size_t want = std::max(json_.size() + json_.size() / 8, kMinParserBytes);
+    if (scratch.parser.allocate(want) != simdjson::SUCCESS) {
+      throw TraceError(
+          name_, kNoOffset,
+          "not enough memory to parse a " + std::to_string(json_.size() >> 20) + " MiB trace");
+    }
   }
-  od::parser& parser = *chosen;
+  od::parser& parser = scratch.parser;
+  staged_ = &scratch.staged;
+  staged_->clear();
+  // Our events are about 200 bytes of JSON and Kineto's more: this rarely has to grow.
+  const std::size_t estimate = json_.size() / 128 + 1024;
+  if (staged_->capacity() < estimate) {
+    staged_->reserve(estimate);
+    adviseHugePages(staged_->data(), estimate * sizeof(StagedEvent));
+  }
   try {
     od::document doc = parser.iterate(json_.data(), json_.size(), json_.capacity());
     od::json_type type = doc.type();
@@ -304,6 +358,7 @@ RankTrace TraceParser::parse() {
     throw TraceError(name_, kNoOffset,
                      "no \"traceEvents\" array: this is not a Chrome/Kineto trace");
   }
+  moveStagedIntoTracks();
   resolveFlows();
   if (skipped_other_phase_ > 0) {
     out_.warnings.push_back(std::to_string(skipped_other_phase_) +
@@ -483,8 +538,8 @@ void TraceParser::parseArgs(od::object args) {
         if (key == "device" && intFrom(v, n)) {
           args_.device = n;
           args_.has_device = true;
-        } else if (key == "dtype" && v.type() == od::json_type::string) {
-          args_.dtype = v.get_string().value();
+        } else if (key == "dtype") {
+          stringOf(v, args_.dtype);
         }
         break;
       case 'c':
@@ -501,7 +556,7 @@ void TraceParser::parseArgs(od::object args) {
         if (key == "In msg nelems" && intFrom(v, n)) args_.nelems = n;
         break;
       case 'n':
-        if (key == "name" && v.type() == od::json_type::string) args_.name = v.get_string().value();
+        if (key == "name") stringOf(v, args_.name);
         break;
       default:
         break;
@@ -520,8 +575,7 @@ void TraceParser::parseEvent(od::object ev) {
     const auto key = keyOf(field);
     od::value v = field.value();
     if (key == "ph") {
-      if (v.type() != od::json_type::string) fail("\"ph\" must be a string");
-      ph = v.get_string().value();
+      if (!stringOf(v, ph)) fail("\"ph\" must be a string");
     } else if (key == "ts" || key == "dur") {
       if (v.type() != od::json_type::number)
         fail("\"" + std::string(key) + "\" must be a number (microseconds)");
@@ -537,11 +591,9 @@ void TraceParser::parseEvent(od::object ev) {
         has_dur = true;
       }
     } else if (key == "name") {
-      if (v.type() != od::json_type::string) fail("\"name\" must be a string");
-      name = v.get_string().value();
+      if (!stringOf(v, name)) fail("\"name\" must be a string");
     } else if (key == "cat") {
-      if (v.type() != od::json_type::string) fail("\"cat\" must be a string");
-      cat = v.get_string().value();
+      if (!stringOf(v, cat)) fail("\"cat\" must be a string");
     } else if (key == "pid") {
       pid_numeric = intFrom(v, pid);
     } else if (key == "tid") {
@@ -593,21 +645,34 @@ void TraceParser::parseEvent(od::object ev) {
   } else {
     track = trackFor(TrackKind::Host, pid, tid);
   }
-  auto& t = out_.tracks[static_cast<std::size_t>(track)];
   std::int64_t bytes = args_.bytes;
   if (bytes < 0 && args_.nelems >= 0) {
     const auto size = dtypeSize(args_.dtype);
     if (size > 0) bytes = args_.nelems * size;
   }
-  t.start.push_back(ts);
-  t.dur.push_back(dur);
-  t.name.push_back(out_.names.intern(name));
-  t.cat.push_back(out_.names.intern(cat));
-  t.kind_of.push_back(kind);
-  t.correlation.push_back(args_.correlation);
-  t.bucket.push_back(args_.bucket);
-  t.step.push_back(args_.step);
-  t.bytes.push_back(bytes);
+  staged_->push_back({ts, dur, args_.correlation, bytes, out_.names.intern(name),
+                      out_.names.intern(cat), args_.bucket, args_.step, track, kind});
+}
+
+void TraceParser::moveStagedIntoTracks() {
+  std::vector<std::size_t> count(out_.tracks.size(), 0);
+  for (const auto& e : *staged_)
+    ++count[static_cast<std::size_t>(e.track)];
+  for (std::size_t i = 0; i < out_.tracks.size(); ++i)
+    out_.tracks[i].reserve(out_.tracks[i].size() + count[i]);
+  for (const auto& e : *staged_) {
+    auto& t = out_.tracks[static_cast<std::size_t>(e.track)];
+    t.start.push_back(e.start);
+    t.dur.push_back(e.dur);
+    t.name.push_back(e.name);
+    t.cat.push_back(e.cat);
+    t.kind_of.push_back(e.kind);
+    t.correlation.push_back(e.correlation);
+    t.bucket.push_back(e.bucket);
+    t.step.push_back(e.step);
+    t.bytes.push_back(e.bytes);
+  }
+  staged_->clear();
 }
 
 void TraceParser::addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name, TimeNs ts,
@@ -647,6 +712,12 @@ void TraceParser::resolveFlows() {
 }
 
 }  // namespace
+
+void releaseReaderMemory() {
+  auto& scratch = threadScratch();
+  scratch.parser = od::parser();
+  std::vector<StagedEvent>().swap(scratch.staged);
+}
 
 RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
                      const ReadOptions& options) {

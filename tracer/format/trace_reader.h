@@ -34,6 +34,10 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options = {}
 // Parses trace JSON already in memory; `name` is used in error messages and as the path.
 RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
                      const ReadOptions& options = {});
+// The reader keeps its JSON parser and staging memory per thread from one file to the next (a
+// run's ranks are read one after another on each loader thread); this gives this thread's back.
+void releaseReaderMemory();
+
 RankTrace parseTraceText(std::string_view json, const std::string& name = "<memory>",
                          const ReadOptions& options = {});
 
