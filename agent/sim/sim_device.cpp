@@ -133,8 +133,13 @@ void SimDevice::enqueue(StreamId s, Op op) {
   stream(s).queue.push_back(std::move(op));
 }
 
+bool SimDevice::halted() const {
+  return stopped_ || cluster_.abort_.has_value();
+}
+
 void SimDevice::launchKernel(StreamId s, std::string_view name, double work_ns, Tags tags,
                              std::function<void()> math) {
+  if (halted()) return;
   Op op;
   op.kind = OpKind::Kernel;
   op.correlation = hostCall("cudaLaunchKernel", cluster_.options().cost.launch_us, true);
@@ -152,6 +157,7 @@ EventId SimDevice::createEvent() {
 }
 
 void SimDevice::recordEvent(EventId event, StreamId s) {
+  if (halted()) return;
   hostCall("cudaEventRecord", cluster_.options().cost.event_api_us, false);
   Op op;
   op.kind = OpKind::Record;
@@ -162,6 +168,7 @@ void SimDevice::recordEvent(EventId event, StreamId s) {
 }
 
 void SimDevice::waitEvent(StreamId s, EventId event) {
+  if (halted()) return;
   hostCall("cudaStreamWaitEvent", cluster_.options().cost.event_api_us, false);
   Op op;
   op.kind = OpKind::Wait;
@@ -171,6 +178,11 @@ void SimDevice::waitEvent(StreamId s, EventId event) {
 
 void SimDevice::synchronize() {
   cluster_.drain();
+  if (cluster_.abort_) {
+    throw SimAborted("rank " + std::to_string(rank_) +
+                     ": the collective was aborted by the watchdog after a simulated fault");
+  }
+  if (stopped_) return;  // a stopped host launches nothing and waits for nothing
   const TimeNs start = host_ns_;
   for (const auto& s : streams_)
     host_ns_ = std::max(host_ns_, s.ready);
@@ -180,11 +192,13 @@ void SimDevice::synchronize() {
 }
 
 void SimDevice::beginStep(std::int32_t step) {
+  if (halted()) return;
   step_ = step;
   step_start_ = host_ns_;
 }
 
 void SimDevice::endStep() {
+  if (halted()) return;
   addHostEvent(EventKind::UserAnnotation,
                trace_.names.intern("ProfilerStep#" + std::to_string(step_)), step_start_,
                host_ns_ - step_start_, trace::kNoCorrelation);
@@ -192,6 +206,14 @@ void SimDevice::endStep() {
 }
 
 void SimDevice::pushRange(StreamId s, std::string_view name) {
+  if (halted()) return;
+  if (const auto& f = cluster_.options().fault;
+      f && f->rank == rank_ && f->step == step_ && name == f->at_range) {
+    // The simulated fault: from here on this rank launches nothing (it died or hangs).
+    stopped_ = true;
+    stop_ns_ = host_ns_;
+    return;
+  }
   host_ranges_.emplace_back(trace_.names.intern(name), host_ns_);
   Op op;
   op.kind = OpKind::RangeBegin;
@@ -200,6 +222,7 @@ void SimDevice::pushRange(StreamId s, std::string_view name) {
 }
 
 void SimDevice::popRange(StreamId s) {
+  if (halted()) return;
   if (host_ranges_.empty()) throw std::logic_error("simulated device: popRange without pushRange");
   const auto [name, start] = host_ranges_.back();
   host_ranges_.pop_back();
@@ -210,6 +233,7 @@ void SimDevice::popRange(StreamId s) {
 }
 
 void SimDevice::mark(StreamId s, std::string_view name, Tags tags) {
+  if (halted()) return;
   Op op;
   op.kind = OpKind::Marker;
   op.name = trace_.names.intern(name);
@@ -303,6 +327,43 @@ void SimDevice::resolveHead(Stream& s, TimeNs start) {
   }
 }
 
+// The trace of a rank whose watchdog fired at `at`. A GPU event (kernel or range) still running
+// then never completes, and CUPTI writes a kernel's record only when it ends, so it is dropped
+// (as is everything that would start later). A host call or range in progress ends at `at`: the
+// call returns with the abort's error. So no event ends after `at`.
+void SimDevice::endTraceAt(TimeNs at) {
+  for (auto& t : trace_.tracks) {
+    const bool gpu = t.kind == trace::TrackKind::Gpu;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      TimeNs dur = t.dur[i];
+      if (t.start[i] + dur > at) {
+        if (gpu || t.start[i] >= at) continue;
+        dur = at - t.start[i];
+      }
+      t.start[kept] = t.start[i];
+      t.dur[kept] = dur;
+      t.name[kept] = t.name[i];
+      t.cat[kept] = t.cat[i];
+      t.kind_of[kept] = t.kind_of[i];
+      t.correlation[kept] = t.correlation[i];
+      t.bucket[kept] = t.bucket[i];
+      t.step[kept] = t.step[i];
+      t.bytes[kept] = t.bytes[i];
+      ++kept;
+    }
+    t.start.resize(kept);
+    t.dur.resize(kept);
+    t.name.resize(kept);
+    t.cat.resize(kept);
+    t.kind_of.resize(kept);
+    t.correlation.resize(kept);
+    t.bucket.resize(kept);
+    t.step.resize(kept);
+    t.bytes.resize(kept);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // SimCluster
 
@@ -365,6 +426,7 @@ TimeNs SimCluster::headStart(SimDevice& dev, SimDevice::Stream& s) {
 }
 
 void SimCluster::drain() {
+  if (abort_) return;
   for (;;) {
     SimDevice* best_dev = nullptr;
     SimDevice::Stream* best_stream = nullptr;
@@ -384,12 +446,93 @@ void SimCluster::drain() {
     }
     if (!pending) return;
     if (best_stream == nullptr) {
+      const auto& f = options_.fault;
+      if (f && devices_[static_cast<std::size_t>(f->rank)]->stopped_) {
+        abortAfterFault();
+        return;
+      }
       throw std::logic_error(
           "simulated device: a collective cannot start because not every rank has launched it "
           "(launch the step on all ranks before synchronizing)");
     }
     best_dev->resolveHead(*best_stream, best);
   }
+}
+
+// Every rank but the faulted one is blocked: its communication stream waits in the collective the
+// faulted rank never launched, its compute stream (at the latest) in the optimizer's wait for
+// it. Each waiting rank's watchdog fires timeout_ns after its communication stream reached the
+// collective; a hung rank's fires timeout_ns after it stopped; a dead rank has no watchdog.
+void SimCluster::abortAfterFault() {
+  const SimFault& f = *options_.fault;
+  const auto n = static_cast<std::size_t>(options_.world_size);
+  SimAbort a;
+  a.fault = f;
+  a.stop_ns = devices_[static_cast<std::size_t>(f.rank)]->stop_ns_;
+  a.wait_start_ns.assign(n, -1);
+  a.abort_ns.assign(n, -1);
+  std::vector<SimDevice::Stream*> waiting(n, nullptr);
+  for (std::int32_t r = 0; r < options_.world_size; ++r) {
+    if (r == f.rank) continue;
+    auto& dev = *devices_[static_cast<std::size_t>(r)];
+    for (auto& s : dev.streams_) {
+      if (!s.queue.empty() && s.queue.front().kind == SimDevice::OpKind::Collective)
+        waiting[static_cast<std::size_t>(r)] = &s;
+    }
+    auto* s = waiting[static_cast<std::size_t>(r)];
+    if (s == nullptr) {
+      throw std::logic_error("simulated fault: rank " + std::to_string(r) +
+                             " is blocked outside a collective");
+    }
+    const auto& op = s->queue.front();
+    if (a.collective < 0) {
+      a.collective = op.ref;
+      a.bucket = op.bucket;
+      a.step = op.step;
+    } else if (op.ref != a.collective) {
+      throw std::logic_error("simulated fault: the ranks wait in different collectives");
+    }
+    // The stream reached the collective when it was launched and the stream's earlier work ended.
+    const TimeNs wait_start = std::max(op.launch, s->ready);
+    a.wait_start_ns[static_cast<std::size_t>(r)] = wait_start;
+    a.abort_ns[static_cast<std::size_t>(r)] = wait_start + f.timeout_ns;
+    a.waiting_ranks.push_back(r);
+  }
+  if (f.kind == FaultKind::Hang)
+    a.abort_ns[static_cast<std::size_t>(f.rank)] = a.stop_ns + f.timeout_ns;
+
+  const std::string waiting_name = "waiting for rank " + std::to_string(f.rank) +
+                                   " in the allreduce of bucket " + std::to_string(a.bucket) +
+                                   " (simulated fault; aborted after --timeout-s)";
+  for (std::int32_t r = 0; r < options_.world_size; ++r) {
+    const auto ri = static_cast<std::size_t>(r);
+    auto& dev = *devices_[ri];
+    const TimeNs at = a.abort_ns[ri];
+    if (waiting[ri] != nullptr) {
+      // The wait on the communication stream, as a GPU range (not activity: it counts as neither
+      // communication nor computation), and the host blocked in its synchronize until the abort.
+      SimDevice::Op op;
+      op.step = a.step;
+      dev.addGpuEvent(*waiting[ri], EventKind::GpuAnnotation, dev.trace_.names.intern(waiting_name),
+                      a.wait_start_ns[ri], f.timeout_ns, op);
+      if (dev.host_ns_ < at) {
+        dev.addHostEvent(EventKind::Runtime, dev.trace_.names.intern("cudaDeviceSynchronize"),
+                         dev.host_ns_, at - dev.host_ns_, trace::kNoCorrelation);
+      }
+    } else if (r == f.rank && f.kind == FaultKind::Hang) {
+      dev.addHostEvent(EventKind::UserAnnotation,
+                       dev.trace_.names.intern("simulated fault: rank " + std::to_string(r) +
+                                               " hangs (launches nothing more)"),
+                       a.stop_ns, f.timeout_ns, trace::kNoCorrelation);
+    }
+    if (at >= 0) dev.endTraceAt(at);
+    for (auto& s : dev.streams_) {
+      s.queue.clear();
+      s.open_ranges.clear();
+      s.arrived = false;
+    }
+  }
+  abort_ = std::move(a);
 }
 
 }  // namespace ddpscope::agent::sim

@@ -11,6 +11,8 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,11 +26,44 @@ inline constexpr StreamId kComputeStream = 7;
 inline constexpr StreamId kCommStream = 13;
 inline constexpr std::int64_t kHostPidBase = 1000;
 
+// A simulated fault (--fault): one rank stops launching work when it opens the range `at_range`
+// in step `step`. Die: its process is gone (it writes no trace). Hang: it is alive but launches
+// nothing more; its own watchdog fires `timeout_ns` after it stopped. The other ranks block in
+// the first collective it never launches; each one's watchdog aborts that collective `timeout_ns`
+// (virtual time) after its communication stream reached it. Nothing here sleeps.
+enum class FaultKind : std::uint8_t { Die, Hang };
+struct SimFault {
+  FaultKind kind = FaultKind::Die;
+  std::int32_t rank = 0;
+  std::int32_t step = 0;
+  std::string at_range = "backward";
+  std::int64_t timeout_ns = 300'000'000'000;
+};
+
+// What happened after a simulated fault, as the watchdogs saw it. Times are virtual ns.
+struct SimAbort {
+  SimFault fault;
+  trace::TimeNs stop_ns = 0;                // host time at which the faulted rank stopped launching
+  std::int64_t collective = -1;             // the collective the others waited in (launch index)
+  std::int32_t bucket = -1;                 // its bucket tag
+  std::int32_t step = -1;                   // its step
+  std::vector<std::int32_t> waiting_ranks;  // the ranks that waited in it and aborted it
+  std::vector<trace::TimeNs> wait_start_ns;  // per rank: when its comm stream reached it; -1 none
+  std::vector<trace::TimeNs> abort_ns;       // per rank: where its trace ends; -1 for a dead rank
+};
+
+// Thrown by synchronize (and download) once the cluster has aborted after a simulated fault.
+class SimAborted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct SimOptions {
   std::int32_t world_size = 1;
   bool math = false;       // --sim-math: real fp32 arithmetic on the CPU
   std::uint64_t seed = 1;  // jitter
   CostModel cost;
+  std::optional<SimFault> fault;
 };
 
 class SimCluster;
@@ -88,6 +123,8 @@ class SimDevice final : public Device {
 
   // The trace recorded so far (GPU and host tracks, names); the caller adds the ddpscope block.
   trace::RankTrace& trace() { return trace_; }
+  // True once this rank is the faulted one and has stopped launching work.
+  bool stopped() const { return stopped_; }
 
  private:
   friend class SimCluster;
@@ -136,6 +173,10 @@ class SimDevice final : public Device {
   // Resolves the head op of a stream starting at `start` (the cluster decides when).
   void resolveHead(Stream& s, trace::TimeNs start);
   trace::TimeNs stretchedForComm(trace::TimeNs start, double work_ns) const;
+  // After a simulated fault: the trace ends at `at` (see the definition for what is kept).
+  void endTraceAt(trace::TimeNs at);
+  // True when launches are ignored: this rank stopped (simulated fault) or the cluster aborted.
+  bool halted() const;
 
   SimCluster& cluster_;
   std::int32_t rank_;
@@ -155,6 +196,8 @@ class SimDevice final : public Device {
   trace::TimeNs comm_busy_start_ = 0, comm_busy_end_ = 0;  // the latest NCCL kernel on this rank
   std::uint64_t rng_state_ = 0;
   trace::NameId launch_name_ = 0;
+  bool stopped_ = false;  // the simulated fault stopped this rank: every launch is ignored
+  trace::TimeNs stop_ns_ = -1;
 };
 
 class SimCluster {
@@ -168,8 +211,11 @@ class SimCluster {
   const SimOptions& options() const { return options_; }
   SimDevice& device(std::int32_t rank) { return *devices_.at(static_cast<std::size_t>(rank)); }
   // Runs all launched work of all ranks to completion in virtual time. Throws std::logic_error
-  // when a collective cannot start because some rank has not launched it yet.
+  // when a collective cannot start because some rank has not launched it yet, unless a simulated
+  // fault explains it: then the watchdogs abort (see SimFault) and abortInfo() says how.
   void drain();
+  // Set once a simulated fault has made the cluster abort.
+  const std::optional<SimAbort>& abortInfo() const { return abort_; }
 
  private:
   friend class SimDevice;
@@ -182,12 +228,15 @@ class SimCluster {
   Collective& collective(std::int64_t index);
   void arrive(SimDevice::Stream& s);
   void sumCollective(Collective& c);
+  // The watchdogs fire after a simulated fault deadlocked the cluster (see SimFault).
+  void abortAfterFault();
   // The start time of a stream's head op, or -1 when it cannot run yet.
   trace::TimeNs headStart(SimDevice& dev, SimDevice::Stream& s);
 
   SimOptions options_;
   std::vector<std::unique_ptr<SimDevice>> devices_;
   std::deque<Collective> collectives_;
+  std::optional<SimAbort> abort_;
 };
 
 }  // namespace ddpscope::agent::sim

@@ -217,6 +217,7 @@ void SimDevice::sgdUpdate(StreamId s, std::span<const UpdatePair> params, float 
 
 void SimDevice::allreduceSum(StreamId s, View buffer, DType dtype, Tags tags) {
   check(buffer, "allreduce");
+  if (halted()) return;
   const std::int64_t bytes = buffer.count * dtypeBytes(dtype);
   Op op;
   op.kind = OpKind::Collective;
