@@ -70,6 +70,29 @@ void addSimOptions(CLI::App& app, sim::CostModel& c) {
       ->check(CLI::Range(1.0, 1000.0));
 }
 
+// The fault-injection options together; returns an error message or "".
+std::string validateFault(const AgentOptions& o, bool rank_given, bool step_given) {
+  if (o.fault.empty()) {
+    if (rank_given || step_given) return "--fault-rank and --fault-step need --fault die|hang";
+    return "";
+  }
+  if (o.backend != "sim")
+    return "--fault injects a simulated fault and needs --backend sim (on CUDA, kill or stop a "
+           "rank's process instead)";
+  if (o.world_size < 2)
+    return "--fault needs --world-size of at least 2 (the other ranks are the ones that notice)";
+  if (!rank_given || !step_given) return "--fault needs --fault-rank N and --fault-step S";
+  if (o.fault_rank < 0 || o.fault_rank >= o.world_size)
+    return "--fault-rank must be a rank from 0 to --world-size - 1 = " +
+           std::to_string(o.world_size - 1) + ", got " + std::to_string(o.fault_rank);
+  if (o.fault_step < 0 || o.fault_step >= o.steps)
+    return "--fault-step must be a step from 0 to --steps - 1 = " + std::to_string(o.steps - 1) +
+           ", got " + std::to_string(o.fault_step);
+  if (o.timeout_s > kMaxFaultTimeoutS)
+    return "--timeout-s with --fault must be at most " + jsonNumber(kMaxFaultTimeoutS) + " s";
+  return "";
+}
+
 // Checks that need several options; returns an error message or "".
 std::string validate(AgentOptions& o, bool first_given) {
   if (!first_given) o.first_bucket_mb = std::min(1.0, o.bucket_mb);
@@ -130,6 +153,14 @@ std::vector<std::pair<std::string, std::string>> AgentOptions::configEntries() c
     for (auto& e : cost.configEntries())
       c.push_back(std::move(e));
   }
+  if (!fault.empty()) {
+    // A fault-injection run says so in every trace it writes.
+    c.emplace_back("fault", jsonString(fault));
+    c.emplace_back("fault_rank", jsonNumber(fault_rank));
+    c.emplace_back("fault_step", jsonNumber(fault_step));
+    c.emplace_back("fault_simulated", "true");
+    c.emplace_back("timeout_s", jsonNumber(timeout_s));
+  }
   return c;
 }
 
@@ -176,8 +207,18 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
          "per GPU on this node)")
       ->check(CLI::IsMember({"none", "local"}));
   app.add_option("--timeout-s", o.timeout_s,
-                 "cuda: abort the NCCL communicator after this long without progress")
+                 "abort after this long without progress (cuda: the NCCL communicator, wall "
+                 "time; sim with --fault: the waiting collective, virtual time)")
       ->check(kPositive);
+  app.add_option("--fault", o.fault,
+                 "sim: inject a simulated fault: rank --fault-rank dies (writes no trace) or "
+                 "hangs at the start of its backward in step --fault-step; the others abort "
+                 "after --timeout-s and write incomplete traces; exit 1")
+      ->check(CLI::IsMember({"die", "hang"}));
+  auto* fault_rank =
+      app.add_option("--fault-rank", o.fault_rank, "sim: the rank --fault stops (0 .. N-1)");
+  auto* fault_step =
+      app.add_option("--fault-step", o.fault_step, "sim: the step --fault stops it in (0 .. S-1)");
   bool no_trace = false;
   app.add_flag("--no-trace", no_trace, "cuda: run without the CUPTI tracer (overhead baseline)");
   try {
@@ -191,7 +232,9 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
     o.model.batch = batch.value_or(d.batch);
     o.model.seed = static_cast<std::uint64_t>(seed);
     o.cost.jitter = std::min(o.cost.jitter, 10.0);
-    if (const auto msg = validate(o, first->count() > 0); !msg.empty()) {
+    auto msg = validate(o, first->count() > 0);
+    if (msg.empty()) msg = validateFault(o, fault_rank->count() > 0, fault_step->count() > 0);
+    if (!msg.empty()) {
       err << "ddpscope-agent: " << msg << "\n";
       return {std::nullopt, 2};
     }

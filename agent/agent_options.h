@@ -31,6 +31,12 @@ struct AgentOptions {
   std::string launch = "none";
   double timeout_s = 300;  // the watchdog aborts NCCL when a step makes no progress this long
   bool trace = true;       // false: run untraced (to measure the tracer's overhead)
+  // Simulated fault injection (sim only): "" none, "die" or "hang". Rank fault_rank stops at the
+  // start of its backward in step fault_step; the others' watchdogs abort after timeout_s of
+  // virtual time (agent/sim/sim_device.h SimFault).
+  std::string fault;
+  std::int32_t fault_rank = -1;
+  std::int32_t fault_step = -1;
 
   TrainerOptions trainerOptions() const;
   // Every setting as (key, raw JSON value) for the trace's ddpscope.config block.
@@ -45,6 +51,9 @@ struct ParsedArguments {
 // Parses argv; writes --help to `out` and errors to `err`.
 ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostream& out,
                                     std::ostream& err);
+
+// The largest --timeout-s a simulated fault takes (virtual ns must stay far from overflow).
+inline constexpr double kMaxFaultTimeoutS = 1e6;
 
 // Largest model --sim-math accepts (parameters), since it does the arithmetic on the CPU.
 inline constexpr std::int64_t kSimMathMaxParameters = 20'000'000;

@@ -73,6 +73,14 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
   so.math = o.sim_math;
   so.seed = o.model.seed;
   so.cost = o.cost;
+  if (!o.fault.empty()) {
+    sim::SimFault f;
+    f.kind = o.fault == "hang" ? sim::FaultKind::Hang : sim::FaultKind::Die;
+    f.rank = o.fault_rank;
+    f.step = o.fault_step;
+    f.timeout_ns = std::max<std::int64_t>(1, std::llround(o.timeout_s * 1e9));
+    so.fault = f;
+  }
   sim::SimCluster cluster(so);
   std::vector<std::unique_ptr<Model>> models;
   std::vector<std::unique_ptr<Trainer>> trainers;
@@ -88,10 +96,14 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
       t->launchStep(step);
     double slowest = 0;
     std::optional<float> loss;
-    for (auto& t : trainers) {
-      const auto r = t->completeStep();
-      slowest = std::max(slowest, static_cast<double>(r.step_ns) * 1e-6);
-      if (!loss) loss = r.loss;
+    try {
+      for (auto& t : trainers) {
+        const auto r = t->completeStep();
+        slowest = std::max(slowest, static_cast<double>(r.step_ns) * 1e-6);
+        if (!loss) loss = r.loss;
+      }
+    } catch (const sim::SimAborted&) {
+      break;  // the simulated fault: the watchdogs aborted this step (cluster.abortInfo())
     }
     if (loss && !std::isfinite(*loss)) {
       throw std::runtime_error("the loss is no longer finite at step " + std::to_string(step) +
@@ -107,9 +119,14 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
     }
   }
   result.buckets = static_cast<std::int32_t>(trainers.front()->plan().buckets.size());
+  result.fault = cluster.abortInfo();
   for (std::int32_t r = 0; r < o.world_size; ++r) {
+    // A dead process writes nothing.
+    if (result.fault && r == o.fault_rank && result.fault->fault.kind == sim::FaultKind::Die)
+      continue;
     auto& t = cluster.device(r).trace();
     finishTrace(t, o, *trainers[static_cast<std::size_t>(r)]);
+    t.ddpscope.incomplete = result.fault.has_value();
     result.ranks.push_back(std::move(t));
   }
   return result;
@@ -158,11 +175,44 @@ void writeRankTraces(const std::vector<trace::RankTrace>& ranks, const std::stri
     if (e) std::rethrow_exception(e);
 }
 
-int runSimBackend(const AgentOptions& o, std::ostream& out) {
+std::string rankList(const std::vector<std::int32_t>& ranks, const char* separator) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    s += (i ? separator : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+// "rank 3" or "ranks 0,1,3".
+std::string ranksPhrase(const std::vector<std::int32_t>& ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + rankList(ranks, ",");
+}
+
+std::vector<std::int32_t> writtenRanks(const SimRunResult& result) {
+  std::vector<std::int32_t> ranks;
+  for (const auto& t : result.ranks)
+    ranks.push_back(t.rank);
+  return ranks;
+}
+
+int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::filesystem::create_directories(o.out_dir);
   auto result = runSimulation(o, &out);
   writeRankTraces(result.ranks, o.out_dir);
+  if (result.fault) {
+    const auto& a = *result.fault;
+    const auto message = faultMessage(o, result, o.out_dir);
+    out << "{\"event\":\"error\",\"error\":\"simulated_fault\",\"fault\":" << jsonString(o.fault)
+        << ",\"rank\":" << a.fault.rank << ",\"step\":" << a.step << ",\"bucket\":" << a.bucket
+        << ",\"timeout_s\":" << number(o.timeout_s) << ",\"aborted_ranks\":["
+        << rankList(a.waiting_ranks, ",") << "],\"written_ranks\":["
+        << rankList(writtenRanks(result), ",") << "],\"completed_steps\":" << result.step_ms.size()
+        << ",\"incomplete\":true,\"out\":" << jsonString(o.out_dir)
+        << ",\"message\":" << jsonString(message) << "}\n"
+        << std::flush;
+    err << "ddpscope-agent: " << message << "\n";
+    return kExitFailed;
+  }
   double mean = 0;
   for (double ms : result.step_ms)
     mean += ms;
@@ -183,6 +233,26 @@ int runSimBackend(const AgentOptions& o, std::ostream& out) {
 
 }  // namespace
 
+std::string faultMessage(const AgentOptions& o, const SimRunResult& result,
+                         const std::string& dir) {
+  if (!result.fault) return "";
+  const auto& a = *result.fault;
+  const auto r = std::to_string(a.fault.rank);
+  const bool died = a.fault.kind == sim::FaultKind::Die;
+  std::string m = "rank " + r + " did not join the allreduce of bucket " +
+                  std::to_string(a.bucket) + " in step " + std::to_string(a.step) +
+                  " within --timeout-s " + number(o.timeout_s) + " (simulated fault: rank " + r +
+                  (died ? " died" : " hangs") + " at the start of its backward in step " +
+                  std::to_string(a.fault.step) + "); " + ranksPhrase(a.waiting_ranks) + " aborted";
+  if (died) {
+    m += " and wrote incomplete traces to " + dir + " (rank " + r + " wrote none)";
+  } else {
+    m += ", rank " + r + "'s own watchdog fired; " + ranksPhrase(writtenRanks(result)) +
+         " wrote incomplete traces to " + dir;
+  }
+  return m;
+}
+
 int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   try {
     if (o.backend == "cuda") {
@@ -196,7 +266,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       return kExitBackendUnavailable;
 #endif
     }
-    return runSimBackend(o, out);
+    return runSimBackend(o, out, err);
   } catch (const std::exception& e) {
     err << "ddpscope-agent: " << e.what() << "\n";
     return kExitFailed;

@@ -3,10 +3,13 @@
 // rank. Progress goes to `out` as JSON lines, errors to `err`; returns the process exit code.
 
 #include <functional>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "agent/agent_options.h"
+#include "agent/sim/sim_device.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::agent {
@@ -21,15 +24,24 @@ int agentMain(int argc, const char* const* argv, std::ostream& out, std::ostream
 
 // The simulated run without writing files: one finished trace per rank (ddpscope block filled,
 // canonicalized). Progress lines go to `progress` when it is not null.
+// With --fault the run stops at the simulated fault: `fault` says how, `ranks` holds the traces
+// the surviving (and a hung) rank write, each flagged incomplete, and a dead rank has none;
+// losses and step_ms cover the completed steps only.
 struct SimRunResult {
   std::vector<trace::RankTrace> ranks;
   std::vector<float> losses;    // per step, rank 0 (empty without --sim-math)
   std::vector<double> step_ms;  // per step, slowest rank
   std::int32_t buckets = 0;
+  std::optional<sim::SimAbort> fault;
 };
 // `adjust` may change the trainer options (tests use it for the test-only switches).
 SimRunResult runSimulation(const AgentOptions& options, std::ostream* progress = nullptr,
                            const std::function<void(TrainerOptions&)>& adjust = {});
+
+// The error a simulated fault ends with (no "ddpscope-agent: " prefix), naming the rank, the
+// kind, the step and the bucket; `dir` is where the traces went.
+std::string faultMessage(const AgentOptions& options, const SimRunResult& result,
+                         const std::string& dir);
 
 // The ddpscope block of a rank's trace: source, every setting, the buckets of the plan.
 trace::DdpscopeBlock makeDdpscopeBlock(const AgentOptions& options, std::string source,
