@@ -306,12 +306,19 @@ void ComparePanel::rebuild() {
 }
 
 bool ComparePanel::exportChart(const QString& path, double scale, QString* error) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QByteArray bytes;
+  return renderChart(*format, scale, &bytes, error) && writeFileAtomically(path, bytes, error);
+}
+
+bool ComparePanel::renderChart(ExportFormat format, double scale, QByteArray* out, QString* error) {
   applyPlotTheme(plot_, PlotTheme::Light);
   double lanes = 0;
   for (int i = 0; i < 2; ++i)
     lanes += plot_->axisRect(i)->axis(QCPAxis::atLeft)->range().size();
-  const bool ok = exportPlot(plot_, path, std::max(plot_->width(), 1200),
-                             static_cast<int>(lanes) + 200, scale, error);
+  const bool ok = renderPlot(plot_, format, std::max(plot_->width(), 1200),
+                             static_cast<int>(lanes) + 200, scale, out, error);
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->replot(QCustomPlot::rpQueuedReplot);
   return ok;

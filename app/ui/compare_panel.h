@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/analysis/sweep.h"
+#include "app/ui/plot_export.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -38,7 +39,9 @@ class ComparePanel : public QWidget {
   QComboBox* runBoxB() const { return box_b_; }
   // Start of the chosen step in each run (rank 0), in the run's time; -1 when it has no such step.
   trace::TimeNs stepStart(bool b) const;
+  // Writes both runs' lanes in the light theme (PNG/SVG/PDF by extension), or renders them.
   bool exportChart(const QString& path, double scale, QString* error);
+  bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
 
  private:
   void refreshRunLists();

@@ -104,6 +104,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(timeline_, &TimelineView::statusMessage, status_, &QLabel::setText);
 
   connect(loader_, &RunLoadJob::started, this, [this](const QStringList& paths) {
+    loading_paths_ = paths;
     progress_->setValue(0);
     progress_->setVisible(true);
     cancel_->setVisible(true);
@@ -128,14 +129,21 @@ MainWindow::MainWindow(QWidget* parent)
     session_->addRun(std::move(run));
     timeline_->setFocus();
   });
-  connect(loader_, &RunLoadJob::failed, this, &MainWindow::showError);
-  connect(loader_, &RunLoadJob::cancelled, this,
-          [this] { status_->setText(tr("Loading cancelled")); });
+  connect(loader_, &RunLoadJob::failed, this, [this](const QString& message) {
+    reportError(tr("Could not open the trace"), tr("Could not open: %1").arg(message));
+  });
+  connect(loader_, &RunLoadJob::cancelled, this, [this] {
+    status_->setText(tr("Loading %1 cancelled; the runs already open are unchanged.")
+                         .arg(loading_paths_.size() == 1
+                                  ? loading_paths_.front()
+                                  : tr("%1 paths").arg(loading_paths_.size())));
+  });
   connect(session_, &Session::currentRunChanged, this, [this] {
     const auto run = session_->current();
     setWindowTitle(
         run ? QStringLiteral("%1 [%2] — ddpscope").arg(run->name, sourceBadge(run->source()))
             : QStringLiteral("ddpscope"));
+
   });
   buildMenus();
   RunControls::of(this);  // run panel, Sweep and Compare tabs, Run menu (issue 7)
@@ -237,12 +245,15 @@ void MainWindow::refreshRecentMenu() {
   recent_menu_->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::showError(const QString& message) {
+QString MainWindow::statusText() const {
+  return status_->text();
+}
+
+void MainWindow::reportError(const QString& title, const QString& message) {
   last_error_ = message;
-  status_->setText(tr("Could not open: %1").arg(message));
+  status_->setText(message);
   if (!error_dialogs_) return;
-  auto* box = new QMessageBox(QMessageBox::Critical, tr("Could not open the trace"), message,
-                              QMessageBox::Ok, this);
+  auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
   box->setInformativeText(session_->runs().empty() ? QString()
                                                    : tr("The runs already open are unchanged."));
   box->setAttribute(Qt::WA_DeleteOnClose);
@@ -266,13 +277,17 @@ void MainWindow::exportDialog(bool timeline) {
       this, timeline ? tr("Export timeline") : tr("Export chart"), QStringLiteral("ddpscope.png"),
       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
+  exportTo(timeline ? QStringLiteral("timeline") : QStringLiteral("chart"), path, 2.0);
+}
+
+bool MainWindow::exportTo(const QString& what, const QString& path, double scale) {
   QString error;
-  if (!exportView(timeline ? QStringLiteral("timeline") : QStringLiteral("chart"), path, 2.0,
-                  &error)) {
-    QMessageBox::critical(this, tr("Export failed"), error);
-  } else {
-    status_->setText(tr("Exported %1").arg(path));
+  if (!exportView(what, path, scale, &error)) {
+    reportError(tr("Export failed"), tr("Export failed: %1").arg(error));
+    return false;
   }
+  status_->setText(tr("Exported %1").arg(path));
+  return true;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -42,13 +42,21 @@ class MainWindow : public QMainWindow {
   QVBoxLayout* leftColumn() const { return left_column_; }
   // The last error shown to the user ("" when none), for tests.
   QString lastError() const { return last_error_; }
-  // When false, errors go to the status bar and lastError() only (headless use).
+  // The text of the status bar's message field.
+  QString statusText() const;
+  // When false, errors go to the status bar and lastError() only (headless use). When true they
+  // also open a (window-modal, non-blocking) message box.
   void setErrorDialogsEnabled(bool on) { error_dialogs_ = on; }
+  // Tells the user something failed: the status bar, lastError() and, when enabled, a message
+  // box titled `title` that adds that the runs already open are unchanged.
+  void reportError(const QString& title, const QString& message);
 
   // Loads files or folders as one run, off the GUI thread.
   void openPaths(const QStringList& paths);
   // Exports the chart of the current tab, or the timeline when `what` is "timeline".
   bool exportView(const QString& what, const QString& path, double scale, QString* error);
+  // exportView, then tells the user: "Exported FILE" in the status bar, or reportError.
+  bool exportTo(const QString& what, const QString& path, double scale);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -61,7 +69,6 @@ class MainWindow : public QMainWindow {
   void exportDialog(bool timeline);
   void addRecent(const QStringList& paths);
   void refreshRecentMenu();
-  void showError(const QString& message);
 
   Session* session_;
   RunLoadJob* loader_;
@@ -78,6 +85,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;
   QString last_error_;
+  QStringList loading_paths_;
   bool error_dialogs_ = true;
 };
 

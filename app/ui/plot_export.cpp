@@ -1,12 +1,20 @@
 #include "app/ui/plot_export.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <qcustomplot.h>
+#include <QBuffer>
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWidget>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 
 namespace ddpscope::ui {
 
@@ -24,37 +32,120 @@ bool fail(QString* error, const QString& message) {
   return false;
 }
 
-bool writable(const QString& path, QString* error) {
-  const QFileInfo dir(QFileInfo(path).absolutePath());
-  if (!dir.isDir())
-    return fail(
-        error,
-        QStringLiteral("cannot write %1: folder %2 does not exist").arg(path, dir.filePath()));
-  if (!dir.isWritable())
-    return fail(error, QStringLiteral("cannot write %1: folder is not writable").arg(path));
-  return true;
+QString cannotWrite(const QString& path, int err) {
+  return QStringLiteral("cannot write %1: %2")
+      .arg(path, QString::fromLocal8Bit(std::strerror(err)));
+}
+
+// Writes all of `bytes` to a new file `name`; 0 or the errno of the first failure.
+int writeNewFile(const QByteArray& name, const QByteArray& bytes) {
+  const int fd = ::open(name.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  int err = 0;
+  qsizetype done = 0;
+  while (done < bytes.size() && err == 0) {
+    const ssize_t n =
+        ::write(fd, bytes.constData() + done, static_cast<size_t>(bytes.size() - done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += n;
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+bool pdfPage(QPdfWriter& pdf, QSizeF size) {
+  pdf.setCreator(QStringLiteral("ddpscope"));
+  pdf.setTitle(QStringLiteral("ddpscope"));
+  pdf.setResolution(72);  // one point per logical pixel
+  return pdf.setPageLayout(
+      QPageLayout(QPageSize(size, QPageSize::Point, QString(), QPageSize::ExactMatch),
+                  QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
 }
 }  // namespace
 
-bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
-                QString* error) {
+std::optional<ExportFormat> checkExportPath(const QString& path, QString* error) {
   const auto format = exportFormatFor(path);
-  if (!format)
-    return fail(
-        error, QStringLiteral("cannot export to %1: use a .png, .svg or .pdf file name").arg(path));
-  if (!writable(path, error)) return false;
+  if (!format) {
+    fail(error,
+         QStringLiteral("cannot export to %1: use a .png, .svg or .pdf file name").arg(path));
+    return std::nullopt;
+  }
+  const QFileInfo file(path);
+  const QFileInfo dir(file.absolutePath());
+  if (!dir.isDir()) {
+    fail(error,
+         QStringLiteral("cannot write %1: folder %2 does not exist").arg(path, dir.filePath()));
+    return std::nullopt;
+  }
+  if (!dir.isWritable()) {
+    fail(error, QStringLiteral("cannot write %1: folder is not writable").arg(path));
+    return std::nullopt;
+  }
+  if (file.isDir()) {
+    fail(error, QStringLiteral("cannot write %1: it is a folder").arg(path));
+    return std::nullopt;
+  }
+  return format;
+}
+
+bool writeFilesAtomically(const std::vector<std::pair<QString, QByteArray>>& files,
+                          QString* error) {
+  static std::atomic<unsigned> counter{0};
+  std::vector<QByteArray> temps;  // written, not yet renamed
+  auto removeTemps = [&](std::size_t from) {
+    for (std::size_t i = from; i < temps.size(); ++i)
+      ::unlink(temps[i].constData());
+  };
+  for (const auto& [path, bytes] : files) {
+    const QFileInfo info(path);
+    const QByteArray tmp = QFile::encodeName(info.absoluteDir().filePath(
+        QStringLiteral(".%1.tmp-%2-%3").arg(info.fileName()).arg(::getpid()).arg(counter++)));
+    const int err = writeNewFile(tmp, bytes);
+    if (err != 0) {
+      ::unlink(tmp.constData());
+      removeTemps(0);
+      return fail(error, cannotWrite(path, err) + QStringLiteral("; nothing was written there"));
+    }
+    temps.push_back(tmp);
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temps[i].constData(), QFile::encodeName(files[i].first).constData()) != 0) {
+      const int err = errno;
+      removeTemps(i);
+      return fail(error, cannotWrite(files[i].first, err));
+    }
+  }
+  return true;
+}
+
+bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error) {
+  return writeFilesAtomically({{path, bytes}}, error);
+}
+
+bool renderPlot(QCustomPlot* plot, ExportFormat format, int width, int height, double scale,
+                QByteArray* out, QString* error) {
   if (width <= 0 || height <= 0) return fail(error, QStringLiteral("cannot export an empty plot"));
+  out->clear();
+  QBuffer buffer(out);
+  buffer.open(QIODevice::WriteOnly);
   bool ok = false;
-  switch (*format) {
-    case ExportFormat::Png:
-      ok = plot->savePng(path, width, height, scale);
+  switch (format) {
+    case ExportFormat::Png: {
+      QImage image = plot->toPixmap(width, height, scale).toImage();
+      const int dots_per_metre = qRound(96 / 0.0254);  // 96 dpi, as QCustomPlot::savePng
+      image.setDotsPerMeterX(dots_per_metre);
+      image.setDotsPerMeterY(dots_per_metre);
+      ok = !image.isNull() && image.save(&buffer, "PNG");
       break;
-    case ExportFormat::Pdf:
-      ok = plot->savePdf(path, width, height, QCP::epNoCosmetic, "ddpscope");
-      break;
+    }
     case ExportFormat::Svg: {
       QSvgGenerator svg;
-      svg.setFileName(path);
+      svg.setOutputDevice(&buffer);
       svg.setSize(QSize(width, height));
       svg.setViewBox(QRect(0, 0, width, height));
       svg.setTitle(QStringLiteral("ddpscope"));
@@ -66,32 +157,45 @@ bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, d
       }
       break;
     }
+    case ExportFormat::Pdf: {
+      QPdfWriter pdf(&buffer);
+      ok = pdfPage(pdf, QSizeF(width, height));
+      QCPPainter painter;
+      ok = ok && painter.begin(&pdf);
+      if (ok) {
+        painter.setMode(QCPPainter::pmVectorized);
+        painter.setMode(QCPPainter::pmNonCosmetic);  // line widths scale with the page
+        plot->toPainter(&painter, width, height);
+        ok = painter.end();
+      }
+      break;
+    }
   }
-  if (!ok || !QFileInfo(path).exists())
-    return fail(error, QStringLiteral("cannot write %1").arg(path));
+  if (!ok || out->isEmpty())
+    return fail(error, QStringLiteral("cannot draw the plot (%1 x %2)").arg(width).arg(height));
   return true;
 }
 
-bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error) {
-  const auto format = exportFormatFor(path);
-  if (!format)
-    return fail(
-        error, QStringLiteral("cannot export to %1: use a .png, .svg or .pdf file name").arg(path));
-  if (!writable(path, error)) return false;
+bool renderWidget(QWidget* widget, ExportFormat format, double scale, QByteArray* out,
+                  QString* error) {
   const QSize size = widget->size();
+  if (size.isEmpty()) return fail(error, QStringLiteral("cannot export an empty widget"));
+  out->clear();
+  QBuffer buffer(out);
+  buffer.open(QIODevice::WriteOnly);
   bool ok = false;
-  switch (*format) {
+  switch (format) {
     case ExportFormat::Png: {
       QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
       image.setDevicePixelRatio(scale);
       image.fill(Qt::white);
       widget->render(&image);
-      ok = image.save(path);
+      ok = image.save(&buffer, "PNG");
       break;
     }
     case ExportFormat::Svg: {
       QSvgGenerator svg;
-      svg.setFileName(path);
+      svg.setOutputDevice(&buffer);
       svg.setSize(size);
       svg.setViewBox(QRect(QPoint(0, 0), size));
       QPainter painter(&svg);
@@ -100,18 +204,33 @@ bool exportWidget(QWidget* widget, const QString& path, double scale, QString* e
       break;
     }
     case ExportFormat::Pdf: {
-      QPdfWriter pdf(path);
-      pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-      pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-      pdf.setResolution(72);
+      QPdfWriter pdf(&buffer);
+      ok = pdfPage(pdf, QSizeF(size));
       QPainter painter(&pdf);
       widget->render(&painter);
-      ok = painter.end();
+      ok = painter.end() && ok;
       break;
     }
   }
-  if (!ok) return fail(error, QStringLiteral("cannot write %1").arg(path));
+  if (!ok || out->isEmpty()) return fail(error, QStringLiteral("cannot draw the widget"));
   return true;
+}
+
+bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
+                QString* error) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QByteArray bytes;
+  return renderPlot(plot, *format, width, height, scale, &bytes, error) &&
+         writeFileAtomically(path, bytes, error);
+}
+
+bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QByteArray bytes;
+  return renderWidget(widget, *format, scale, &bytes, error) &&
+         writeFileAtomically(path, bytes, error);
 }
 
 }  // namespace ddpscope::ui

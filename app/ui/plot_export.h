@@ -1,8 +1,14 @@
 #pragma once
 // Writing a plot to PNG (with a scale factor), SVG or PDF, chosen by the file's extension.
+// Figures are rendered into memory first and then written atomically (a temporary file beside the
+// destination, then a rename): a failed write (disk full, a file size limit, permissions) says why
+// and leaves the destination as it was, never half a file.
 
+#include <QByteArray>
 #include <QString>
 #include <optional>
+#include <utility>
+#include <vector>
 
 class QCustomPlot;
 class QWidget;
@@ -12,12 +18,29 @@ namespace ddpscope::ui {
 enum class ExportFormat { Png, Svg, Pdf };
 std::optional<ExportFormat> exportFormatFor(const QString& path);
 
-// Renders `plot` at width x height logical pixels (PNG: times `scale` device pixels). Returns false
-// with a message in *error when the format is unknown or the file cannot be written.
+// Renders `plot` at width x height logical pixels into *out (PNG: times `scale` device pixels;
+// PDF: one point per pixel). Returns false with a message in *error when nothing could be drawn.
+bool renderPlot(QCustomPlot* plot, ExportFormat format, int width, int height, double scale,
+                QByteArray* out, QString* error);
+// Renders a whole widget (a window, a panel).
+bool renderWidget(QWidget* widget, ExportFormat format, double scale, QByteArray* out,
+                  QString* error);
+
+// Checks that `path` names a supported format in a folder that exists and can be written, before
+// anything is rendered. Returns the format, or nullopt with a message naming the file.
+std::optional<ExportFormat> checkExportPath(const QString& path, QString* error);
+
+// Writes each (path, bytes) pair: every file goes to a temporary file beside its destination
+// first, and only when all were written in full are they renamed into place. On failure the
+// temporary files are removed, no destination is touched, and *error names the file and the
+// system's reason ("No space left on device", "File too large", "Permission denied").
+bool writeFilesAtomically(const std::vector<std::pair<QString, QByteArray>>& files, QString* error);
+bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error);
+
+// checkExportPath + renderPlot + writeFileAtomically.
 bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
                 QString* error);
-
-// Renders a whole widget (a window, a panel) to PNG, SVG or PDF.
+// checkExportPath + renderWidget + writeFileAtomically.
 bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error);
 
 }  // namespace ddpscope::ui

@@ -1,11 +1,10 @@
 #include "app/ui/report_export.h"
 
 #include <QDir>
-#include <QFile>
-#include <QTemporaryDir>
-#include <stdexcept>
+#include <QFileInfo>
+#include <utility>
 
-#include "tracer/format/file_io.h"
+#include "app/ui/plot_export.h"
 
 namespace ddpscope::ui {
 
@@ -17,32 +16,28 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
     return false;
   };
   const QDir out(dir);
-  if (!out.exists() && !QDir().mkpath(dir))
+  const bool made_folder = !QFileInfo(dir).isDir();
+  if (made_folder && !QDir().mkpath(dir))
     return fail(QStringLiteral("cannot create the report folder %1").arg(dir));
-  QTemporaryDir scratch;
-  if (!scratch.isValid()) return fail(QStringLiteral("cannot create a temporary folder"));
-  std::vector<std::pair<QString, std::string>> files;
+  std::vector<std::pair<QString, QByteArray>> files;
   for (const auto& figure : figures) {
-    const QString tmp = scratch.filePath(figure.file_name);
+    QByteArray bytes;
     QString why;
-    if (!figure.render(tmp, &why))
+    if (!figure.render(&bytes, &why))
       return fail(QStringLiteral("cannot render %1: %2").arg(figure.file_name, why));
-    QFile f(tmp);
-    if (!f.open(QIODevice::ReadOnly))
-      return fail(QStringLiteral("cannot read back %1").arg(figure.file_name));
-    files.emplace_back(figure.file_name, f.readAll().toStdString());
+    files.emplace_back(out.filePath(figure.file_name), std::move(bytes));
   }
-  files.emplace_back(QStringLiteral("report.md"), analysis::designReportMarkdown(input));
-  files.emplace_back(QStringLiteral("report.html"), analysis::designReportHtml(input));
-  for (const auto& [name, bytes] : files) {
-    const QString path = out.filePath(name);
-    try {
-      trace::writeFileAtomically(QFile::encodeName(path).toStdString(), bytes);
-    } catch (const std::exception& e) {
-      return fail(QString::fromStdString(e.what()));
-    }
-    if (written) *written << path;
+  const std::string md = analysis::designReportMarkdown(input);
+  const std::string html = analysis::designReportHtml(input);
+  files.emplace_back(out.filePath(QStringLiteral("report.md")), QByteArray::fromStdString(md));
+  files.emplace_back(out.filePath(QStringLiteral("report.html")), QByteArray::fromStdString(html));
+  if (!writeFilesAtomically(files, error)) {
+    if (made_folder) QDir().rmdir(dir);  // only if still empty
+    return false;
   }
+  if (written)
+    for (const auto& [path, bytes] : files)
+      *written << path;
   return true;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Writes a design-review report into a folder: report.md and report.html (design_report.h) with
-// their PNG figures beside them. Every file is written atomically (writeFileAtomically): figures
-// are rendered to a temporary folder first, then moved into place byte for byte.
+// their PNG figures beside them. Figures are rendered into memory, then every file is written to a
+// temporary file beside its destination and renamed into place only when all were written in full
+// (writeFilesAtomically): a full disk leaves the folder as it was and says why.
 
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
 #include <functional>
@@ -14,10 +16,11 @@ namespace ddpscope::ui {
 
 struct ReportFigure {
   QString file_name;  // e.g. "timeline.png", as named in the DesignReportInput
-  std::function<bool(const QString& path, QString* error)> render;
+  std::function<bool(QByteArray* png, QString* error)> render;
 };
 
-// Returns false with a message naming the file on failure; *written lists the files made.
+// Returns false with a message naming the file and the cause on failure; *written lists the files
+// made.
 bool writeDesignReport(const analysis::DesignReportInput& input,
                        const std::vector<ReportFigure>& figures, const QString& dir,
                        QStringList* written, QString* error);

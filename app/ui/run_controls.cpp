@@ -11,7 +11,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QStyle>
@@ -81,15 +80,15 @@ bool RunControls::exportReport(const QString& dir, QString* error) {
   in.report = &run->report;
   std::vector<ReportFigure> figures;
   in.timeline_png = "timeline.png";
-  figures.push_back({QStringLiteral("timeline.png"), [this](const QString& path, QString* e) {
-                       return window_->timeline()->exportImage(path, 1.5, e);
+  figures.push_back({QStringLiteral("timeline.png"), [this](QByteArray* png, QString* e) {
+                       return window_->timeline()->renderImage(ExportFormat::Png, 1.5, png, e);
                      }});
   if (!sweep_->points().empty()) {
     in.sweep = sweep_->points();
     in.recommendation = sweep_->recommendation();
     in.sweep_png = "sweep.png";
-    figures.push_back({QStringLiteral("sweep.png"), [this](const QString& path, QString* e) {
-                         return sweep_->exportChart(path, 1.5, e);
+    figures.push_back({QStringLiteral("sweep.png"), [this](QByteArray* png, QString* e) {
+                         return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
   if (!compare_->rows().empty()) {
@@ -97,8 +96,8 @@ bool RunControls::exportReport(const QString& dir, QString* error) {
     in.compare_name_b = compare_->runB()->name.toStdString();
     in.comparison = compare_->rows();
     in.compare_png = "compare.png";
-    figures.push_back({QStringLiteral("compare.png"), [this](const QString& path, QString* e) {
-                         return compare_->exportChart(path, 1.5, e);
+    figures.push_back({QStringLiteral("compare.png"), [this](QByteArray* png, QString* e) {
+                         return compare_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
   QStringList written;
@@ -111,8 +110,14 @@ bool RunControls::exportReport(const QString& dir, QString* error) {
 void RunControls::exportReportDialog() {
   const QString dir = QFileDialog::getExistingDirectory(window_, tr("Folder for the report"));
   if (dir.isEmpty()) return;
+  exportReportTo(dir);
+}
+
+bool RunControls::exportReportTo(const QString& dir) {
   QString error;
-  if (!exportReport(dir, &error)) QMessageBox::critical(window_, tr("Report not written"), error);
+  if (exportReport(dir, &error)) return true;
+  window_->reportError(tr("Report not written"), tr("Report not written: %1").arg(error));
+  return false;
 }
 
 void RunControls::showSettingsDialog() {

@@ -26,6 +26,8 @@ class RunControls : public QObject {
   // Writes the design-review report of the current run into `dir` (report.md, report.html and the
   // PNG figures beside them). Returns false with a message on failure.
   bool exportReport(const QString& dir, QString* error);
+  // exportReport, then tells the user: the status bar, or MainWindow::reportError.
+  bool exportReportTo(const QString& dir);
   void showSettingsDialog();
 
  private:

@@ -300,14 +300,21 @@ void SweepPanel::replot() {
 }
 
 bool SweepPanel::exportChart(const QString& path, double scale, QString* error) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QByteArray bytes;
+  return renderChart(*format, scale, &bytes, error) && writeFileAtomically(path, bytes, error);
+}
+
+bool SweepPanel::renderChart(ExportFormat format, double scale, QByteArray* out, QString* error) {
   applyPlotTheme(chart_, PlotTheme::Light);
   for (auto* item : chart_->selectedItems())
     item->setSelected(false);
   // The label follows the theme too.
   for (int i = 0; i < chart_->itemCount(); ++i)
     if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i))) t->setColor(Qt::black);
-  const bool ok = exportPlot(chart_, path, std::max(chart_->width(), 900),
-                             std::max(chart_->height(), 450), scale, error);
+  const bool ok = renderPlot(chart_, format, std::max(chart_->width(), 900),
+                             std::max(chart_->height(), 450), scale, out, error);
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
   return ok;

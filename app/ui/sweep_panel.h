@@ -14,6 +14,7 @@
 
 #include "app/analysis/sweep.h"
 #include "app/ui/app_settings.h"
+#include "app/ui/plot_export.h"
 
 class QCustomPlot;
 class QLabel;
@@ -52,6 +53,7 @@ class SweepPanel : public QWidget {
   double chartX(double mb) const;
   // Writes the chart in the light theme (PNG/SVG/PDF by extension).
   bool exportChart(const QString& path, double scale, QString* error);
+  bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
 
  signals:
   void finished(bool ok);

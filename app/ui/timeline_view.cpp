@@ -593,6 +593,15 @@ bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
 }
 
 bool TimelineView::exportImage(const QString& path, double scale, QString* error, int width) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QByteArray bytes;
+  return renderImage(*format, scale, &bytes, error, width) &&
+         writeFileAtomically(path, bytes, error);
+}
+
+bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
+                               int width) {
   exporting_ = true;
   const QCPRange saved_y = plot_->yAxis->range();
   const bool scroll_visible = vscroll_->isVisible();
@@ -612,12 +621,13 @@ bool TimelineView::exportImage(const QString& path, double scale, QString* error
             .arg(run_->name, sourceBadge(run_->source()), formatPct(hl.overlap_pct),
                  formatTime(hl.exposed_per_step_ns), hl.has_steps ? "/step" : "",
                  hl.has_steps ? formatTime(hl.step_ns) : QStringLiteral("n/a")),
+
         QFont(font().family(), 10, QFont::Bold));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, title);
   }
   applyPlotTheme(plot_, PlotTheme::Light);
-  const bool ok = exportPlot(plot_, path, w, h + (title ? 28 : 0), scale, error);
+  const bool ok = renderPlot(plot_, format, w, h + (title ? 28 : 0), scale, out, error);
   if (title) {
     plot_->plotLayout()->remove(title);
     plot_->plotLayout()->simplify();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/ui/palette.h"
+#include "app/ui/plot_export.h"
 #include "app/ui/session.h"
 
 class QCustomPlot;
@@ -38,6 +39,9 @@ class TimelineView : public QWidget {
 
   // Renders all lanes (not only the visible ones) in the light theme.
   bool exportImage(const QString& path, double scale, QString* error, int width = 0);
+  // The same into memory (the design report writes its figures together).
+  bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
+                   int width = 0);
   void copyToClipboard(double scale = 2.0);
 
  signals:
