@@ -34,6 +34,11 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   efficiency_ = makeMetricLabel(this);
   name_ = new QLabel(this);
   badge_ = new QLabel(this);
+  incomplete_ = new QLabel(kIncompleteBadge, this);
+  incomplete_->setStyleSheet(QStringLiteral("QLabel{color:%1; background:%2; font-weight:bold; "
+                                            "padding:2px 8px; border-radius:3px;}")
+                                 .arg(textOn(colours::kWarning).name(), colours::kWarning.name()));
+  incomplete_->setVisible(false);
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.1);
   for (QLabel* l : {overlap_, exposed_, step_, efficiency_}) {
@@ -42,6 +47,7 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   }
   layout->addStretch(1);
   layout->addWidget(name_);
+  layout->addWidget(incomplete_);
   layout->addWidget(badge_);
   connect(session_, &Session::currentRunChanged, this, &HeadlineBar::refresh);
   refresh();
@@ -54,6 +60,14 @@ QString HeadlineBar::overlapText() const {
 
 QString HeadlineBar::badgeText() const {
   return badge_->text();
+}
+
+QString HeadlineBar::incompleteText() const {
+  return incomplete_->isVisibleTo(this) ? incomplete_->text() : QString();
+}
+
+QString HeadlineBar::incompleteToolTip() const {
+  return incomplete_->toolTip();
 }
 
 void HeadlineBar::refresh() {
@@ -76,6 +90,8 @@ void HeadlineBar::refresh() {
                      .arg(run->name)
                      .arg(run->run.ranks.size())
                      .arg(run->run.ranks.size() == 1 ? "" : "s"));
+  incomplete_->setVisible(run->incomplete());
+  incomplete_->setToolTip(run->incompleteText());
   badge_->setText(sourceBadge(run->source()));
   badge_->setStyleSheet(QStringLiteral("QLabel{color:white; background:%1; font-weight:bold; "
                                        "padding:2px 8px; border-radius:3px;}")

@@ -15,11 +15,14 @@ class HeadlineBar : public QWidget {
   explicit HeadlineBar(Session* session, QWidget* parent = nullptr);
   QString overlapText() const;
   QString badgeText() const;
+  // The INCOMPLETE badge: its text ("" when the current run is complete) and its tooltip.
+  QString incompleteText() const;
+  QString incompleteToolTip() const;
 
  private:
   void refresh();
   Session* session_;
-  QLabel *overlap_, *exposed_, *step_, *efficiency_, *badge_, *name_;
+  QLabel *overlap_, *exposed_, *step_, *efficiency_, *badge_, *name_, *incomplete_;
 };
 
 }  // namespace ddpscope::ui

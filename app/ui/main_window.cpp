@@ -140,10 +140,13 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(session_, &Session::currentRunChanged, this, [this] {
     const auto run = session_->current();
-    setWindowTitle(
-        run ? QStringLiteral("%1 [%2] — ddpscope").arg(run->name, sourceBadge(run->source()))
-            : QStringLiteral("ddpscope"));
-
+    if (!run) {
+      setWindowTitle(QStringLiteral("ddpscope"));
+      return;
+    }
+    QString badges = sourceBadge(run->source());
+    if (run->incomplete()) badges += QStringLiteral(", ") + kIncompleteBadge;
+    setWindowTitle(QStringLiteral("%1 [%2] — ddpscope").arg(run->name, badges));
   });
   buildMenus();
   RunControls::of(this);  // run panel, Sweep and Compare tabs, Run menu (issue 7)

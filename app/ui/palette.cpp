@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QIcon>
+#include <QPainter>
 #include <QPalette>
 
 #include "app/analysis/report_json.h"
@@ -42,6 +44,21 @@ QColor styleColour(std::uint16_t style) {
   QColor c = kBucketPalette[std::clamp(k, 0, kBucketColours - 1)];
   if ((style - kStyleBucketBase) % 2 == 1) c.setAlpha(80);  // the wait before the allreduce
   return c;
+}
+
+QIcon warningIcon() {
+  QPixmap pm(32, 32);
+  pm.fill(Qt::transparent);
+  QPainter p(&pm);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(Qt::NoPen);
+  p.setBrush(colours::kWarning);
+  p.drawEllipse(QRectF(1, 1, 30, 30));
+  p.setBrush(textOn(colours::kWarning));
+  p.drawRoundedRect(QRectF(13.5, 6, 5, 13), 2, 2);
+  p.drawEllipse(QRectF(13.5, 21.5, 5, 5));
+  p.end();
+  return QIcon(pm);
 }
 
 QColor textOn(const QColor& fill) {

@@ -8,6 +8,7 @@
 #include "tracer/format/trace_model.h"
 
 class QCustomPlot;
+class QIcon;
 
 namespace ddpscope::ui {
 
@@ -19,7 +20,14 @@ inline const QColor kMemory{0x99, 0x99, 0x99};       // grey
 inline const QColor kSync{0xF0, 0xE4, 0x42};         // yellow
 inline const QColor kStep{0x6B, 0x72, 0x80};         // slate: neutral, not a data colour
 inline const QColor kSelection{0x11, 0x11, 0x11};
+// Okabe–Ito orange, with dark text: a warning about a run (the INCOMPLETE badge), not a role.
+inline const QColor kWarning{0xE6, 0x9F, 0x00};
 }  // namespace colours
+
+// The badge of a run whose numbers do not cover the whole run (LoadedRun::incomplete()).
+inline const QString kIncompleteBadge = QStringLiteral("INCOMPLETE");
+// A small warning marker (orange disc with "!"), for list items.
+QIcon warningIcon();
 
 // The colour of a draw style (timeline_model.h Style).
 QColor styleColour(std::uint16_t style);

@@ -1,5 +1,6 @@
 #include "app/ui/run_list_panel.h"
 
+#include <QIcon>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
@@ -46,6 +47,11 @@ void RunListPanel::refresh() {
             .arg(badge));
     item->setToolTip(run->paths.join('\n'));
     item->setForeground(QPalette().color(QPalette::Text));
+    if (run->incomplete()) {
+      item->setText(item->text() + QStringLiteral(" · ") + kIncompleteBadge);
+      item->setIcon(warningIcon());
+      item->setToolTip(run->incompleteText() + QStringLiteral("\n\n") + item->toolTip());
+    }
     list_->addItem(item);
   }
   list_->setCurrentRow(session_->currentIndex());

@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <algorithm>
+#include <set>
 
 namespace ddpscope::ui {
 
@@ -14,8 +15,67 @@ std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) 
   for (const auto& r : run.ranks)
     out->activity.push_back(analysis::rankActivity(r));
   out->timeline = buildTimelineModel(run, out->report, out->activity);
+  out->completeness = computeCompleteness(run);
   out->run = std::move(run);
   return out;
+}
+
+Completeness computeCompleteness(const trace::Run& run) {
+  Completeness c;
+  bool produced_by_ddpscope = false;
+  std::set<std::int32_t> present;
+  for (const auto& r : run.ranks) {
+    c.world_size = std::max(c.world_size, r.world_size);
+    produced_by_ddpscope = produced_by_ddpscope || r.ddpscope.present;
+    present.insert(r.rank);
+    if (r.ddpscope.incomplete) c.incomplete_ranks.push_back(r.rank);
+  }
+  std::sort(c.incomplete_ranks.begin(), c.incomplete_ranks.end());
+  if (produced_by_ddpscope || run.ranks.size() > 1) {
+    for (std::int32_t rank = 0; rank < c.world_size; ++rank)
+      if (!present.contains(rank)) c.missing_ranks.push_back(rank);
+  }
+  return c;
+}
+
+namespace {
+// "3", "1, 2 and 5", "0–6" for a sorted list of ranks.
+QString rankList(const std::vector<std::int32_t>& ranks) {
+  if (ranks.size() > 2 &&
+      ranks.back() - ranks.front() + 1 == static_cast<std::int32_t>(ranks.size()))
+    return QStringLiteral("%1–%2").arg(ranks.front()).arg(ranks.back());
+  QStringList parts;
+  for (const auto r : ranks)
+    parts << QString::number(r);
+  if (parts.size() < 2) return parts.join(QString());
+  const QString last = parts.takeLast();
+  return parts.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+}
+}  // namespace
+
+QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded) {
+  if (!c.incomplete()) return {};
+  QStringList lines;
+  if (!c.incomplete_ranks.empty() || !c.producer_error.isEmpty())
+    lines << QStringLiteral(
+        "Incomplete: the agent stopped before the run finished (error or timeout); the numbers "
+        "cover only what was recorded.");
+  if (!c.incomplete_ranks.empty())
+    lines << (c.incomplete_ranks.size() == 1
+                  ? QStringLiteral("The trace of rank %1 is cut short.")
+                  : QStringLiteral("The traces of ranks %1 are cut short."))
+                 .arg(rankList(c.incomplete_ranks));
+  if (!c.missing_ranks.empty())
+    lines << QStringLiteral(
+                 "Only %1 of %2 ranks are present (no trace for rank%3 %4); the numbers "
+                 "cover only the ranks loaded.")
+                 .arg(ranks_loaded)
+                 .arg(c.world_size)
+                 .arg(c.missing_ranks.size() == 1 ? "" : "s")
+                 .arg(rankList(c.missing_ranks));
+  if (!c.producer_error.isEmpty())
+    lines << QStringLiteral("The agent failed: %1").arg(c.producer_error);
+  return lines.join(QLatin1Char('\n'));
 }
 
 Headline computeHeadline(const analysis::RunReport& report) {

@@ -16,6 +16,24 @@
 
 namespace ddpscope::ui {
 
+// Whether a run's numbers cover the whole run. A run is incomplete when a rank's trace says its
+// producer stopped before the end (ddpscope.incomplete: a crash, an error, a timeout), when ranks
+// of the world the traces declare are missing (runs made by ddpscope, or several ranks opened
+// together; a single imported rank file is how PyTorch profiles are shared and is not flagged),
+// or when the agent that made it failed.
+struct Completeness {
+  std::vector<std::int32_t> incomplete_ranks;  // traces flagged incomplete
+  std::vector<std::int32_t> missing_ranks;     // ranks of the declared world with no trace
+  std::int32_t world_size = 0;                 // the largest world size the traces declare
+  QString producer_error;                      // the failed agent's message, "" when none
+  bool incomplete() const {
+    return !incomplete_ranks.empty() || !missing_ranks.empty() || !producer_error.isEmpty();
+  }
+};
+Completeness computeCompleteness(const trace::Run& run);
+// What the "INCOMPLETE" badge's tooltip says: why, and what the numbers cover ("" when complete).
+QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded);
+
 // A run with everything derived from it; immutable once loaded, shared between views.
 struct LoadedRun {
   QString name;
@@ -25,8 +43,11 @@ struct LoadedRun {
   std::vector<analysis::RankActivity> activity;  // one per rank
   TimelineModel timeline;
   double load_seconds = 0;
+  Completeness completeness;
 
   std::string_view source() const { return run.source(); }
+  bool incomplete() const { return completeness.incomplete(); }
+  QString incompleteText() const { return incompleteExplanation(completeness, run.ranks.size()); }
 };
 
 // Builds a LoadedRun from a run in memory (analysis + timeline model). Runs on any thread.

@@ -72,7 +72,12 @@ void SummaryPanel::refresh() {
   note_->setText(tr("<b>%1</b> — %2 · %3 events · loaded in %4 s")
                      .arg(run->name.toHtmlEscaped(), sourceBadge(run->source()))
                      .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
-                     .arg(run->load_seconds, 0, 'f', 2));
+                     .arg(run->load_seconds, 0, 'f', 2) +
+                 (run->incomplete()
+                      ? QStringLiteral(" · <b style='color:%1'>%2</b>")
+                            .arg(colours::kWarning.darker(140).name(), kIncompleteBadge)
+                      : QString()));
+  note_->setToolTip(run->incompleteText());
   table_->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;
   for (const auto& r : report.ranks) {
@@ -93,6 +98,13 @@ void SummaryPanel::refresh() {
     table_->setItem(row, col++, numberItem(QString::number(r.rank), r.rank));
     auto* src = new QTableWidgetItem(sourceBadge(r.source));
     src->setForeground(badgeColour(r.source));
+    if (r.incomplete) {
+      src->setText(src->text() + QStringLiteral(" · ") + kIncompleteBadge);
+      src->setForeground(colours::kWarning.darker(140));
+      src->setToolTip(tr("The trace of rank %1 is cut short: its producer stopped before the run "
+                         "finished (error or timeout); its numbers cover only what was recorded.")
+                          .arg(r.rank));
+    }
     table_->setItem(row, col++, src);
     table_->setItem(row, col++, numberItem(formatPct(m.overlap_pct), m.overlap_pct.value_or(-1)));
     table_->setItem(row, col++, numberItem(formatTime(m.comm_ns), static_cast<double>(m.comm_ns)));

@@ -618,10 +618,12 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
     title = new QCPTextElement(
         plot_,
         QStringLiteral("%1 [%2] · overlap %3 · exposed %4%5 · step %6")
-            .arg(run_->name, sourceBadge(run_->source()), formatPct(hl.overlap_pct),
-                 formatTime(hl.exposed_per_step_ns), hl.has_steps ? "/step" : "",
+            .arg(run_->name,
+                 sourceBadge(run_->source()) +
+                     (run_->incomplete() ? QStringLiteral(" · ") + kIncompleteBadge : QString()),
+                 formatPct(hl.overlap_pct), formatTime(hl.exposed_per_step_ns),
+                 hl.has_steps ? "/step" : "",
                  hl.has_steps ? formatTime(hl.step_ns) : QStringLiteral("n/a")),
-
         QFont(font().family(), 10, QFont::Bold));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, title);
