@@ -1,6 +1,7 @@
 #include "app/ui/agent_process.h"
 
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <QJsonDocument>
@@ -9,6 +10,16 @@
 
 namespace ddpscope::ui {
 
+QString describeSignal(int signal) {
+  const char* name = ::sigabbrev_np(signal);
+  const char* what = ::sigdescr_np(signal);
+  QString text = QStringLiteral("signal %1").arg(signal);
+  if (name && what)
+    text += QStringLiteral(" (SIG%1, %2)")
+                .arg(QString::fromLatin1(name), QString::fromLocal8Bit(what).toLower());
+  return text;
+}
+
 QString AgentOutcome::describe() const {
   QString what;
   if (cancelled) {
@@ -16,7 +27,7 @@ QString AgentOutcome::describe() const {
   } else if (failed_to_start) {
     what = QStringLiteral("could not start %1").arg(command);
   } else if (crashed) {
-    what = QStringLiteral("the agent crashed (killed by a signal)");
+    what = QStringLiteral("the agent crashed: killed by %1").arg(describeSignal(exit_code));
   } else if (exit_code == 0) {
     what = QStringLiteral("finished");
   } else {

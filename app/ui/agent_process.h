@@ -17,15 +17,19 @@ namespace ddpscope::ui {
 struct AgentOutcome {
   QString command;  // as displayed (displayCommand)
   QString out_dir;
-  int exit_code = -1;
+  int exit_code = -1;            // when crashed: the number of the signal that ended it
   bool crashed = false;          // killed by a signal
   bool cancelled = false;        // by cancel()
   bool failed_to_start = false;  // the program could not be started
   QString stderr_tail;           // the last lines of stderr
   bool ok() const { return !cancelled && !crashed && !failed_to_start && exit_code == 0; }
-  // "exit status 2: <stderr tail>" and the like, for the user.
+  // "exit status 2: <stderr tail>", "killed by signal 11 (SIGSEGV, segmentation fault)" and the
+  // like, for the user.
   QString describe() const;
 };
+
+// "signal 11 (SIGSEGV, segmentation fault)".
+QString describeSignal(int signal);
 
 class AgentProcess : public QObject {
   Q_OBJECT

@@ -36,11 +36,16 @@ AgentRunJob::AgentRunJob(QObject* parent)
   connect(agent_, &AgentProcess::finished, this, &AgentRunJob::onAgentFinished);
   connect(loader_, &RunLoadJob::loaded, this, [this](std::shared_ptr<LoadedRun> run) {
     run->name = runLabel(params_);
+    run->completeness.producer_error = agent_failure_;
     busy_ = false;
     emit loaded(std::move(run));
     emit finished();
   });
   connect(loader_, &RunLoadJob::failed, this, [this](const QString& message) {
+    if (!warning_.isEmpty()) {
+      fail(tr("%1\nThe traces it left could not be loaded either: %2").arg(warning_, message));
+      return;
+    }
     fail(tr("The agent finished but its traces could not be loaded: %1").arg(message));
   });
   connect(loader_, &RunLoadJob::cancelled, this, [this] {
@@ -55,6 +60,8 @@ void AgentRunJob::start(const RunParameters& params, bool use_launcher) {
   busy_ = true;
   cancelled_ = false;
   command_.clear();
+  warning_.clear();
+  agent_failure_.clear();
   QString error;
   out_dir_ = makeRunFolder(params, &error);
   if (out_dir_.isEmpty()) {
@@ -93,7 +100,23 @@ void AgentRunJob::onAgentFinished(const AgentOutcome& outcome) {
     return;
   }
   if (!outcome.ok()) {
-    fail(tr("The agent failed: %1\nCommand: %2").arg(outcome.describe(), outcome.command));
+    const QString message =
+        tr("The agent failed: %1\nCommand: %2").arg(outcome.describe(), outcome.command);
+    // What it wrote before failing (each trace file is written whole or not at all) is loaded and
+    // shown as incomplete; nothing written, nothing opened.
+    const bool has_traces =
+        !QDir(out_dir_)
+             .entryList({QStringLiteral("*.json"), QStringLiteral("*.json.gz")}, QDir::Files)
+             .isEmpty();
+    if (load_partial_ && !outcome.failed_to_start && has_traces) {
+      warning_ = message;
+      agent_failure_ = outcome.describe();
+      emit loading();
+      loader_->start({out_dir_});
+      return;
+    }
+    QDir().rmdir(out_dir_);  // the folder made for the run, when the agent left nothing in it
+    fail(message);
     return;
   }
   emit loading();

@@ -23,6 +23,12 @@ class AgentRunJob : public QObject {
   // use_launcher: through settings::launcherTemplate() (when set). Emits exactly one of loaded,
   // failed or cancelled, then finished.
   void start(const RunParameters& params, bool use_launcher);
+  // When on, an agent that fails (an exit status, a crash) after writing traces still has them
+  // loaded: `loaded` comes with warning() set to the failure, and the run is marked incomplete
+  // (LoadedRun::completeness.producer_error). Off (the sweep): a failed run is only `failed`.
+  void setLoadPartialRuns(bool on) { load_partial_ = on; }
+  // The failure of the agent whose partial traces were just loaded ("" when it succeeded).
+  QString warning() const { return warning_; }
   void cancel();
   bool busy() const { return busy_; }
   const RunParameters& parameters() const { return params_; }
@@ -47,6 +53,9 @@ class AgentRunJob : public QObject {
   RunParameters params_;
   QString command_;
   QString out_dir_;
+  QString warning_;
+  QString agent_failure_;  // the agent's outcome, described, while its partial traces load
+  bool load_partial_ = false;
   bool busy_ = false;
   bool cancelled_ = false;
 };

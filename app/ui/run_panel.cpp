@@ -19,6 +19,7 @@
 
 #include "app/ui/agent_process.h"
 #include "app/ui/agent_run_job.h"
+#include "app/ui/palette.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -37,6 +38,7 @@ QDoubleSpinBox* megabytesBox(QWidget* parent) {
 
 RunPanel::RunPanel(Session* session, QWidget* parent)
     : QWidget(parent), session_(session), job_(new AgentRunJob(this)) {
+  job_->setLoadPartialRuns(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(new QLabel(tr("<b>Run</b>"), this));
@@ -126,10 +128,19 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   connect(job_, &AgentRunJob::loading, this,
           [this] { showStatus(tr("Loading the traces…"), false); });
   connect(job_, &AgentRunJob::loaded, this, [this](std::shared_ptr<LoadedRun> run) {
-    showStatus(tr("Opened %1").arg(run->name), false);
+    const QString warning = job_->warning();
+    if (warning.isEmpty()) {
+      showStatus(tr("Opened %1").arg(run->name), false);
+    } else {
+      // The agent failed after writing some traces: they are open, marked incomplete.
+      last_error_ = warning;
+      showStatus(tr("Opened %1 as %2: what the agent wrote before it failed.\n%3")
+                     .arg(run->name, kIncompleteBadge, warning),
+                 true);
+    }
     session_->addRun(std::move(run));
     setBusy(false);
-    emit runFinished(true);
+    emit runFinished(warning.isEmpty());
   });
   connect(job_, &AgentRunJob::failed, this, [this](const QString& message) {
     last_error_ = message;
