@@ -27,6 +27,13 @@ namespace ddpscope::ui {
 namespace {
 constexpr int kProbeTimeoutMs = 60000;
 
+// A failure message without its "Command: ..." line, which the panel shows right below it.
+QString withoutCommand(const QString& message) {
+  QStringList lines = message.split(QLatin1Char('\n'));
+  lines.removeIf([](const QString& line) { return line.startsWith(QLatin1String("Command: ")); });
+  return lines.join(QLatin1Char('\n'));
+}
+
 QDoubleSpinBox* megabytesBox(QWidget* parent) {
   auto* box = new QDoubleSpinBox(parent);
   box->setRange(0, 100000);
@@ -135,7 +142,7 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
       // The agent failed after writing some traces: they are open, marked incomplete.
       last_error_ = warning;
       showStatus(tr("Opened %1 as %2: what the agent wrote before it failed.\n%3")
-                     .arg(run->name, kIncompleteBadge, warning),
+                     .arg(run->name, kIncompleteBadge, withoutCommand(warning)),
                  true);
     }
     session_->addRun(std::move(run));
@@ -144,7 +151,7 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   });
   connect(job_, &AgentRunJob::failed, this, [this](const QString& message) {
     last_error_ = message;
-    showStatus(message, true);
+    showStatus(withoutCommand(message), true);
     setBusy(false);
     emit runFinished(false);
   });
