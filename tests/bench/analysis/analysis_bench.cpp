@@ -3,7 +3,9 @@
 // Baseline in the same run: one pass that only reads every event's start and duration.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <map>
+#include <string>
 
 #include "app/analysis/analysis.h"
 #include "tests/bench/common/synthetic_run.h"
@@ -59,6 +61,39 @@ void BM_BaselineScan(benchmark::State& state) {
   }
   state.counters["events"] = static_cast<double>(rank.eventCount());
 }
+
+// The whole run's report (every rank, stragglers, spread) as the app and the CLI compute it.
+// Args: {events in the run, ranks}.
+void BM_FullRunAnalysis(benchmark::State& state) {
+  static std::map<std::pair<std::int64_t, std::int64_t>, trace::Run> cache;
+  const std::pair<std::int64_t, std::int64_t> key{state.range(0), state.range(1)};
+  if (!cache.contains(key)) {
+    cache.clear();  // one at a time: 10 M events hold about 0.5 GB
+    bench::SyntheticSpec spec;
+    spec.ranks = static_cast<std::int32_t>(key.second);
+    spec.events_per_rank = key.first / key.second;
+    cache.emplace(key, bench::syntheticRun(spec));
+  }
+  const auto& r = cache.at(key);
+  for (auto _ : state) {
+    auto report = analysis::analyzeRun(r);
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["events"] = static_cast<double>(r.eventCount());
+  state.counters["ns_per_event"] = benchmark::Counter(
+      static_cast<double>(r.eventCount()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// 10 M events only with DDPSCOPE_BENCH_10M=1 in the environment.
+const bool registered = [] {
+  auto* b = benchmark::RegisterBenchmark("BM_FullRunAnalysis", BM_FullRunAnalysis)
+                ->Args({1'000'000, 8})
+                ->Unit(benchmark::kMillisecond);
+  const char* v = std::getenv("DDPSCOPE_BENCH_10M");
+  if (v != nullptr && std::string(v) == "1") b->Args({10'000'000, 8})->Iterations(3);
+  return true;
+}();
 
 }  // namespace
 

@@ -4,10 +4,16 @@
 // per-(range, width) cache never hits: what is measured is a cold rebuild.
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
 #include <qcustomplot.h>
+#include <unistd.h>
 #include <QApplication>
+
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
@@ -22,17 +28,26 @@ namespace {
 
 constexpr int kWidth = 1600;
 
-// About 1 M GPU events in all, on 1 rank or spread over `ranks` ranks (more lanes).
-std::shared_ptr<const LoadedRun> run1M(int ranks = 1) {
-  static std::map<int, std::shared_ptr<const LoadedRun>> cache;
-  auto& run = cache[ranks];
-  if (!run) {
+// `million` M events in all, about half of them GPU activity (the rest host launches), on 1 rank
+// or spread over `ranks` ranks (more lanes). One run is kept at a time.
+std::shared_ptr<const LoadedRun> runOf(int ranks, int million) {
+  static std::map<std::pair<int, int>, std::shared_ptr<const LoadedRun>> cache;
+  const std::pair<int, int> key{ranks, million};
+  if (!cache.contains(key)) {
+    cache.clear();
     bench::SyntheticSpec spec;
     spec.ranks = ranks;
-    spec.events_per_rank = 2'000'000 / ranks;  // host + GPU; about half are GPU activity
-    run = prepareRun(bench::syntheticRun(spec), {});
+    spec.events_per_rank = std::int64_t{1'000'000} * million / ranks;
+    cache[key] = prepareRun(bench::syntheticRun(spec), {});
   }
-  return run;
+  return cache.at(key);
+}
+
+std::int64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 std::size_t gpuEvents(const LoadedRun& run) {
@@ -51,9 +66,9 @@ std::size_t drawnEvents(const LoadedRun& run) {
   return n;
 }
 
-// Pure draw-list builder over every lane; `zoom` is the fraction of the run shown.
+// Pure draw-list builder over every lane; args {1 / fraction of the run shown, M events}.
 void BM_DrawList(benchmark::State& state) {
-  const auto run = run1M();
+  const auto run = runOf(1, static_cast<int>(state.range(1)));
   const auto& t = run->timeline;
   const double zoom = 1.0 / static_cast<double>(state.range(0));
   const TimeNs span = t.extent_hi - t.extent_lo;
@@ -76,7 +91,7 @@ void BM_DrawList(benchmark::State& state) {
 
 // The widget: draw lists of every lane plus QCustomPlot's replot of the whole timeline.
 void BM_Replot(benchmark::State& state) {
-  const auto run = run1M(static_cast<int>(state.range(1)));
+  const auto run = runOf(static_cast<int>(state.range(1)), static_cast<int>(state.range(2)));
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(kWidth + 260, 1000);
@@ -102,12 +117,64 @@ void BM_Replot(benchmark::State& state) {
   state.counters["axis_rect_width"] = plot->axisRect()->width();
 }
 
-}  // namespace
+// What the app builds for a loaded run (analysis of every rank, overlap intervals, timeline
+// lanes), its time and the resident bytes it adds per event beyond the model. Args: {ranks, M
+// events}.
+void BM_PrepareRun(benchmark::State& state) {
+  bench::SyntheticSpec spec;
+  spec.ranks = static_cast<std::int32_t>(state.range(0));
+  spec.events_per_rank = std::int64_t{1'000'000} * state.range(1) / spec.ranks;
+  double per_event = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto run = bench::syntheticRun(spec);
+    const double events = static_cast<double>(run.eventCount());
+    ::malloc_trim(0);
+    const auto before = residentBytes();
+    state.ResumeTiming();
+    auto loaded = prepareRun(std::move(run), {});
+    state.PauseTiming();
+    per_event = static_cast<double>(residentBytes() - before) / events;
+    benchmark::DoNotOptimize(loaded);
+    loaded.reset();
+    state.ResumeTiming();
+  }
+  state.counters["app_B_per_event_beyond_model"] = per_event;
+}
 
-BENCHMARK(BM_DrawList)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond);
-// Args: {1 / fraction of the run shown, ranks}.
-BENCHMARK(BM_Replot)->Args({1, 1})->Args({100, 1})->Args({1, 8})->Args({100, 8})->Unit(
-    benchmark::kMillisecond);
+bool with10M() {
+  const char* v = std::getenv("DDPSCOPE_BENCH_10M");
+  return v != nullptr && std::string(v) == "1";
+}
+
+const bool registered = [] {
+  auto* draw = benchmark::RegisterBenchmark("BM_DrawList", BM_DrawList)
+                   ->ArgNames({"zoom", "Mevents"})
+                   ->Args({1, 2})
+                   ->Args({100, 2})
+                   ->Unit(benchmark::kMillisecond);
+  // Args: {1 / fraction of the run shown, ranks, M events}; 2 M events are 1 M GPU events.
+  auto* replot = benchmark::RegisterBenchmark("BM_Replot", BM_Replot)
+                     ->ArgNames({"zoom", "ranks", "Mevents"})
+                     ->Args({1, 1, 2})
+                     ->Args({100, 1, 2})
+                     ->Args({1, 8, 2})
+                     ->Args({100, 8, 2})
+                     ->Unit(benchmark::kMillisecond);
+  auto* prepare = benchmark::RegisterBenchmark("BM_PrepareRun", BM_PrepareRun)
+                      ->ArgNames({"ranks", "Mevents"})
+                      ->Args({8, 2})
+                      ->Iterations(3)
+                      ->Unit(benchmark::kMillisecond);
+  if (with10M()) {
+    draw->Args({1, 10})->Args({100, 10})->Args({10000, 10});
+    replot->Args({1, 8, 10})->Args({100, 8, 10})->Args({10000, 8, 10});
+    prepare->Args({8, 10});
+  }
+  return true;
+}();
+
+}  // namespace
 
 int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
