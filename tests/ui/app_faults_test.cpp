@@ -16,10 +16,7 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QProcess>
-#include <QProgressBar>
-#include <QSplitter>
 #include <QStatusBar>
-#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -39,7 +36,6 @@
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
-#include "tracer/format/run_loader.h"
 #include "tracer/format/trace_writer.h"
 
 using namespace ddpscope;
