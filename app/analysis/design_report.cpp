@@ -167,11 +167,31 @@ Table configTable(const DesignReportInput& in) {
   return t;
 }
 
+// The warning a reader of an incomplete run must see before any number; "" when complete.
+std::string incompleteWarning(const DesignReportInput& in) {
+  std::string ranks;
+  if (in.report) {
+    for (const auto& r : in.report->ranks) {
+      if (!r.incomplete) continue;
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(r.rank);
+    }
+  }
+  if (ranks.empty() && in.incomplete_note.empty()) return {};
+  std::string s =
+      "INCOMPLETE RUN: the numbers below cover only what was recorded before the "
+      "run stopped.";
+  if (!ranks.empty()) s += " Traces flagged incomplete: rank " + ranks + ".";
+  if (!in.incomplete_note.empty()) s += " " + in.incomplete_note;
+  return s;
+}
+
 }  // namespace
 
 std::string designReportMarkdown(const DesignReportInput& in) {
   std::string s = "# " + in.title + "\n\n";
   s += "Run: **" + mdEscape(in.run_name) + "**, " + sourceLabel(in.source) + ".\n\n";
+  if (const auto warning = incompleteWarning(in); !warning.empty())
+    s += "> **" + mdEscape(warning) + "**\n\n";
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
@@ -205,6 +225,10 @@ std::string designReportHtml(const DesignReportInput& in) {
       "</head><body>\n<h1>" +
       htmlEscape(in.title) + "</h1>\n<p>Run: <b>" + htmlEscape(in.run_name) +
       "</b> <span class=\"badge\">" + htmlEscape(sourceLabel(in.source)) + "</span></p>\n";
+  if (const auto warning = incompleteWarning(in); !warning.empty()) {
+    s += "<p style=\"border:2px solid #E69F00;padding:.5em\"><b>" + htmlEscape(warning) +
+         "</b></p>\n";
+  }
   if (in.report) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));
     if (!in.timeline_png.empty())

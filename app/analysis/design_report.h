@@ -18,7 +18,10 @@ struct DesignReportInput {
   std::string source;  // "sim", "cuda", "imported": a simulated run is labelled as such
   std::vector<std::pair<std::string, std::string>> config;  // key -> raw JSON value
   const RunReport* report = nullptr;                        // the run under review
-  std::string timeline_png;                                 // file names beside the report
+  // Why the run's numbers cover only part of it (a rank's trace flagged incomplete, ranks
+  // missing, the agent failed); "" when complete. Ranks flagged in `report` are named anyway.
+  std::string incomplete_note;
+  std::string timeline_png;  // file names beside the report
   std::vector<SweepPoint> sweep;
   std::optional<SweepRecommendation> recommendation;
   std::string sweep_png;

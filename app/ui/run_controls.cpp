@@ -78,6 +78,7 @@ bool RunControls::exportReport(const QString& dir, QString* error) {
   in.source = std::string(run->source());
   if (!run->run.ranks.empty()) in.config = run->run.ranks.front().ddpscope.config;
   in.report = &run->report;
+  if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
   std::vector<ReportFigure> figures;
   in.timeline_png = "timeline.png";
   figures.push_back({QStringLiteral("timeline.png"), [this](QByteArray* png, QString* e) {

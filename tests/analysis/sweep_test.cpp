@@ -150,4 +150,36 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
   }
   EXPECT_NE(html.find("mlp &lt;b25&gt;"), std::string::npos);  // escaped
   EXPECT_EQ(html.find("mlp <b25>"), std::string::npos);
+  EXPECT_EQ(md.find("INCOMPLETE"), std::string::npos);  // a complete run carries no warning
+}
+
+TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
+  agent::AgentOptions o;
+  o.world_size = 2;
+  o.steps = 3;
+  o.model.kind = "mlp";
+  o.model.layers = 4;
+  o.model.hidden = 256;
+  auto sim = agent::runSimulation(o);
+  trace::Run run;
+  run.ranks = std::move(sim.ranks);
+  run.ranks[1].ddpscope.incomplete = true;
+  const auto report = analysis::analyzeRun(run);
+  analysis::DesignReportInput in;
+  in.run_name = "cut short";
+  in.source = "sim";
+  in.report = &report;
+  in.incomplete_note = "The agent failed: exit status 1.";
+  for (const auto& doc : {analysis::designReportMarkdown(in), analysis::designReportHtml(in)}) {
+    const auto warning = doc.find("INCOMPLETE RUN");
+    ASSERT_NE(warning, std::string::npos);
+    EXPECT_LT(warning, doc.find("Headline"));
+    EXPECT_NE(doc.find("flagged incomplete: rank 1."), std::string::npos);
+    EXPECT_NE(doc.find("The agent failed: exit status 1."), std::string::npos);
+  }
+  in.incomplete_note.clear();
+  run.ranks[1].ddpscope.incomplete = false;
+  const auto complete = analysis::analyzeRun(run);
+  in.report = &complete;
+  EXPECT_EQ(analysis::designReportMarkdown(in).find("INCOMPLETE"), std::string::npos);
 }
