@@ -23,11 +23,12 @@ PaddedBuffer::PaddedBuffer(std::string_view bytes) {
   if (!data_) reserveMore(0);
 }
 
-void PaddedBuffer::reserveMore(std::size_t n) {
+void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {
   const std::size_t need = size_ + n + kPadding;
   if (data_ && need <= capacity_) return;
   std::size_t cap = std::max<std::size_t>(need, capacity_ + capacity_ / 2);
   cap = std::max<std::size_t>(cap, 4096);
+  cap = std::max(need, std::min(cap, at_most));
   auto fresh = std::make_unique_for_overwrite<char[]>(cap);
   adviseHugePages(fresh.get(), cap);
   if (size_ > 0) std::memcpy(fresh.get(), data_.get(), size_);
@@ -54,7 +55,10 @@ ReadLimits defaultReadLimits() {
   if (const char* env = std::getenv("DDPSCOPE_MAX_TRACE_MB")) {
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0' && mb > 0) limits.max_bytes = std::uint64_t{mb} << 20;
+    // Digits only (strtoull would take "-1" as a huge number); at most 2^40 MiB.
+    if (end != env && *end == '\0' && env[0] >= '0' && env[0] <= '9' && mb > 0) {
+      limits.max_bytes = std::uint64_t{std::min(mb, 1ull << 40)} << 20;
+    }
   }
   return limits;
 }
@@ -67,13 +71,17 @@ bool isGzip(std::string_view bytes) {
 namespace {
 
 std::string sizeText(std::uint64_t bytes) {
-  return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
 }
 
-[[noreturn]] void tooLarge(const std::string& name, const ReadLimits& limits) {
+// size: the trace's size when known, else 0.
+[[noreturn]] void tooLarge(const std::string& name, const ReadLimits& limits,
+                           std::uint64_t size = 0) {
   throw TraceError(name, kNoOffset,
-                   "the trace is larger than the limit of " + sizeText(limits.max_bytes) +
-                       " (uncompressed); set DDPSCOPE_MAX_TRACE_MB to allow more");
+                   std::string("the trace ") + (size > 0 ? "(" + sizeText(size) + ") " : "") +
+                       "is larger than the limit of " + sizeText(limits.max_bytes) +
+                       " (uncompressed); set DDPSCOPE_MAX_TRACE_MB (in MiB) to allow more");
 }
 
 }  // namespace
@@ -103,7 +111,12 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
     const auto chunk_in = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
     zs.avail_in = chunk_in;
     if (out.capacity() - out.size() - PaddedBuffer::kPadding == 0) {
-      out.reserveMore(std::max<std::size_t>(out.size() / 2, 1u << 20));
+      // Never more than one byte past the limit: that byte proves the trace too large.
+      const std::size_t most = static_cast<std::size_t>(
+          std::min<std::uint64_t>(limits.max_bytes + 1, ~std::size_t{0} >> 1));
+      const std::size_t grow = std::min<std::size_t>(
+          std::max<std::size_t>(out.size() / 2, 1u << 20), most - std::min(most - 1, out.size()));
+      out.reserveMore(grow, most + PaddedBuffer::kPadding);
     }
     const std::size_t room = out.capacity() - out.size() - PaddedBuffer::kPadding;
     zs.next_out = reinterpret_cast<Bytef*>(out.data() + out.size());
@@ -140,28 +153,49 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
 }
 
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw TraceError(path, kNoOffset, std::string("cannot open: ") + std::strerror(errno));
+  // Non-blocking: opening a named pipe for reading would otherwise wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw TraceError(path, kNoOffset, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-    std::fclose(f);
-    throw TraceError(path, kNoOffset, "not a regular file");
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    if (dir) {
+      throw TraceError(path, kNoOffset,
+                       "is a folder; open it as a run (its rank-<r>.json[.gz] files) instead");
+    }
+    throw TraceError(path, kNoOffset,
+                     err != 0 && st.st_mode == 0
+                         ? std::string("cannot read: ") + std::strerror(err)
+                         : "not a regular file (a pipe, socket or device); save the trace to a "
+                           "file first");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // Refused before reading: gzip never shrinks a trace by more than its few bytes of framing.
+  if (size > limits.max_bytes + limits.max_bytes / 512 + 4096) {
+    ::close(fd);
+    tooLarge(path, limits, size);
   }
   PaddedBuffer raw;
-  const auto size = static_cast<std::uint64_t>(st.st_size);
   raw.reserveMore(size);
   std::size_t got = 0;
   while (got < size) {
-    const std::size_t n = std::fread(raw.data() + got, 1, size - got, f);
-    if (n == 0) break;
-    got += n;
+    const ssize_t n = ::read(fd, raw.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw TraceError(path, got, std::string("read error: ") + std::strerror(err));
+    }
+    if (n == 0) break;  // the file shrank while being read
+    got += static_cast<std::size_t>(n);
   }
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw TraceError(path, got, std::string("read error: ") + std::strerror(errno));
+  ::close(fd);
   raw.setSize(got);
   if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits);
-  if (raw.size() > limits.max_bytes) tooLarge(path, limits);
+  if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
   return raw;
 }
 

@@ -21,8 +21,9 @@ class PaddedBuffer {
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }  // size() + at least kPadding
   std::string_view view() const { return {data_.get(), size_}; }
-  // Makes room for at least n more bytes past size(), keeping the padding.
-  void reserveMore(std::size_t n);
+  // Makes room for at least n more bytes past size(), keeping the padding. Grows by half at a
+  // time, but not past at_most bytes of capacity (unless n itself needs more).
+  void reserveMore(std::size_t n, std::size_t at_most = ~std::size_t{0});
   void append(const char* p, std::size_t n);
   void setSize(std::size_t n);  // n <= capacity() - kPadding
 
@@ -43,7 +44,9 @@ ReadLimits defaultReadLimits();
 bool isGzip(std::string_view bytes);
 
 // Reads a file, inflating it when it is gzip (detected by its magic bytes, not its name).
-// Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits.
+// Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits (a
+// file too large is refused before it is read; a gzip stream stops inflating at the limit), and
+// for folders, pipes and devices (never waiting on a pipe for a writer).
 PaddedBuffer readTraceBytes(const std::string& path,
                             const ReadLimits& limits = defaultReadLimits());
 

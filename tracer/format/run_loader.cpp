@@ -44,11 +44,45 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths)
   return files;
 }
 
+namespace {
+// The latest time (end of an event, step or flow) of a rank, or 0 when it has none.
+TimeNs latestTime(const RankTrace& r) {
+  TimeNs latest = 0;
+  for (const auto& t : r.tracks) {
+    for (std::size_t i = 0; i < t.size(); ++i)
+      latest = std::max(latest, t.end(i));
+  }
+  for (const auto& f : r.flows)
+    latest = std::max({latest, f.from_ts, f.to_ts});
+  return latest;
+}
+}  // namespace
+
 void alignRanks(Run& run) {
   if (run.ranks.empty()) return;
-  TimeNs base = run.ranks.front().base_time_ns;
-  for (const auto& r : run.ranks)
-    base = std::min(base, r.base_time_ns);
+  const RankTrace* earliest = &run.ranks.front();
+  for (const auto& r : run.ranks) {
+    if (r.base_time_ns < earliest->base_time_ns) earliest = &r;
+  }
+  const TimeNs base = earliest->base_time_ns;
+  // Each rank moves later by the distance of its base from the earliest; all of it must still
+  // fit in a trace's span. (Unsigned: the exact distance even when TimeNs would overflow.)
+  for (const auto& r : run.ranks) {
+    const std::uint64_t delta =
+        static_cast<std::uint64_t>(r.base_time_ns) - static_cast<std::uint64_t>(base);
+    const std::uint64_t latest = static_cast<std::uint64_t>(std::max<TimeNs>(latestTime(r), 0));
+    const auto limit = static_cast<std::uint64_t>(kMaxTraceSpanNs);
+    if (delta > limit || latest > limit - delta) {
+      throw TraceError(r.path, kNoOffset,
+                       "its clock (baseTimeNanoseconds " + std::to_string(r.base_time_ns) +
+                           ") is " + std::to_string(delta / 1'000'000'000) +
+                           " s away from that of " +
+                           (earliest->path.empty() ? std::string("another rank") : earliest->path) +
+                           " (" + std::to_string(base) +
+                           "): ranks that far apart cannot share one time base; open the files "
+                           "as separate runs");
+    }
+  }
   for (auto& r : run.ranks)
     r.shiftTimes(r.base_time_ns - base);
   run.base_time_ns = base;

@@ -28,7 +28,9 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths)
 // (naming it), for duplicate ranks, or when no trace file is found.
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
-// Aligns ranks already in memory on their common base (the earliest base among them).
+// Aligns ranks already in memory on their common base (the earliest base among them). Throws
+// TraceError naming a rank's file when the ranks' clocks are too far apart to share a time base
+// (kMaxTraceSpanNs), which only corrupt or unrelated files are.
 void alignRanks(Run& run);
 
 }  // namespace ddpscope::trace

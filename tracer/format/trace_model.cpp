@@ -173,7 +173,9 @@ bool parseStepMarker(std::string_view name, std::int32_t& number) {
   if (name.substr(0, kPrefix.size()) != kPrefix) return false;
   auto digits = name.substr(kPrefix.size());
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
-  return ec == std::errc() && ptr == digits.data() + digits.size();
+  // Not negative (-1 means "no step") and leaving room for "the next step".
+  return ec == std::errc() && ptr == digits.data() + digits.size() && number >= 0 &&
+         number < std::numeric_limits<std::int32_t>::max();
 }
 }  // namespace
 

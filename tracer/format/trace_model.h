@@ -22,6 +22,10 @@ inline constexpr std::int32_t kNoBucket = -1;
 inline constexpr std::int32_t kNoStep = -1;
 inline constexpr std::int64_t kNoCorrelation = -1;
 inline constexpr std::int64_t kNoBytes = -1;
+// The longest a trace may span (2^62 ns, about 146 years). Readers refuse traces whose events
+// spread wider (corrupt or mixed-clock timestamps), so that every time, end and difference of
+// times in a model, and in a run aligned across ranks, fits in TimeNs.
+inline constexpr TimeNs kMaxTraceSpanNs = TimeNs{1} << 62;
 
 // Interns strings; ids are dense and stable. Storage is a deque so views stay valid.
 class StringTable {
