@@ -1,5 +1,6 @@
 // Malformed input never crashes or hangs: each case gives a TraceError that names the file,
-// the byte offset where known, and what was expected.
+// the byte offset where known, and what was expected. (Negative and overflowing durations are
+// tolerated with a warning: see hostile_test.cpp and tests/data/hostile.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -26,7 +27,7 @@ const std::string kEvent =
 std::vector<Case> cases() {
   return {
       {"empty file", "", "empty", true},
-      {"not json", "hello", "malformed JSON", false},
+      {"not json", "hello", "an unquoted word 'hello'", true},
       {"truncated json", R"({"traceEvents": [)" + kEvent, "truncated", false},
       {"truncated string", R"({"traceEvents": [{"ph": "X", "name": "abc)", "truncated", false},
       {"missing traceEvents", R"({"schemaVersion": 1})", "no \"traceEvents\"", false},
@@ -41,18 +42,12 @@ std::vector<Case> cases() {
       {"name is a number",
        R"({"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1, "pid": 0, "tid": 0}]})",
        "\"name\" must be a string", true},
-      {"negative duration",
-       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1, "dur": -2, "pid": 0, "tid": 0}]})",
-       "negative duration", true},
       {"NaN timestamp",
        R"({"traceEvents": [{"ph": "X", "name": "k", "ts": NaN, "dur": 1, "pid": 0, "tid": 0}]})",
        "", false},
       {"huge timestamp",
        R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 1e300, "dur": 1, "pid": 0, "tid": 0}]})",
        "in range", true},
-      {"overflowing end",
-       R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 9000000000000000, "dur": 9000000000000000, "pid": 0, "tid": 0}]})",
-       "overflows", true},
       {"missing ph", R"({"traceEvents": [{"name": "k", "ts": 1, "dur": 1, "pid": 0, "tid": 0}]})",
        "missing \"ph\"", true},
       {"missing ts", R"({"traceEvents": [{"ph": "X", "name": "k", "dur": 1, "pid": 0, "tid": 0}]})",
@@ -99,12 +94,12 @@ TEST(MalformedInput, EveryCaseGivesAClearErrorNamingTheFile) {
 
 TEST(MalformedInput, ErrorOffsetPointsAtTheBadEvent) {
   const std::string json = R"({"traceEvents": [)" + kEvent + ", " +
-                           R"({"ph": "X", "name": "k", "ts": 1, "dur": -2, "pid": 0, "tid": 0}]})";
+                           R"({"ph": "X", "name": "k", "ts": 1, "dur": "2", "pid": 0, "tid": 0}]})";
   try {
     parseTraceText(json, "x.json");
     FAIL();
   } catch (const TraceError& e) {
-    EXPECT_EQ(e.offset(), json.find(R"({"ph": "X", "name": "k", "ts": 1, "dur": -2)"));
+    EXPECT_EQ(e.offset(), json.find(R"({"ph": "X", "name": "k", "ts": 1, "dur": "2")"));
     EXPECT_NE(std::string(e.what()).find("traceEvents[1]"), std::string::npos) << e.what();
   }
 }

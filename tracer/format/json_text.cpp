@@ -8,9 +8,7 @@
 
 namespace ddpscope::trace {
 
-namespace {
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is invalid.
-std::size_t utf8Length(std::string_view s, std::size_t i) {
+std::size_t utf8SequenceLength(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
   std::uint32_t cp = 0;
@@ -37,7 +35,6 @@ std::size_t utf8Length(std::string_view s, std::size_t i) {
   if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return n;
 }
-}  // namespace
 
 void appendJsonString(std::string& out, std::string_view s) {
   out.push_back('"');
@@ -81,7 +78,7 @@ void appendJsonString(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    const std::size_t n = utf8Length(s, i);
+    const std::size_t n = utf8SequenceLength(s, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";  // U+FFFD replacement character
       ++i;

@@ -7,6 +7,11 @@
 
 namespace ddpscope::trace {
 
+// Length of the valid UTF-8 sequence starting at s[i] (1 to 4), or 0 when the bytes there are
+// not valid UTF-8 (bad lead or continuation byte, overlong form, surrogate, beyond U+10FFFF, cut
+// short by the end of s).
+std::size_t utf8SequenceLength(std::string_view s, std::size_t i);
+
 // Appends s as a JSON string literal (quoted, escaped; invalid UTF-8 bytes become U+FFFD).
 void appendJsonString(std::string& out, std::string_view s);
 void appendInt(std::string& out, std::int64_t v);

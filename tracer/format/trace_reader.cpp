@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
+#include "json_locate.h"
 #include "json_text.h"
 #include "memory.h"
 #include "trace_error.h"
@@ -63,7 +67,12 @@ std::string_view keyOf(od::field& field) {
   const char* p = field.key().raw();
   const char* q = p;
   while (*q != '"') {
-    if (*q == '\\') return {};  // keys we know never contain escapes
+    if (*q == '\\') {
+      // Rare: a key written with escapes ("\u0070h" is "ph"); unescape it properly.
+      std::string_view key;
+      if (field.unescaped_key().get(key) != simdjson::SUCCESS) return {};
+      return key;
+    }
     ++q;
   }
   return {p, static_cast<std::size_t>(q - p)};
@@ -87,7 +96,17 @@ bool stringOf(od::value v, std::string_view& out) {
     out = token.substr(1, token.size() - 2);
     return true;
   }
-  return v.get_string().get(out) == simdjson::SUCCESS;
+  // A bad escape is a JSON error (located and explained by the caller), not a wrong type.
+  const auto error = v.get_string().get(out);
+  if (error != simdjson::SUCCESS) throw simdjson::simdjson_error(error);
+  return true;
+}
+
+// Whether a number token is a JSON number at all: the parser types a value by its first byte,
+// so "-Infinity" reaches us as a number.
+bool isJsonNumber(std::string_view token) {
+  const std::size_t i = !token.empty() && token[0] == '-' ? 1 : 0;
+  return i < token.size() && token[i] >= '0' && token[i] <= '9';
 }
 
 // Raw JSON text of any value (objects and arrays whole, scalars as their token).
@@ -193,6 +212,84 @@ ReaderScratch& threadScratch() {
   return scratch;
 }
 
+// Events tolerated by skipping them or ignoring one of their fields: counted, with the first one
+// described, so that a million of them make one warning.
+struct Tally {
+  std::size_t count = 0;
+  std::size_t first_index = 0;
+  std::uint64_t first_offset = kNoOffset;
+  std::string first_detail;
+};
+
+// Keys of an event whose repetition is noticed (the last value is used).
+enum EventKeyBit : unsigned {
+  kKeyPh = 1u << 0,
+  kKeyTs = 1u << 1,
+  kKeyDur = 1u << 2,
+  kKeyName = 1u << 3,
+  kKeyCat = 1u << 4,
+  kKeyPid = 1u << 5,
+  kKeyTid = 1u << 6,
+  kKeyId = 1u << 7,
+  kKeyArgs = 1u << 8,
+};
+
+std::string repeatedKeyNames(unsigned bits) {
+  static constexpr std::pair<unsigned, const char*> kNames[] = {
+      {kKeyPh, "ph"},   {kKeyTs, "ts"},   {kKeyDur, "dur"}, {kKeyName, "name"}, {kKeyCat, "cat"},
+      {kKeyPid, "pid"}, {kKeyTid, "tid"}, {kKeyId, "id"},   {kKeyArgs, "args"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (!(bits & bit)) continue;
+    if (!out.empty()) out += ", ";
+    out += '"';
+    out += name;
+    out += '"';
+  }
+  return out + " given more than once";
+}
+
+const char* typeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number out of the integer range";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "true or false";
+    case od::json_type::null:
+      return "null";
+  }
+  return "not an integer";
+}
+
+std::string microsText(TimeNs ns) {
+  std::string out;
+  appendMicros(out, ns);
+  return out;
+}
+
+constexpr std::int64_t kMaxId = std::numeric_limits<std::int32_t>::max();  // exclusive
+
+struct TrackKey {
+  std::int64_t pid;
+  std::int64_t tid;
+  TrackKind kind;
+  bool operator==(const TrackKey&) const = default;
+};
+
+struct TrackKeyHash {
+  std::size_t operator()(const TrackKey& k) const noexcept {
+    std::uint64_t h = static_cast<std::uint64_t>(k.pid) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<std::uint64_t>(k.tid) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h ^ static_cast<std::uint64_t>(k.kind));
+  }
+};
+
 class TraceParser {
  public:
   TraceParser(const PaddedBuffer& json, const std::string& name, const ReadOptions& options)
@@ -205,35 +302,24 @@ class TraceParser {
     if (p < json_.data() || p > json_.data() + json_.size()) return kNoOffset;
     return static_cast<std::uint64_t>(p - json_.data());
   }
-  // On a parse error: a document whose brackets never close (or that ends inside a string) was
-  // most likely cut short; say so, since that is what the user can fix.
-  std::string truncationHint() const {
-    std::int64_t depth = 0;
-    bool in_string = false;
-    const char* p = json_.data();
-    const char* end = p + json_.size();
-    for (; p < end; ++p) {
-      const char c = *p;
-      if (in_string) {
-        if (c == '\\') {
-          ++p;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']') {
-        --depth;
-      }
-    }
-    if (in_string || depth > 0) {
-      return "; the file ends mid-document (truncated? was it copied completely?)";
-    }
-    return {};
+  std::uint64_t locationOf(od::value& v) const {
+    const char* p = nullptr;
+    if (v.current_location().get(p) != simdjson::SUCCESS) return kNoOffset;
+    return offsetOf(p);
   }
+  // The parser only knows the kind of a syntax error: find where it is and say what is wrong.
+  TraceError jsonError(simdjson::error_code code) const;
   [[noreturn]] void fail(std::string what) { throw FormatProblem{event_offset_, std::move(what)}; }
+  template <typename Detail>
+  void tally(Tally& t, Detail&& detail) {
+    if (t.count++ == 0) {
+      t.first_index = event_index_;
+      t.first_offset = event_offset_;
+      t.first_detail = detail();
+    }
+  }
+  void warnAbout(const Tally& t, std::string_view what);
+  void checkTimes();
 
   void parseTopLevel(od::object top);
   void parseEvents(od::array events);
@@ -258,6 +344,10 @@ class TraceParser {
   std::uint64_t event_offset_ = kNoOffset;
   std::size_t event_index_ = 0;
   std::size_t skipped_other_phase_ = 0;
+  Tally bad_duration_, bad_ids_, bad_args_, args_not_object_, repeated_keys_;
+  // Earliest start and latest end of the events kept (ts + dur cannot overflow: checked).
+  TimeNs min_start_ = std::numeric_limits<TimeNs>::max();
+  TimeNs max_end_ = std::numeric_limits<TimeNs>::min();
 
   // Per-event args, reset for each event.
   struct Args {
@@ -266,32 +356,83 @@ class TraceParser {
     std::int32_t bucket = kNoBucket, step = kNoStep;
     std::string_view dtype, name;
     bool has_stream = false, has_device = false;
+    const char* out_of_range = nullptr;  // the first value ignored for being out of range
+    std::int64_t out_of_range_value = 0;
+    void outOfRange(const char* what, std::int64_t value) {
+      if (out_of_range == nullptr) {
+        out_of_range = what;
+        out_of_range_value = value;
+      }
+    }
   } args_;
 
   std::vector<StagedEvent>* staged_ = nullptr;
-  std::unordered_map<std::uint64_t, std::int32_t> track_lookup_;
+  std::unordered_map<TrackKey, std::int32_t, TrackKeyHash> track_lookup_;
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
 };
 
-std::uint64_t trackKey(TrackKind kind, std::int64_t pid, std::int64_t tid) {
-  // Mixes the three parts; collisions are resolved by checking the track itself.
-  std::uint64_t h = static_cast<std::uint64_t>(pid) * 0x9E3779B97F4A7C15ull;
-  h ^= static_cast<std::uint64_t>(tid) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-  return h ^ static_cast<std::uint64_t>(kind);
+std::int32_t TraceParser::trackFor(TrackKind kind, std::int64_t pid, std::int64_t tid) {
+  // Exact keys: a trace with a track per event must not make each new track scan the others.
+  auto [it, inserted] = track_lookup_.try_emplace(TrackKey{pid, tid, kind}, 0);
+  if (inserted) {
+    it->second = static_cast<std::int32_t>(out_.tracks.size());
+    Track t;
+    t.kind = kind;
+    t.pid = pid;
+    t.tid = tid;
+    out_.tracks.push_back(std::move(t));
+  }
+  return it->second;
 }
 
-std::int32_t TraceParser::trackFor(TrackKind kind, std::int64_t pid, std::int64_t tid) {
-  const auto key = trackKey(kind, pid, tid);
-  auto it = track_lookup_.find(key);
-  if (it != track_lookup_.end()) {
-    const auto& t = out_.tracks[static_cast<std::size_t>(it->second)];
-    if (t.kind == kind && t.pid == pid && t.tid == tid) return it->second;
-    return out_.trackIndex(kind, pid, tid);  // hash collision: slow path
+void TraceParser::warnAbout(const Tally& t, std::string_view what) {
+  if (t.count == 0) return;
+  std::string w = std::to_string(t.count) + " " + std::string(what) +
+                  "; the first is traceEvents[" + std::to_string(t.first_index) + "]";
+  if (t.first_offset != kNoOffset) w += " (byte " + std::to_string(t.first_offset) + ")";
+  out_.warnings.push_back(w + ": " + t.first_detail);
+}
+
+TraceError TraceParser::jsonError(simdjson::error_code code) const {
+  const std::string_view text = json_.view();
+  std::string context;
+  if (event_offset_ != kNoOffset) context = " in traceEvents[" + std::to_string(event_index_) + "]";
+  if (const auto problem = locateJsonProblem(text)) {
+    std::string what = "invalid JSON" + context + " at " + lineAndColumn(text, problem->offset) +
+                       ": " + problem->what;
+    if (!problem->truncated) {
+      const auto near = excerptAt(text, problem->offset);
+      if (!near.empty()) what += " (near \"" + near + "\")";
+    }
+    return TraceError(name_, problem->offset, what);
   }
-  const auto index = out_.trackIndex(kind, pid, tid);
-  track_lookup_.emplace(key, index);
-  return index;
+  return TraceError(name_, event_offset_, describeJsonError(code) + context);
+}
+
+void TraceParser::checkTimes() {
+  for (const auto& f : out_.flows) {
+    min_start_ = std::min({min_start_, f.from_ts, f.to_ts});
+    max_end_ = std::max({max_end_, f.from_ts, f.to_ts});
+  }
+  if (min_start_ > max_end_) return;  // no timed events
+  // Exact even when the signed difference would overflow.
+  const std::uint64_t span =
+      static_cast<std::uint64_t>(max_end_) - static_cast<std::uint64_t>(min_start_);
+  if (span > static_cast<std::uint64_t>(kMaxTraceSpanNs)) {
+    throw TraceError(name_, kNoOffset,
+                     "the events span more than 146 years (from ts " + microsText(min_start_) +
+                         " to " + microsText(max_end_) +
+                         " us): some timestamps are corrupt or come from different clocks");
+  }
+  const TimeNs base = out_.base_time_ns;
+  if ((min_start_ > 0 && base > std::numeric_limits<TimeNs>::max() - min_start_) ||
+      (min_start_ < 0 && base < std::numeric_limits<TimeNs>::min() - min_start_)) {
+    throw TraceError(name_, kNoOffset,
+                     "baseTimeNanoseconds (" + std::to_string(base) + ") plus the earliest ts (" +
+                         microsText(min_start_) +
+                         " us) is outside the times a trace can hold (years 1678 to 2261)");
+  }
 }
 
 void TraceParser::checkCancel(const char* where) {
@@ -328,8 +469,12 @@ RankTrace TraceParser::parse() {
     staged_->reserve(estimate);
     adviseHugePages(staged_->data(), estimate * sizeof(StagedEvent));
   }
+  // A UTF-8 byte-order mark is not JSON but harmless (some Windows editors write one): skip it.
+  const std::size_t bom =
+      json_.size() >= 3 && std::memcmp(json_.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   try {
-    od::document doc = parser.iterate(json_.data(), json_.size(), json_.capacity());
+    od::document doc =
+        parser.iterate(json_.data() + bom, json_.size() - bom, json_.capacity() - bom);
     od::json_type type = doc.type();
     if (type == od::json_type::array) {
       parseEvents(doc.get_array());  // a bare Chrome-trace event array
@@ -345,11 +490,7 @@ RankTrace TraceParser::parse() {
                        "unexpected content after the end of the JSON document");
     }
   } catch (const simdjson::simdjson_error& e) {
-    std::string where;
-    if (event_offset_ != kNoOffset) {
-      where = " in traceEvents[" + std::to_string(event_index_) + "]";
-    }
-    throw TraceError(name_, event_offset_, describeJsonError(e.error()) + where + truncationHint());
+    throw jsonError(e.error());
   } catch (const FormatProblem& p) {
     throw TraceError(name_, p.offset,
                      "traceEvents[" + std::to_string(event_index_) + "]: " + p.what);
@@ -364,6 +505,11 @@ RankTrace TraceParser::parse() {
     out_.warnings.push_back(std::to_string(skipped_other_phase_) +
                             " events of unsupported phases (counters, async, ...) were skipped");
   }
+  warnAbout(bad_duration_, "events with a negative or impossible duration were skipped");
+  warnAbout(bad_ids_, "events with a pid or tid that is not an integer were skipped");
+  warnAbout(bad_args_, "events have args out of range (step, bucket, message size), ignored");
+  warnAbout(args_not_object_, "events have an \"args\" that is not an object, ignored");
+  warnAbout(repeated_keys_, "events repeat a key (the last value was used)");
   if (!saw_rank_) {
     // Fall back to the file name: rank-<r>.json[.gz].
     const auto slash = name_.find_last_of('/');
@@ -377,6 +523,7 @@ RankTrace TraceParser::parse() {
     }
   }
   if (out_.world_size < 1) out_.world_size = 1;
+  checkTimes();
   canonicalize(out_);
   out_.rebaseToEarliestEvent();
   return std::move(out_);
@@ -398,10 +545,12 @@ void TraceParser::parseTopLevel(od::object top) {
       parseEvents(v.get_array());
       event_offset_ = kNoOffset;
     } else if (key == "baseTimeNanoseconds") {
+      // Any integer: events before the base make it negative when written back.
+      const auto at = locationOf(v);
       std::int64_t base = 0;
-      if (!intFrom(v, base) || base < 0) {
-        throw TraceError(name_, offsetOf(v.current_location().value()),
-                         "\"baseTimeNanoseconds\" must be a non-negative integer");
+      if (!intFrom(v, base)) {
+        throw TraceError(name_, at,
+                         "\"baseTimeNanoseconds\" must be an integer (ns since the epoch)");
       }
       out_.base_time_ns = base;
     } else if (key == "schemaVersion") {
@@ -416,6 +565,10 @@ void TraceParser::parseTopLevel(od::object top) {
         throw TraceError(name_, offsetOf(v.current_location().value()),
                          "the \"ddpscope\" block must be an object");
       }
+      if (out_.ddpscope.present) {
+        out_.warnings.push_back("the \"ddpscope\" block appears twice; the last one was used");
+        out_.ddpscope = DdpscopeBlock{};
+      }
       parseDdpscopeBlock(v.get_object());
     }
     // Anything else (INFO, traceName, displayTimeUnit, ...) is ignored.
@@ -426,15 +579,21 @@ void TraceParser::parseDistributedInfo(od::object info) {
   for (od::field field : info) {
     const auto key = keyOf(field);
     od::value v = field.value();
+    const auto at = locationOf(v);
     std::int64_t n = 0;
     if (key == "rank" && intFrom(v, n)) {
-      if (n < 0 || n > 1'000'000)
-        throw TraceError(name_, kNoOffset, "distributedInfo.rank out of range");
+      if (n < 0 || n > 1'000'000) {
+        throw TraceError(
+            name_, at,
+            "distributedInfo.rank out of range (" + std::to_string(n) + "; 0 to 1000000)");
+      }
       out_.rank = static_cast<std::int32_t>(n);
       saw_rank_ = true;
     } else if (key == "world_size" && intFrom(v, n)) {
       if (n < 1 || n > 1'000'000) {
-        throw TraceError(name_, kNoOffset, "distributedInfo.world_size out of range");
+        throw TraceError(
+            name_, at,
+            "distributedInfo.world_size out of range (" + std::to_string(n) + "; 1 to 1000000)");
       }
       out_.world_size = static_cast<std::int32_t>(n);
     } else if (key == "backend" && v.type() == od::json_type::string) {
@@ -462,23 +621,44 @@ void TraceParser::parseDdpscopeBlock(od::object block) {
     } else if (key == "incomplete" && v.type() == od::json_type::boolean) {
       b.incomplete = v.get_bool().value();
     } else if (key == "dropped_records") {
-      intFrom(v, b.dropped_records);
+      std::int64_t n = 0;
+      if (intFrom(v, n)) {
+        if (n < 0) {
+          out_.warnings.push_back("ddpscope.dropped_records " + std::to_string(n) +
+                                  " is negative; taken as 0");
+          n = 0;
+        }
+        b.dropped_records = n;
+      }
     } else if (key == "buckets" && v.type() == od::json_type::array) {
+      // A bucket with an impossible id or size is left out (one warning for all of them).
+      std::size_t index = 0, ignored = 0;
+      std::string first_problem;
       for (auto item : v.get_array()) {
         od::value bv = item.value();
+        const auto at = locationOf(bv);
         if (bv.type() != od::json_type::object) {
-          throw TraceError(name_, offsetOf(bv.current_location().value()),
-                           "ddpscope.buckets entries must be objects");
+          throw TraceError(name_, at, "ddpscope.buckets entries must be objects");
         }
         BucketDef def;
+        std::string problem;
         for (od::field bf : bv.get_object()) {
           const auto bk = keyOf(bf);
           od::value x = bf.value();
           std::int64_t n = 0;
           if (bk == "id" && intFrom(x, n)) {
-            def.id = static_cast<std::int32_t>(n);
+            if (n >= 0 && n < kMaxId) {
+              def.id = static_cast<std::int32_t>(n);
+            } else if (problem.empty()) {
+              problem = "id " + std::to_string(n) + " is out of range (0 to " +
+                        std::to_string(kMaxId - 1) + ")";
+            }
           } else if (bk == "bytes" && intFrom(x, n)) {
-            def.bytes = n;
+            if (n >= 0) {
+              def.bytes = n;
+            } else if (problem.empty()) {
+              problem = "bytes " + std::to_string(n) + " is negative";
+            }
           } else if (bk == "dtype" && x.type() == od::json_type::string) {
             def.dtype = std::string(x.get_string().value());
           } else if (bk == "params" && x.type() == od::json_type::array) {
@@ -499,7 +679,27 @@ void TraceParser::parseDdpscopeBlock(od::object block) {
             }
           }
         }
-        b.buckets.push_back(std::move(def));
+        if (problem.empty()) {
+          b.buckets.push_back(std::move(def));
+        } else if (ignored++ == 0) {
+          first_problem = "ddpscope.buckets[" + std::to_string(index) + "]: " + problem +
+                          "; the bucket definition was ignored" +
+                          (at != kNoOffset ? " (byte " + std::to_string(at) + ")" : "");
+        }
+        ++index;
+      }
+      if (ignored > 0) {
+        out_.warnings.push_back(
+            first_problem +
+            (ignored > 1 ? " (and " + std::to_string(ignored - 1) + " more buckets like it)" : ""));
+      }
+      std::set<std::int32_t> ids;
+      for (const auto& def : b.buckets) {
+        if (!ids.insert(def.id).second) {
+          out_.warnings.push_back("ddpscope.buckets: bucket id " + std::to_string(def.id) +
+                                  " is defined more than once; the first definition is used");
+          break;
+        }
       }
     }
   }
@@ -531,7 +731,11 @@ void TraceParser::parseArgs(od::object args) {
           args_.stream = n;
           args_.has_stream = true;
         } else if (key == "step" && intFrom(v, n)) {
-          args_.step = static_cast<std::int32_t>(n);
+          if (n >= 0 && n < kMaxId) {
+            args_.step = static_cast<std::int32_t>(n);
+          } else if (n != kNoStep) {
+            args_.outOfRange("args.step", n);
+          }
         }
         break;
       case 'd':
@@ -549,7 +753,11 @@ void TraceParser::parseArgs(od::object args) {
         if (key == "bytes" && intFrom(v, n)) {
           args_.bytes = n;
         } else if (key == "bucket" && intFrom(v, n)) {
-          args_.bucket = static_cast<std::int32_t>(n);
+          if (n >= 0 && n < kMaxId) {
+            args_.bucket = static_cast<std::int32_t>(n);
+          } else if (n != kNoBucket) {
+            args_.outOfRange("args.bucket", n);
+          }
         }
         break;
       case 'I':
@@ -568,45 +776,82 @@ void TraceParser::parseEvent(od::object ev) {
   std::string_view ph, cat, name;
   TimeNs ts = 0, dur = 0;
   bool has_ts = false, has_dur = false, has_id = false, pid_numeric = true, tid_numeric = true;
+  bool dur_in_range = true;
+  const char* bad_id_key = nullptr;  // "pid" or "tid" when it is neither an integer nor a name
+  od::json_type bad_id_type = od::json_type::null;
   std::int64_t pid = 0, tid = 0;
   std::uint64_t id = 0;
+  unsigned seen = 0, repeated = 0;  // EventKeyBit
   args_ = Args{};
   for (od::field field : ev) {
     const auto key = keyOf(field);
     od::value v = field.value();
+    unsigned bit = 0;
     if (key == "ph") {
+      bit = kKeyPh;
       if (!stringOf(v, ph)) fail("\"ph\" must be a string");
-    } else if (key == "ts" || key == "dur") {
-      if (v.type() != od::json_type::number)
-        fail("\"" + std::string(key) + "\" must be a number (microseconds)");
-      TimeNs ns = 0;
-      if (!parseMicrosToNs(v.raw_json_token(), ns)) {
-        fail("\"" + std::string(key) + "\" is not a finite number of microseconds in range");
+    } else if (key == "ts") {
+      bit = kKeyTs;
+      if (v.type() != od::json_type::number) fail("\"ts\" must be a number (microseconds)");
+      const std::string_view token = v.raw_json_token();
+      if (!parseMicrosToNs(token, ts)) {
+        if (!isJsonNumber(token)) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
+        fail("\"ts\" is not a finite number of microseconds in range");
       }
-      if (key == "ts") {
-        ts = ns;
-        has_ts = true;
-      } else {
-        dur = ns;
-        has_dur = true;
+      has_ts = true;
+    } else if (key == "dur") {
+      // A duration of the right type but an impossible value skips the event (see below).
+      bit = kKeyDur;
+      if (v.type() != od::json_type::number) fail("\"dur\" must be a number (microseconds)");
+      const std::string_view token = v.raw_json_token();
+      dur_in_range = parseMicrosToNs(token, dur);
+      if (!dur_in_range && !isJsonNumber(token)) {
+        throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);
       }
+      has_dur = true;
     } else if (key == "name") {
+      bit = kKeyName;
       if (!stringOf(v, name)) fail("\"name\" must be a string");
     } else if (key == "cat") {
+      bit = kKeyCat;
       if (!stringOf(v, cat)) fail("\"cat\" must be a string");
-    } else if (key == "pid") {
-      pid_numeric = intFrom(v, pid);
-    } else if (key == "tid") {
-      tid_numeric = intFrom(v, tid);
+    } else if (key == "pid" || key == "tid") {
+      const bool is_pid = key[0] == 'p';
+      bit = is_pid ? kKeyPid : kKeyTid;
+      const od::json_type type = v.type();
+      const bool numeric = intFrom(v, is_pid ? pid : tid);
+      (is_pid ? pid_numeric : tid_numeric) = numeric;
+      // A string names a process (Kineto's "Spans" rows); anything else is a broken id.
+      if (!numeric && type != od::json_type::string) {
+        bad_id_key = is_pid ? "pid" : "tid";
+        bad_id_type = type;
+      }
     } else if (key == "id") {
+      bit = kKeyId;
       std::int64_t n = 0;
       has_id = intFrom(v, n);
       id = static_cast<std::uint64_t>(n);
     } else if (key == "args") {
-      if (v.type() == od::json_type::object) parseArgs(v.get_object());
+      bit = kKeyArgs;
+      const od::json_type type = v.type();
+      if (type == od::json_type::object) {
+        parseArgs(v.get_object());
+      } else if (type != od::json_type::null) {
+        tally(args_not_object_, [&] { return std::string("\"args\" is ") + typeName(type); });
+      }
     }
+    repeated |= seen & bit;
+    seen |= bit;
   }
-  if (ph.empty()) fail("missing \"ph\" (event phase)");
+  if (repeated != 0) [[unlikely]] {
+    tally(repeated_keys_, [&] { return repeatedKeyNames(repeated); });
+  }
+  if (!(seen & kKeyPh)) fail("missing \"ph\" (event phase)");
+  if (ph.empty()) fail("\"ph\" is empty; it must name the event's phase (\"X\", \"i\", ...)");
+  if (ph.size() != 1) {  // "Xylophone" is not "X"
+    ++skipped_other_phase_;
+    return;
+  }
   const char phase = ph[0];
   if (phase == 'M') {
     if (!pid_numeric || args_.name.empty()) return;
@@ -623,7 +868,12 @@ void TraceParser::parseEvent(od::object ev) {
   }
   if (!has_ts) fail("missing \"ts\"");
   if (!pid_numeric || !tid_numeric) {
-    return;  // Kineto's "Spans"/"Traces" rows name no process: not timeline data
+    // Kineto's "Spans"/"Traces" rows name no process: not timeline data. Other ids are broken.
+    if (bad_id_key != nullptr) {
+      tally(bad_ids_,
+            [&] { return "\"" + std::string(bad_id_key) + "\" is " + typeName(bad_id_type); });
+    }
+    return;
   }
   if (phase == 's' || phase == 'f') {
     if (!has_id) return;  // a flow without id cannot be paired
@@ -632,8 +882,21 @@ void TraceParser::parseEvent(od::object ev) {
   }
   if (phase == 'X') {
     if (!has_dur) fail("a complete event (ph \"X\") needs \"dur\"");
-    if (dur < 0) fail("negative duration " + std::to_string(dur) + " ns");
-    if (ts > 0 && dur > std::numeric_limits<TimeNs>::max() - ts) fail("ts + dur overflows");
+    // Negative, unparseable, or ending past what int64 ns hold: skipped, and said once.
+    if (!dur_in_range || dur < 0 || dur > kMaxTraceSpanNs ||
+        (ts > 0 && dur > std::numeric_limits<TimeNs>::max() - ts)) [[unlikely]] {
+      tally(bad_duration_, [&] {
+        if (!dur_in_range) {
+          return std::string("\"dur\" is not a finite number of microseconds in range");
+        }
+        if (dur < 0) return "negative duration " + std::to_string(dur) + " ns";
+        if (ts > 0 && dur > std::numeric_limits<TimeNs>::max() - ts) {
+          return std::string("ts + dur is past the largest time a trace can hold (year 2262)");
+        }
+        return "a duration of " + microsText(dur) + " us, longer than a trace may span";
+      });
+      return;
+    }
   } else {
     dur = 0;  // instant events
   }
@@ -648,8 +911,20 @@ void TraceParser::parseEvent(od::object ev) {
   std::int64_t bytes = args_.bytes;
   if (bytes < 0 && args_.nelems >= 0) {
     const auto size = dtypeSize(args_.dtype);
-    if (size > 0) bytes = args_.nelems * size;
+    if (size > 0 && args_.nelems <= std::numeric_limits<std::int64_t>::max() / size) {
+      bytes = args_.nelems * size;
+    } else if (size > 0) {
+      args_.outOfRange("args.\"In msg nelems\"", args_.nelems);
+    }
   }
+  if (args_.out_of_range != nullptr) [[unlikely]] {
+    tally(bad_args_, [&] {
+      return std::string(args_.out_of_range) + " " + std::to_string(args_.out_of_range_value) +
+             " is out of range";
+    });
+  }
+  min_start_ = std::min(min_start_, ts);
+  max_end_ = std::max(max_end_, ts + dur);
   staged_->push_back({ts, dur, args_.correlation, bytes, out_.names.intern(name),
                       out_.names.intern(cat), args_.bucket, args_.step, track, kind});
 }
@@ -681,9 +956,12 @@ void TraceParser::addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name,
 }
 
 std::int32_t TraceParser::hostOrGpuTrack(std::int64_t pid, std::int64_t tid) const {
-  auto i = out_.findTrack(TrackKind::Host, pid, tid);
-  if (i >= 0) return i;
-  return out_.findTrack(TrackKind::Gpu, pid, tid);
+  for (const TrackKind kind : {TrackKind::Host, TrackKind::Gpu}) {
+    if (auto it = track_lookup_.find(TrackKey{pid, tid, kind}); it != track_lookup_.end()) {
+      return it->second;
+    }
+  }
+  return -1;
 }
 
 void TraceParser::resolveFlows() {
