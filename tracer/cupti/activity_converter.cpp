@@ -22,6 +22,14 @@ namespace {
 constexpr std::string_view kFlowCategory = "ac2g";
 constexpr std::string_view kOverheadCategory = "overhead";
 
+// Times farther than this from the base (about 36 years) come from corrupt records, not from a
+// run: kept, they would stretch the trace past what a trace may span (trace::kMaxTraceSpanNs),
+// so that our own reader would refuse the file.
+constexpr TimeNs kMaxRelNs = TimeNs{1} << 60;
+// The base time written: any CUPTI-to-epoch offset that makes sense is far inside this, and
+// base + model time then cannot overflow.
+constexpr TimeNs kMaxBaseNs = std::numeric_limits<TimeNs>::max() - (TimeNs{1} << 61);
+
 // CUPTI marks "not applicable" stream and event ids with all ones.
 constexpr std::uint32_t kInvalidId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 
@@ -152,9 +160,20 @@ NameId ActivityConverter::kernelName(const char* raw) {
   return id;
 }
 
+bool ActivityConverter::plausible(std::uint64_t cupti_ns) const {
+  if (cupti_ns > static_cast<std::uint64_t>(std::numeric_limits<TimeNs>::max())) return false;
+  TimeNs t = 0;
+  if (__builtin_sub_overflow(static_cast<TimeNs>(cupti_ns), options_.base_ns, &t)) return false;
+  return t >= -kMaxRelNs && t <= kMaxRelNs;
+}
+
 bool ActivityConverter::timed(std::uint64_t start, std::uint64_t end) {
   if (start == 0 && end == 0) {
     ++stats_.without_timestamps;
+    return false;
+  }
+  if (!plausible(start) || !plausible(end)) {
+    ++stats_.implausible_times;
     return false;
   }
   return true;
@@ -234,6 +253,13 @@ void ActivityConverter::addMarker(const CUpti_ActivityMarker2& r) {
       r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? std::int64_t{r.objectId.pt.threadId} : 0;
   const std::string_view name = r.name != nullptr ? r.name : "";
   const std::string_view domain = r.domain != nullptr ? r.domain : "";
+  const bool timestamped =
+      (r.flags & (CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS | CUPTI_ACTIVITY_FLAG_MARKER_START |
+                  CUPTI_ACTIVITY_FLAG_MARKER_END)) != 0;
+  if (timestamped && !plausible(r.timestamp)) {
+    ++stats_.implausible_times;
+    return;
+  }
   if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
     push(track(TrackKind::Host, pid, tid),
          {rel(r.timestamp), 0, trace_.names.intern(name), EventKind::UserAnnotation,
@@ -530,7 +556,11 @@ trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) 
   out.rank = finish_options.rank;
   out.world_size = finish_options.world_size;
   out.distributed_backend = finish_options.distributed_backend;
-  out.base_time_ns = options_.base_ns + options_.epoch_offset_ns;
+  TimeNs base = 0;
+  if (__builtin_add_overflow(options_.base_ns, options_.epoch_offset_ns, &base)) {
+    base = options_.epoch_offset_ns > 0 ? kMaxBaseNs : -kMaxBaseNs;
+  }
+  out.base_time_ns = std::clamp(base, -kMaxBaseNs, kMaxBaseNs);
   if (!device_properties_.empty()) {
     std::string json = "[";
     for (const auto& [id, props] : device_properties_) {

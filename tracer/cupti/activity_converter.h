@@ -41,12 +41,13 @@ struct ConverterStats {
   std::uint64_t events = 0;              // trace events made so far (before finish)
   std::uint64_t ignored = 0;             // records of kinds that make no event
   std::uint64_t without_timestamps = 0;  // GPU records CUPTI could not time (kept: none)
+  std::uint64_t implausible_times = 0;   // records timed decades away from the base (kept: none)
   std::uint64_t unmatched_markers = 0;   // NVTX range starts/ends without their other half
   std::uint64_t dropped_by_cupti = 0;    // from cuptiActivityGetNumDroppedRecords
   std::uint64_t dropped_by_tracer = 0;   // lost to the buffer-memory cap or conversion errors
   // What the trace's "dropped_records" says: records the tracer could not keep.
   std::uint64_t droppedRecords() const {
-    return dropped_by_cupti + dropped_by_tracer + without_timestamps;
+    return dropped_by_cupti + dropped_by_tracer + without_timestamps + implausible_times;
   }
 };
 
@@ -108,9 +109,12 @@ class ActivityConverter {
     std::int64_t bytes = trace::kNoBytes;
   };
 
+  // Model time of a CUPTI timestamp (wrapping, never overflowing: only exact for plausible ones).
   trace::TimeNs rel(std::uint64_t cupti_ns) const {
-    return static_cast<trace::TimeNs>(cupti_ns) - options_.base_ns;
+    return static_cast<trace::TimeNs>(cupti_ns - static_cast<std::uint64_t>(options_.base_ns));
   }
+  // Within kMaxRelNs of the base: anything farther is a corrupt record, not activity.
+  bool plausible(std::uint64_t cupti_ns) const;
   std::int32_t track(trace::TrackKind kind, std::int64_t pid, std::int64_t tid);
   void push(std::int32_t track_index, const EventSpec& e);
   bool timed(std::uint64_t start, std::uint64_t end);
