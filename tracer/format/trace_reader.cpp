@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -205,12 +206,83 @@ constexpr std::size_t kMinParserBytes = std::size_t{16} << 20;
 struct ReaderScratch {
   od::parser parser;
   std::vector<StagedEvent> staged;
+  PaddedBuffer piece;
 };
+
+bool isJsonSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// Offset of the '[' that opens the events: the document's own for a bare array, else the value
+// of the top-level "traceEvents" key, found by a string-aware scan of at most `limit` bytes.
+// npos when not found.
+std::size_t findEventArray(std::string_view json, std::size_t limit) {
+  std::size_t i = 0;
+  while (i < json.size() && isJsonSpace(json[i]))
+    ++i;
+  if (i < json.size() && json[i] == '[') return i;
+  if (i >= json.size() || json[i] != '{') return std::string_view::npos;
+  constexpr std::string_view kKey = "\"traceEvents\"";
+  std::int64_t depth = 0;
+  limit = std::min(limit, json.size());
+  for (; i < limit; ++i) {
+    const char c = json[i];
+    if (c == '"') {
+      if (depth == 1 && json.substr(i, kKey.size()) == kKey) {
+        std::size_t j = i + kKey.size();
+        while (j < json.size() && isJsonSpace(json[j]))
+          ++j;
+        if (j < json.size() && json[j] == ':') {
+          ++j;
+          while (j < json.size() && isJsonSpace(json[j]))
+            ++j;
+          return j < json.size() && json[j] == '[' ? j : std::string_view::npos;
+        }
+      }
+      for (++i; i < limit && json[i] != '"'; ++i) {
+        if (json[i] == '\\') ++i;
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The first place at or after `from` (and before `limit`) where an event ends and the next
+// begins on a new line: ",<space>\n<space>{". JSON strings cannot hold a raw newline, so such a
+// place is never inside a string; whether it is between two events of the array (and not inside
+// an event) is checked by parsing the piece it ends. Returns {offset of ',', offset of '{'}.
+std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std::size_t from,
+                                                      std::size_t limit) {
+  constexpr auto npos = std::string_view::npos;
+  limit = std::min(limit, json.size());
+  while (from < limit) {
+    const void* hit = std::memchr(json.data() + from, '\n', limit - from);
+    if (hit == nullptr) return {npos, npos};
+    const std::size_t nl = static_cast<std::size_t>(static_cast<const char*>(hit) - json.data());
+    std::size_t after = nl + 1;
+    while (after < json.size() && isJsonSpace(json[after]))
+      ++after;
+    std::size_t before = nl;
+    while (before > 0 && isJsonSpace(json[before - 1]))
+      --before;
+    if (after < json.size() && json[after] == '{' && before > 0 && json[before - 1] == ',') {
+      return {before - 1, after};
+    }
+    from = nl + 1;
+  }
+  return {npos, npos};
+}
 
 ReaderScratch& threadScratch() {
   thread_local ReaderScratch scratch;
   return scratch;
 }
+
+thread_local ReadStats last_read_stats;
 
 // Events tolerated by skipping them or ignoring one of their fields: counted, with the first one
 // described, so that a million of them make one warning.
@@ -296,11 +368,18 @@ class TraceParser {
       : json_(json), name_(name), options_(options) {}
 
   RankTrace parse();
+  // The same result, parsing the event array in pieces of about options.piece_bytes so the parser's
+  // index stays small and warm (see parseTrace). nullopt when the layout does not allow it;
+  // throws on any problem, and the caller then parses the whole document for the exact error.
+  std::optional<RankTrace> parseInPieces();
 
  private:
+  // Offset in the file of a position in the text being parsed (the document, or a piece of it
+  // with a made-up prefix: see parseInPieces).
   std::uint64_t offsetOf(const char* p) const {
-    if (p < json_.data() || p > json_.data() + json_.size()) return kNoOffset;
-    return static_cast<std::uint64_t>(p - json_.data());
+    if (p < text_begin_ || p > text_end_) return kNoOffset;
+    if (p < piece_start_) return piece_offset_;
+    return piece_offset_ + static_cast<std::uint64_t>(p - piece_start_);
   }
   std::uint64_t locationOf(od::value& v) const {
     const char* p = nullptr;
@@ -333,6 +412,11 @@ class TraceParser {
   std::int32_t hostOrGpuTrack(std::int64_t pid, std::int64_t tid) const;
   std::int32_t trackFor(TrackKind kind, std::int64_t pid, std::int64_t tid);
   void checkCancel(const char* where);
+  void prepareScratch(std::size_t parser_bytes);
+  void parseDocument(const char* begin, std::size_t size, std::size_t capacity);
+  void parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
+                  std::string_view suffix);
+  RankTrace finish();
   void moveStagedIntoTracks();
 
   const PaddedBuffer& json_;
@@ -366,7 +450,13 @@ class TraceParser {
     }
   } args_;
 
+  ReaderScratch* scratch_ = nullptr;
   std::vector<StagedEvent>* staged_ = nullptr;
+  // The text being parsed: the document itself, or a piece of it copied after a prefix.
+  const char* text_begin_ = json_.data();
+  const char* text_end_ = json_.data() + json_.size();
+  const char* piece_start_ = json_.data();  // the first byte copied from the document
+  std::uint64_t piece_offset_ = 0;          // its offset in the document
   std::unordered_map<TrackKey, std::int32_t, TrackKeyHash> track_lookup_;
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
@@ -444,24 +534,22 @@ void TraceParser::checkCancel(const char* where) {
   }
 }
 
-RankTrace TraceParser::parse() {
+void TraceParser::prepareScratch(std::size_t parser_bytes) {
   out_.path = name_;
-  // Fresh parser memory costs a page fault per 4 KiB touched (the structural index alone is
-  // about 0.8 bytes per byte of JSON), which dominated loading: reuse one parser per thread,
-  // sized with some headroom so the next rank's file of a run usually fits.
-  // releaseReaderMemory() gives it back.
-  ReaderScratch& scratch = threadScratch();
-  if (scratch.parser.capacity() < json_.size()) {
-    scratch.parser = od::parser();
-    const std::size_t want = std::max(json_.size() + json_.size() / 8, kMinParserBytes);
-    if (scratch.parser.allocate(want) != simdjson::SUCCESS) {
+  // Fresh parser memory costs a page fault per 4 KiB touched, which dominated loading: reuse
+  // one parser per thread, sized with some headroom so the next rank's file of a run usually
+  // fits. releaseReaderMemory() gives it back.
+  scratch_ = &threadScratch();
+  if (scratch_->parser.capacity() < parser_bytes) {
+    scratch_->parser = od::parser();
+    const std::size_t want = std::max(parser_bytes + parser_bytes / 8, kMinParserBytes);
+    if (scratch_->parser.allocate(want) != simdjson::SUCCESS) {
       throw TraceError(
           name_, kNoOffset,
           "not enough memory to parse a " + std::to_string(json_.size() >> 20) + " MiB trace");
     }
   }
-  od::parser& parser = scratch.parser;
-  staged_ = &scratch.staged;
+  staged_ = &scratch_->staged;
   staged_->clear();
   // Our events are about 200 bytes of JSON and Kineto's more: this rarely has to grow.
   const std::size_t estimate = json_.size() / 128 + 1024;
@@ -469,32 +557,92 @@ RankTrace TraceParser::parse() {
     staged_->reserve(estimate);
     adviseHugePages(staged_->data(), estimate * sizeof(StagedEvent));
   }
+}
+
+void TraceParser::parseDocument(const char* begin, std::size_t size, std::size_t capacity) {
+  od::document doc = scratch_->parser.iterate(begin, size, capacity);
+  od::json_type type = doc.type();
+  if (type == od::json_type::array) {
+    parseEvents(doc.get_array());  // a bare Chrome-trace event array
+  } else if (type == od::json_type::object) {
+    parseTopLevel(doc.get_object());
+  } else {
+    throw TraceError(name_, 0, "expected a JSON object with a \"traceEvents\" array");
+  }
+  // Anything but whitespace after the document is an error.
+  const char* rest = nullptr;
+  if (doc.current_location().get(rest) == simdjson::SUCCESS && rest != nullptr) {
+    throw TraceError(name_, offsetOf(rest),
+                     "unexpected content after the end of the JSON document");
+  }
+}
+
+RankTrace TraceParser::parse() {
+  prepareScratch(json_.size());
   // A UTF-8 byte-order mark is not JSON but harmless (some Windows editors write one): skip it.
   const std::size_t bom =
       json_.size() >= 3 && std::memcmp(json_.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
   try {
-    od::document doc =
-        parser.iterate(json_.data() + bom, json_.size() - bom, json_.capacity() - bom);
-    od::json_type type = doc.type();
-    if (type == od::json_type::array) {
-      parseEvents(doc.get_array());  // a bare Chrome-trace event array
-    } else if (type == od::json_type::object) {
-      parseTopLevel(doc.get_object());
-    } else {
-      throw TraceError(name_, 0, "expected a JSON object with a \"traceEvents\" array");
-    }
-    // Anything but whitespace after the document is an error.
-    const char* rest = nullptr;
-    if (doc.current_location().get(rest) == simdjson::SUCCESS && rest != nullptr) {
-      throw TraceError(name_, offsetOf(rest),
-                       "unexpected content after the end of the JSON document");
-    }
+    parseDocument(json_.data() + bom, json_.size() - bom, json_.capacity() - bom);
   } catch (const simdjson::simdjson_error& e) {
     throw jsonError(e.error());
   } catch (const FormatProblem& p) {
     throw TraceError(name_, p.offset,
                      "traceEvents[" + std::to_string(event_index_) + "]: " + p.what);
   }
+  return finish();
+}
+
+void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
+                             std::string_view suffix) {
+  auto& buf = scratch_->piece;
+  const std::size_t piece_bytes = options_.piece_bytes;
+  if (buf.capacity() == 0) buf.reserveMore(piece_bytes + (piece_bytes >> 2));
+  buf.setSize(0);
+  buf.append(prefix.data(), prefix.size());
+  buf.append(json_.data() + from, to - from);
+  buf.append(suffix.data(), suffix.size());
+  text_begin_ = buf.data();
+  text_end_ = buf.data() + buf.size();
+  piece_start_ = buf.data() + prefix.size();
+  piece_offset_ = from;
+  parseDocument(buf.data(), buf.size(), buf.capacity());
+}
+
+std::optional<RankTrace> TraceParser::parseInPieces() {
+  const std::string_view json = json_.view();
+  const std::size_t piece_bytes = options_.piece_bytes;
+  const std::size_t events = findEventArray(json, std::max(piece_bytes * 4, std::size_t{16} << 20));
+  if (events == std::string_view::npos) return std::nullopt;
+  std::size_t from = events + 1;
+  auto boundary = nextEventBoundary(json, from + piece_bytes, json.size());
+  if (boundary.first == std::string_view::npos) return std::nullopt;  // e.g. all on one line
+  prepareScratch(piece_bytes + (piece_bytes >> 2));
+  const bool bare_array = json.find_first_not_of(" \n\r\t") == events;
+  if (!bare_array) {
+    // The keys before the events, as a document of their own: {..., "traceEvents": []}.
+    parsePiece({}, 0, events, "[]}");
+  }
+  std::size_t pieces = 1;
+  while (boundary.first != std::string_view::npos) {
+    parsePiece("[", from, boundary.first, "]");
+    ++pieces;
+    from = boundary.second;
+    boundary = nextEventBoundary(json, from + options_.piece_bytes, json.size());
+  }
+  // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
+  // is the one already begun; a second one after it is still an error.
+  saw_events_ = false;
+  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json.size(), {});
+  text_begin_ = piece_start_ = json_.data();
+  text_end_ = json_.data() + json_.size();
+  piece_offset_ = 0;
+  auto trace = finish();
+  last_read_stats.pieces = pieces;
+  return trace;
+}
+
+RankTrace TraceParser::finish() {
   if (!saw_events_) {
     throw TraceError(name_, kNoOffset,
                      "no \"traceEvents\" array: this is not a Chrome/Kineto trace");
@@ -1000,8 +1148,28 @@ void releaseReaderMemory() {
 RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
                      const ReadOptions& options) {
   if (json.size() == 0) throw TraceError(name, 0, "the file is empty");
+  // Big documents are parsed a piece of the event array at a time (bounded, warm parser
+  // memory). Whatever that path cannot take, and every error, goes through the whole-document
+  // parse, which gives the exact message.
+  if (options.piece_bytes > 0 && json.size() >= 4 * options.piece_bytes) {
+    try {
+      TraceParser pieces(json, name, options);
+      if (auto trace = pieces.parseInPieces()) return std::move(*trace);
+    } catch (const LoadCancelled&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (...) {
+    }
+  }
   TraceParser parser(json, name, options);
-  return parser.parse();
+  auto trace = parser.parse();
+  last_read_stats.pieces = 0;
+  return trace;
+}
+
+ReadStats lastReadStats() {
+  return last_read_stats;
 }
 
 RankTrace parseTraceText(std::string_view json, const std::string& name,

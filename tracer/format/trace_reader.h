@@ -18,6 +18,10 @@ struct ReadOptions {
   const std::atomic<bool>* cancel = nullptr;
   // Called now and then with the fraction of the input parsed, 0..1.
   std::function<void(double)> progress;
+  // Documents of at least four times this size are parsed a piece of the event array at a
+  // time, so the parser's memory stays small and warm; 0 parses every document whole. The
+  // result and every error message are the same either way.
+  std::size_t piece_bytes = std::size_t{4} << 20;
 };
 
 class LoadCancelled : public std::runtime_error {
@@ -34,6 +38,13 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options = {}
 // Parses trace JSON already in memory; `name` is used in error messages and as the path.
 RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
                      const ReadOptions& options = {});
+// How the last successful parse on this thread went: the number of pieces the event array was
+// parsed in (0: as one document). For tests and benchmarks.
+struct ReadStats {
+  std::size_t pieces = 0;
+};
+ReadStats lastReadStats();
+
 // The reader keeps its JSON parser and staging memory per thread from one file to the next (a
 // run's ranks are read one after another on each loader thread); this gives this thread's back.
 void releaseReaderMemory();

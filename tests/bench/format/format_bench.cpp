@@ -1,16 +1,28 @@
 // Loading: parse JSON and build the model, against simdjson's bare parse of the same bytes (the
-// practical limit), measured in the same run. Also writing (serialise + gzip).
+// practical limit), measured in the same run; loading files from disk (.json and .json.gz, one
+// rank and a multi-rank folder) with resident memory per event; writing (serialise + gzip).
+//
+// 10 M events (about 2 GB of JSON) are measured only with DDPSCOPE_BENCH_10M=1 in the environment.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <simdjson.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <string>
+#include <thread>
 
 #include "tests/bench/common/synthetic_run.h"
 #include "tracer/format/file_io.h"
+#include "tracer/format/run_loader.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
 
 using namespace ddpscope;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -18,6 +30,7 @@ const trace::PaddedBuffer& jsonOf(std::int64_t events) {
   static std::map<std::int64_t, trace::PaddedBuffer> cache;
   auto it = cache.find(events);
   if (it == cache.end()) {
+    cache.clear();  // one size at a time: 10 M events are 2 GB of text
     bench::SyntheticSpec spec;
     spec.events_per_rank = events;
     it = cache
@@ -28,32 +41,152 @@ const trace::PaddedBuffer& jsonOf(std::int64_t events) {
   return it->second;
 }
 
-void setCounters(benchmark::State& state, const trace::PaddedBuffer& json) {
+void setCounters(benchmark::State& state, std::uint64_t bytes) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(json.size()));
-  state.counters["MB"] = static_cast<double>(json.size()) / 1e6;
+                          static_cast<std::int64_t>(bytes));
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
 }
 
-// The practical limit: simdjson's DOM parse (runtime-dispatched to the best SIMD kernel).
+// The practical limit: simdjson's DOM parse (runtime-dispatched to the best SIMD kernel), its
+// parser reused across iterations.
 void BM_SimdjsonBareParse(benchmark::State& state) {
   const auto& json = jsonOf(state.range(0));
   simdjson::dom::parser parser;
+  {
+    simdjson::dom::element warm;  // untimed: the parser's memory is then reused
+    if (parser.parse(json.data(), json.size(), false).get(warm)) state.SkipWithError("parse");
+  }
   for (auto _ : state) {
     simdjson::dom::element doc;
     auto err = parser.parse(json.data(), json.size(), false).get(doc);
     benchmark::DoNotOptimize(err);
     benchmark::DoNotOptimize(doc);
   }
-  setCounters(state, json);
+  setCounters(state, json.size());
 }
 
-void BM_ParseTrace(benchmark::State& state) {
+// The same with a fresh parser each time, as when one file is opened once.
+void BM_SimdjsonBareParseFreshParser(benchmark::State& state) {
   const auto& json = jsonOf(state.range(0));
   for (auto _ : state) {
-    auto t = trace::parseTrace(json, "bench.json");
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    auto err = parser.parse(json.data(), json.size(), false).get(doc);
+    benchmark::DoNotOptimize(err);
+    benchmark::DoNotOptimize(doc);
+  }
+  setCounters(state, json.size());
+}
+
+// Arg 1: the default (big documents in pieces); arg 0: always one document.
+void BM_ParseTrace(benchmark::State& state) {
+  const auto& json = jsonOf(state.range(0));
+  trace::ReadOptions options;
+  if (state.range(1) == 0) options.piece_bytes = 0;
+  benchmark::DoNotOptimize(trace::parseTrace(json, "bench.json", options));  // untimed warm-up
+  for (auto _ : state) {
+    auto t = trace::parseTrace(json, "bench.json", options);
     benchmark::DoNotOptimize(t);
   }
-  setCounters(state, json);
+  trace::releaseReaderMemory();
+  setCounters(state, json.size());
+}
+
+// --- Files on disk, with memory ----------------------------------------------------------------
+
+std::int64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::int64_t peakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  }
+  return 0;
+}
+
+void resetPeakResident() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+// A run of `events` events over `ranks` files, written once per process into a temporary folder.
+std::string runFolder(std::int64_t events, int ranks, bool gzip) {
+  static std::map<std::tuple<std::int64_t, int, bool>, std::string> made;
+  auto& dir = made[{events, ranks, gzip}];
+  if (dir.empty()) {
+    dir = (fs::temp_directory_path() /
+           ("ddpscope-bench-" + std::to_string(::getpid()) + "-" + std::to_string(events) + "-" +
+            std::to_string(ranks) + (gzip ? "-gz" : "")))
+              .string();
+    fs::create_directories(dir);
+    bench::SyntheticSpec spec;
+    spec.ranks = ranks;
+    spec.events_per_rank = events / ranks;
+    for (int r = 0; r < ranks; ++r) {
+      trace::writeTraceFile(bench::syntheticRank(spec, r),
+                            dir + "/rank-" + std::to_string(r) + (gzip ? ".json.gz" : ".json"));
+    }
+    static const bool cleanup = [] {
+      std::atexit([] {
+        for (const auto& [key, path] : made) {
+          std::error_code ec;
+          fs::remove_all(path, ec);
+        }
+      });
+      return true;
+    }();
+    (void)cleanup;
+  }
+  return dir;
+}
+
+std::uint64_t inputBytes(const std::string& dir, bool uncompressed) {
+  std::uint64_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    n += uncompressed ? trace::readTraceBytes(e.path().string(), trace::defaultReadLimits()).size()
+                      : fs::file_size(e.path());
+  }
+  return n;
+}
+
+// Args: {events, ranks, gzip}. Loads the folder as the app does (ranks in parallel); counters:
+// resident bytes per event held by the loaded run, and the peak while loading beyond the
+// uncompressed JSON being read (one file per loader thread).
+void BM_LoadRun(benchmark::State& state) {
+  const auto events = state.range(0);
+  const int ranks = static_cast<int>(state.range(1));
+  const bool gzip = state.range(2) != 0;
+  const auto dir = runFolder(events, ranks, gzip);
+  const auto json_bytes = inputBytes(dir, true);
+  double held = 0, peak = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    ::malloc_trim(0);
+    const auto before = residentBytes();
+    resetPeakResident();
+    state.ResumeTiming();
+    auto run = trace::loadRun({dir});
+    state.PauseTiming();
+    ::malloc_trim(0);
+    const double n = static_cast<double>(run.eventCount());
+    held = static_cast<double>(residentBytes() - before) / n;
+    // Files read at the same time: one per loader thread.
+    const double in_flight = static_cast<double>(json_bytes) / ranks *
+                             std::min<unsigned>(ranks, std::thread::hardware_concurrency());
+    peak = (static_cast<double>(peakResidentBytes() - before) - in_flight) / n;
+    benchmark::DoNotOptimize(run);
+    { auto drop = std::move(run); }
+    state.ResumeTiming();
+  }
+  setCounters(state, json_bytes);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["held_B_per_event"] = held;
+  state.counters["peak_B_per_event_beyond_json"] = peak;
 }
 
 void BM_SerializeTrace(benchmark::State& state) {
@@ -66,13 +199,53 @@ void BM_SerializeTrace(benchmark::State& state) {
   }
 }
 
+bool with10M() {
+  const char* v = std::getenv("DDPSCOPE_BENCH_10M");
+  return v != nullptr && std::string(v) == "1";
+}
+
+const bool registered = [] {
+  for (std::int64_t n : {std::int64_t{100'000}, std::int64_t{1'000'000}}) {
+    benchmark::RegisterBenchmark("BM_SimdjsonBareParse", BM_SimdjsonBareParse)
+        ->Arg(n)
+        ->MinTime(2)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_SimdjsonBareParseFreshParser", BM_SimdjsonBareParseFreshParser)
+        ->Arg(n)
+        ->MinTime(2)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ParseTrace", BM_ParseTrace)
+        ->Args({n, 1})
+        ->Args({n, 0})
+        ->MinTime(2)
+        ->Unit(benchmark::kMillisecond);
+  }
+  auto* load = benchmark::RegisterBenchmark("BM_LoadRun", BM_LoadRun)
+                   ->ArgNames({"events", "ranks", "gzip"})
+                   ->Args({100'000, 1, 0})
+                   ->Args({1'000'000, 1, 0})
+                   ->Args({1'000'000, 1, 1})
+                   ->Args({1'000'000, 4, 0})
+                   ->Iterations(3)
+                   ->Unit(benchmark::kMillisecond)
+                   ->UseRealTime();
+  if (with10M()) {
+    load->Args({10'000'000, 8, 0})->Args({10'000'000, 8, 1})->Args({10'000'000, 1, 0});
+    benchmark::RegisterBenchmark("BM_SimdjsonBareParse", BM_SimdjsonBareParse)
+        ->Arg(10'000'000)
+        ->Iterations(2)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ParseTrace", BM_ParseTrace)
+        ->Args({10'000'000, 1})
+        ->Iterations(2)
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("BM_SerializeTrace", BM_SerializeTrace)
+      ->Arg(1'000'000)
+      ->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
 }  // namespace
 
-BENCHMARK(BM_SimdjsonBareParse)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->MinTime(3)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ParseTrace)->Arg(100'000)->Arg(1'000'000)->MinTime(3)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SerializeTrace)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -1,0 +1,209 @@
+// Big documents are parsed a piece of the event array at a time. The oracles: the same text
+// parsed as one document (piece_bytes 0), and the same text with every newline replaced by a
+// space (no place to cut); all must give the same model, warnings and errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tracer/format/trace_error.h"
+#include "tracer/format/trace_reader.h"
+
+using namespace ddpscope::trace;
+
+namespace {
+
+struct Layout {
+  bool kineto_keys_after = true;  // "traceName", "baseTimeNanoseconds" after the events
+  bool bare_array = false;
+  bool nested_object_lists = false;  // args holding a multi-line list of objects
+};
+
+// About 45 MB of Kineto-style, multi-line events: GPU kernels and copies on three streams,
+// runtime launches, flows, metadata, strings with escapes, numbers as strings.
+std::string bigTrace(std::size_t events, const Layout& layout) {
+  std::string s;
+  s.reserve(events * 420);
+  if (layout.bare_array) {
+    s += "[\n";
+  } else {
+    s += "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": "
+         "\"GPU [0]\", \"note\": \"traceEvents\"}\n  ],\n";
+    s += "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8},\n";
+    s += "  \"traceEvents\": [\n";
+  }
+  for (std::size_t i = 0; i < events; ++i) {
+    const std::size_t stream = 7 + (i % 3) * 3;
+    const bool runtime = i % 4 == 3;
+    s += "  {\n    \"ph\": \"X\", \"cat\": \"";
+    s += runtime ? "cuda_runtime" : (stream == 10 ? "gpu_memcpy" : "kernel");
+    s += "\", \"name\": \"";
+    s += runtime ? "cudaLaunchKernel" : (i % 7 == 0 ? "k\\\"quoted\\\"\\n{x}" : "gemm_bf16");
+    s += "\",\n    \"pid\": ";
+    s += runtime ? "100" : "0";
+    s += ", \"tid\": ";
+    s += runtime ? "\"100\"" : std::to_string(stream);
+    s += ",\n    \"ts\": " + std::to_string(1000 + i * 3) + "." + std::to_string(i % 1000) +
+         ", \"dur\": " + std::to_string(1 + i % 17) + ".250,\n    \"args\": {\n";
+    s += "      \"device\": 0, \"stream\": " + std::to_string(stream) +
+         ", \"correlation\": " + std::to_string(i) + ", \"step\": " + std::to_string(i / 5000);
+    if (layout.nested_object_lists && i % 50 == 0) {
+      s += ",\n      \"inputs\": [\n        {\"shape\": [1, 2]},\n        {\"shape\": []}\n      ]";
+    }
+    s += "\n    }\n  }";
+    if (i % 100 == 5) {
+      s += ",\n  {\"ph\": \"s\", \"id\": " + std::to_string(i) +
+           ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+           std::to_string(1000 + i * 3) + "}";
+      s += ",\n  {\"ph\": \"f\", \"id\": " + std::to_string(i) +
+           ", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"pid\": 0, \"tid\": 7, "
+           "\"ts\": " +
+           std::to_string(1001 + i * 3) + "}";
+    }
+    if (i + 1 < events) s += ",";
+    s += "\n";
+  }
+  if (layout.bare_array) {
+    s += "]\n";
+  } else if (layout.kineto_keys_after) {
+    s += "  ],\n  \"traceName\": \"x.json\",\n  \"displayTimeUnit\": \"ms\",\n"
+         "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
+  } else {
+    s += "  ]\n}\n";
+  }
+  return s;
+}
+
+std::string oneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+RankTrace parse(const std::string& text, std::size_t* pieces) {
+  auto t = parseTraceText(text, "big.json");
+  *pieces = lastReadStats().pieces;
+  return t;
+}
+
+std::string dataPath(const std::string& name) {
+  return std::string(DDPSCOPE_TEST_DATA) + "/" + name;
+}
+
+RankTrace parseWhole(const std::string& text) {
+  ReadOptions whole;
+  whole.piece_bytes = 0;
+  return parseTraceText(text, "big.json", whole);
+}
+
+std::string errorOf(const std::string& text, std::size_t piece_bytes = ReadOptions{}.piece_bytes) {
+  ReadOptions options;
+  options.piece_bytes = piece_bytes;
+  try {
+    parseTraceText(text, "big.json", options);
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(PiecewiseParse, KinetoLayoutGivesTheSameModelAsOneDocument) {
+  const auto text = bigTrace(100'000, {});
+  ASSERT_GT(text.size(), std::size_t{16} << 20);
+  std::size_t pieces = 0, whole = 99;
+  const auto a = parse(text, &pieces);
+  const auto b = parse(oneLine(text), &whole);
+  EXPECT_GE(pieces, 4u);
+  EXPECT_EQ(whole, 0u);
+  EXPECT_EQ(describeDifference(a, b), "");
+  EXPECT_EQ(a.rank, 3);
+  EXPECT_EQ(a.world_size, 8);
+  EXPECT_EQ(a.base_time_ns, b.base_time_ns);
+  EXPECT_GT(a.flows.size(), 900u);
+  EXPECT_EQ(a.eventCount(), 100'000u);
+}
+
+TEST(PiecewiseParse, BareArrayAndNoKeysAfterTheEvents) {
+  for (const Layout layout : {Layout{false, true, false}, Layout{false, false, false}}) {
+    const auto text = bigTrace(90'000, layout);
+    std::size_t pieces = 0, whole = 99;
+    const auto a = parse(text, &pieces);
+    const auto b = parse(oneLine(text), &whole);
+    EXPECT_GE(pieces, 4u);
+    EXPECT_EQ(whole, 0u);
+    EXPECT_EQ(describeDifference(a, b), "");
+  }
+}
+
+TEST(PiecewiseParse, ListsOfObjectsInsideEventsStillGiveTheSameModel) {
+  // Newline + '{' after a comma also occurs inside these events: a cut there cannot parse.
+  const auto text = bigTrace(90'000, {true, false, true});
+  std::size_t pieces = 0, whole = 99;
+  const auto a = parse(text, &pieces);
+  const auto b = parse(oneLine(text), &whole);
+  EXPECT_EQ(describeDifference(a, b), "");
+  EXPECT_EQ(a.eventCount(), 90'000u);
+}
+
+TEST(PiecewiseParse, ErrorsAndWarningsAreTheOnesOfTheWholeDocument) {
+  const auto text = bigTrace(90'000, {});
+  const auto at = text.find("\"dur\": 3.250", text.size() * 2 / 3);
+  ASSERT_NE(at, std::string::npos);
+
+  // A missing colon far into the file.
+  auto bad = text;
+  bad.replace(at, 12, "\"dur\"  3.25");
+  const auto msg = errorOf(bad);
+  EXPECT_EQ(msg, errorOf(bad, 0));
+  EXPECT_NE(msg.find("invalid JSON"), std::string::npos) << msg;
+
+  // A negative duration there is tolerated with a warning that says where.
+  auto negative = text;
+  negative.replace(at, 12, "\"dur\": -3.25");
+  std::size_t pieces = 0;
+  const auto a = parse(negative, &pieces);
+  EXPECT_GE(pieces, 4u);
+  const auto b = parseWhole(negative);
+  EXPECT_EQ(describeDifference(a, b), "");
+  EXPECT_EQ(a.warnings, b.warnings);
+  ASSERT_FALSE(a.warnings.empty());
+
+  // Cut short in the middle of an event.
+  const auto cut = text.substr(0, text.size() * 3 / 4);
+  const auto truncated = errorOf(cut);
+  EXPECT_EQ(truncated, errorOf(cut, 0));
+  EXPECT_NE(truncated.find("truncated"), std::string::npos) << truncated;
+
+  // Garbage after the document.
+  const auto garbage = text + "\n{\"x\": 1}\n";
+  EXPECT_EQ(errorOf(garbage), errorOf(garbage, 0));
+  EXPECT_NE(errorOf(garbage), "(no error)");
+
+  // Two event arrays.
+  auto twice = text;
+  twice.insert(twice.rfind('}'), ",\n  \"traceEvents\": [\n  {\"ph\": \"i\", \"ts\": 1}\n  ]\n");
+  EXPECT_EQ(errorOf(twice), errorOf(twice, 0));
+  EXPECT_NE(errorOf(twice), "(no error)");
+}
+
+TEST(PiecewiseParse, RealTracesInSmallPiecesGiveTheSameModel) {
+  for (const char* file :
+       {"resnet50_ddp_rank0.json.gz", "resnet50_world1_rank0.json.gz",
+        "alexnet_sync_events.json.gz", "rocm_mi250_tiny.json.gz", "triton_driver_launch.json.gz"}) {
+    SCOPED_TRACE(file);
+    ReadOptions whole;
+    whole.piece_bytes = 0;
+    ReadOptions small;
+    small.piece_bytes = 16 << 10;
+    const auto a = readTraceFile(dataPath(file), whole);
+    EXPECT_EQ(lastReadStats().pieces, 0u);
+    const auto b = readTraceFile(dataPath(file), small);
+    const auto bytes = readTraceBytes(dataPath(file), defaultReadLimits()).size();
+    if (bytes >= 4 * small.piece_bytes) {
+      EXPECT_GT(lastReadStats().pieces, bytes / small.piece_bytes / 2);
+    }
+    EXPECT_EQ(describeDifference(a, b), "");
+    EXPECT_EQ(a.warnings, b.warnings);
+  }
+}
