@@ -235,6 +235,18 @@ TEST(HostileTraces, OutOfRangeArgsAreDroppedNotTruncated) {
   EXPECT_TRUE(readTraceFile(kDir + "profiler_step_int_max.json").steps.empty());
 }
 
+TEST(HostileTraces, EscapedKeysAreDecoded) {
+  // Keys may be written with escapes; "\u0070h" is "ph". Unknown ones are still ignored.
+  const auto t = parseTraceText(
+      R"({"traceEvents": [{"\u0070h": "X", "t\u0073": 2, "d\u0075r": 1, "pid": 0, "tid": 0, )"
+      R"("\ud83d\ude00": 1, "a\"b": 2, "x\/y": 3, "\u00zz": 4, "n\u0061me": "k\u00e9"}]})",
+      "escaped-keys.json");
+  ASSERT_EQ(t.eventCount(), 1u);
+  EXPECT_EQ(t.tracks[0].dur[0], 1000);
+  EXPECT_EQ(t.names[t.tracks[0].name[0]], "k\xc3\xa9");
+  EXPECT_TRUE(t.warnings.empty());
+}
+
 // ---- Generated: too big to commit ----
 
 TEST(HostileTracesGenerated, NestingHundredThousandLevelsDeep) {

@@ -64,16 +64,94 @@ struct FormatProblem {
   std::string what;
 };
 
+// Rare: a key written with escapes ("\u0070h" is "ph"), decoded here. The field itself is not
+// handed to the parser again: its address escaping would keep the hot loop's iterator out of
+// registers (measured: a third slower loading).
+[[gnu::noinline, gnu::cold]] std::string_view unescapedKey(const char* p) {
+  thread_local std::string key;
+  key.clear();
+  auto hex4 = [&p](std::uint32_t& cp) {
+    cp = 0;
+    for (int k = 0; k < 4; ++k, ++p) {
+      const char c = *p;
+      const int h = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (h < 0) return false;
+      cp = cp * 16 + static_cast<std::uint32_t>(h);
+    }
+    return true;
+  };
+  for (;;) {
+    const char c = *p++;
+    if (c == '"') return key;
+    if (c != '\\') {
+      key.push_back(c);
+      continue;
+    }
+    const char e = *p++;
+    switch (e) {
+      case 'b':
+        key.push_back('\b');
+        break;
+      case 'f':
+        key.push_back('\f');
+        break;
+      case 'n':
+        key.push_back('\n');
+        break;
+      case 'r':
+        key.push_back('\r');
+        break;
+      case 't':
+        key.push_back('\t');
+        break;
+      case 'u': {
+        std::uint32_t cp = 0;
+        if (!hex4(cp)) return {};
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          std::uint32_t low = 0;
+          if (p[0] != '\\' || p[1] != 'u') return {};
+          p += 2;
+          if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return {};
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          return {};
+        }
+        if (cp < 0x80) {
+          key.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          key.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          key.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          key.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          key.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          key.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          key.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          key.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          key.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          key.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      case '"':
+      case '\\':
+      case '/':
+        key.push_back(e);
+        break;
+      default:
+        return {};  // not an escape (the parser reports it where it matters)
+    }
+  }
+}
+
 std::string_view keyOf(od::field& field) {
   const char* p = field.key().raw();
   const char* q = p;
   while (*q != '"') {
-    if (*q == '\\') {
-      // Rare: a key written with escapes ("\u0070h" is "ph"); unescape it properly.
-      std::string_view key;
-      if (field.unescaped_key().get(key) != simdjson::SUCCESS) return {};
-      return key;
-    }
+    if (*q == '\\') return unescapedKey(p);
     ++q;
   }
   return {p, static_cast<std::size_t>(q - p)};
