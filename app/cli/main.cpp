@@ -6,6 +6,7 @@
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
+#include "tracer/format/memory.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
 #include "tracer/format/trace_reader.h"
@@ -38,6 +39,7 @@ int convert(const std::string& in, const std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ddpscope::trace::tuneAllocatorForTraces();
   CLI::App app{
       "ddpscope-cli: summaries of data-parallel training traces (ddpscope and PyTorch/Kineto)"};
   app.require_subcommand(1);

@@ -8,6 +8,7 @@
 
 #include "app/ui/app_modes.h"
 #include "app/ui/main_window.h"
+#include "tracer/format/memory.h"
 
 namespace {
 QtMessageHandler g_default_handler = nullptr;
@@ -21,6 +22,7 @@ void quietMessages(QtMsgType type, const QMessageLogContext& context, const QStr
 }  // namespace
 
 int main(int argc, char** argv) {
+  ddpscope::trace::tuneAllocatorForTraces();
   using namespace ddpscope::ui;
   bool headless_flag = false;
   for (int i = 1; i < argc; ++i)

@@ -5,6 +5,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace ddpscope::trace {
 
@@ -38,6 +41,13 @@ void populateForWrite(void* p, std::size_t bytes) noexcept {
 #else
   (void)p;
   (void)bytes;
+#endif
+}
+
+void tuneAllocatorForTraces() noexcept {
+#if defined(__GLIBC__)
+  (void)::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)::mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
 }
 

@@ -20,4 +20,11 @@ void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 // changes contents.
 void populateForWrite(void* p, std::size_t bytes) noexcept;
 
+// Sets up glibc's allocator for a process that loads and analyses traces (the app, the CLI, the
+// benchmarks that stand for them): memory freed by one load or analysis is kept for the next
+// (blocks under 32 MiB come from the heap, which is trimmed only past 256 MiB free) instead of
+// being handed back to the kernel and faulted in again. Measured on the build VM: the whole-run
+// analysis of 1 M events 124 ms -> 33 ms. Call once, first thing in main(); no-op elsewhere.
+void tuneAllocatorForTraces() noexcept;
+
 }  // namespace ddpscope::trace

@@ -20,6 +20,7 @@
 #include "app/ui/session.h"
 #include "app/ui/timeline_view.h"
 #include "tests/bench/common/synthetic_run.h"
+#include "tracer/format/memory.h"
 
 using namespace ddpscope;
 using namespace ddpscope::ui;
@@ -134,6 +135,7 @@ void BM_PrepareRun(benchmark::State& state) {
     state.ResumeTiming();
     auto loaded = prepareRun(std::move(run), {});
     state.PauseTiming();
+    ::malloc_trim(0);  // what is left resident is what the loaded run holds
     per_event = static_cast<double>(residentBytes() - before) / events;
     benchmark::DoNotOptimize(loaded);
     loaded.reset();
@@ -177,6 +179,7 @@ const bool registered = [] {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ddpscope::trace::tuneAllocatorForTraces();  // as the app does
   qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   benchmark::Initialize(&argc, argv);
