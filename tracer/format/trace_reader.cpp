@@ -701,9 +701,14 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     // The keys before the events, as a document of their own: {..., "traceEvents": []}.
     parsePiece({}, 0, events, "[]}");
   }
+  // Events in the middle, wrapped so that they sit as deep as in the whole document (the
+  // parser's depth limit must give the same verdict either way).
+  const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
+  const std::string_view close = bare_array ? "]" : "]}";
   std::size_t pieces = 1;
   while (boundary.first != std::string_view::npos) {
-    parsePiece("[", from, boundary.first, "]");
+    saw_events_ = false;  // each wrapper names the one event array again
+    parsePiece(open, from, boundary.first, close);
     ++pieces;
     from = boundary.second;
     boundary = nextEventBoundary(json, from + options_.piece_bytes, json.size());
@@ -711,7 +716,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
   // is the one already begun; a second one after it is still an error.
   saw_events_ = false;
-  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json.size(), {});
+  parsePiece(open, from, json.size(), {});
   text_begin_ = piece_start_ = json_.data();
   text_end_ = json_.data() + json_.size();
   piece_offset_ = 0;
