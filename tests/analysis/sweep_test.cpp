@@ -41,6 +41,19 @@ analysis::SweepPoint point(double mb, analysis::TimeNs step_ns) {
   return p;
 }
 
+// Two ranks, three steps of a small MLP on the simulated device.
+trace::Run smallSimulatedRun() {
+  agent::AgentOptions o;
+  o.world_size = 2;
+  o.steps = 3;
+  o.model.kind = "mlp";
+  o.model.layers = 4;
+  o.model.hidden = 256;
+  trace::Run run;
+  run.ranks = agent::runSimulation(o).ranks;
+  return run;
+}
+
 }  // namespace
 
 TEST(Sweep, SummaryDropsTheWarmUpStepAndWeighsOverlapByCommunication) {
@@ -116,15 +129,7 @@ TEST(Compare, RowsForTheDesignReviewTable) {
 }
 
 TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
-  agent::AgentOptions o;
-  o.world_size = 2;
-  o.steps = 3;
-  o.model.kind = "mlp";
-  o.model.layers = 4;
-  o.model.hidden = 256;
-  auto sim = agent::runSimulation(o);
-  trace::Run run;
-  run.ranks = std::move(sim.ranks);
+  auto run = smallSimulatedRun();
   const auto report = analysis::analyzeRun(run);
   analysis::DesignReportInput in;
   in.run_name = "mlp <b25>";
@@ -154,15 +159,7 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
 }
 
 TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
-  agent::AgentOptions o;
-  o.world_size = 2;
-  o.steps = 3;
-  o.model.kind = "mlp";
-  o.model.layers = 4;
-  o.model.hidden = 256;
-  auto sim = agent::runSimulation(o);
-  trace::Run run;
-  run.ranks = std::move(sim.ranks);
+  auto run = smallSimulatedRun();
   run.ranks[1].ddpscope.incomplete = true;
   const auto report = analysis::analyzeRun(run);
   analysis::DesignReportInput in;

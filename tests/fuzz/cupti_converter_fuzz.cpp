@@ -127,6 +127,15 @@ class RecordMaker {
   }
 
   std::uint32_t smallId() { return in_.u8() % 4 == 0 ? in_.u32() : in_.u8() % 8; }
+  // Device, context, stream, correlation and the interval of a record of GPU work, in this order.
+  template <typename Record>
+  void onStream(Record& r) {
+    r.deviceId = smallId();
+    r.contextId = smallId();
+    r.streamId = smallId();
+    r.correlationId = smallId();
+    interval(r);
+  }
 
   // Appends one record; false when the input is used up.
   bool add(testing::RecordBuffer& b, bool last) {
@@ -139,11 +148,7 @@ class RecordMaker {
             b.add<CUpti_ActivityKernel10>(selector % 15 == 0 ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                                                              : CUPTI_ACTIVITY_KIND_KERNEL);
         k.name = name();
-        k.deviceId = smallId();
-        k.contextId = smallId();
-        k.streamId = smallId();
-        k.correlationId = smallId();
-        interval(k);
+        onStream(k);
         break;
       }
       case 2: {
@@ -152,11 +157,7 @@ class RecordMaker {
         m.srcKind = in_.u8();
         m.dstKind = in_.u8();
         m.bytes = in_.u64();
-        m.deviceId = smallId();
-        m.contextId = smallId();
-        m.streamId = smallId();
-        m.correlationId = smallId();
-        interval(m);
+        onStream(m);
         break;
       }
       case 3: {
@@ -178,11 +179,7 @@ class RecordMaker {
         auto& m = b.add<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
         m.memoryKind = in_.u16();
         m.bytes = in_.u64();
-        m.deviceId = smallId();
-        m.contextId = smallId();
-        m.streamId = smallId();
-        m.correlationId = smallId();
-        interval(m);
+        onStream(m);
         break;
       }
       case 5: {
