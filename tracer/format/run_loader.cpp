@@ -98,6 +98,13 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   std::mutex progress_mutex;
   std::atomic<std::size_t> next{0};
 
+  // Files are read in parallel, one per thread; a file gets the cores the others leave free to
+  // parse its pieces (one big file: all of them).
+  const unsigned cores =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = std::min<unsigned>(cores, static_cast<unsigned>(files.size()));
+  const unsigned threads_per_file = std::max(1u, cores / threads);
+
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
@@ -106,6 +113,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
         ReadOptions ro;
         ro.limits = options.limits;
         ro.cancel = options.cancel;
+        ro.threads = threads_per_file;
         if (options.progress) {
           ro.progress = [&, i](double f) {
             std::lock_guard lock(progress_mutex);
@@ -123,9 +131,6 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
     }
     releaseReaderMemory();
   };
-  unsigned threads =
-      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)
     pool.emplace_back(worker);

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "json_locate.h"
@@ -490,7 +492,14 @@ class TraceParser {
   std::int32_t hostOrGpuTrack(std::int64_t pid, std::int64_t tid) const;
   std::int32_t trackFor(TrackKind kind, std::int64_t pid, std::int64_t tid);
   void checkCancel(const char* where);
-  void prepareScratch(std::size_t parser_bytes);
+  void prepareScratch(std::size_t parser_bytes, std::size_t json_bytes);
+  // Parses pieces [begin, end) of `middle` (offsets [from, to) in the document) as the middle of
+  // the event array.
+  void parseMiddlePieces(const std::vector<std::pair<std::size_t, std::size_t>>& middle,
+                         std::size_t begin, std::size_t end, bool bare_array);
+  // Takes over what a helper parsed from the pieces right after this parser's: names, tracks,
+  // rows, flows, metadata, counts; first occurrences keep their place in the document.
+  void absorb(TraceParser& helper);
   void parseDocument(const char* begin, std::size_t size, std::size_t capacity);
   void parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
                   std::string_view suffix);
@@ -529,6 +538,7 @@ class TraceParser {
   } args_;
 
   ReaderScratch* scratch_ = nullptr;
+  std::unique_ptr<ReaderScratch> owned_scratch_;  // helpers on threads of their own
   std::vector<StagedEvent>* staged_ = nullptr;
   // The text being parsed: the document itself, or a piece of it copied after a prefix.
   const char* text_begin_ = json_.data();
@@ -612,12 +622,13 @@ void TraceParser::checkCancel(const char* where) {
   }
 }
 
-void TraceParser::prepareScratch(std::size_t parser_bytes) {
+void TraceParser::prepareScratch(std::size_t parser_bytes, std::size_t json_bytes) {
   out_.path = name_;
   // Fresh parser memory costs a page fault per 4 KiB touched, which dominated loading: reuse
   // one parser per thread, sized with some headroom so the next rank's file of a run usually
-  // fits. releaseReaderMemory() gives it back.
-  scratch_ = &threadScratch();
+  // fits. releaseReaderMemory() gives it back. A helper parsing pieces on a thread of its own
+  // has its own, which outlives that thread until its rows are merged.
+  scratch_ = owned_scratch_ ? owned_scratch_.get() : &threadScratch();
   if (scratch_->parser.capacity() < parser_bytes) {
     scratch_->parser = od::parser();
     const std::size_t want = std::max(parser_bytes + parser_bytes / 8, kMinParserBytes);
@@ -630,7 +641,7 @@ void TraceParser::prepareScratch(std::size_t parser_bytes) {
   staged_ = &scratch_->staged;
   staged_->clear();
   // Our events are about 200 bytes of JSON and Kineto's more: this rarely has to grow.
-  const std::size_t estimate = json_.size() / 128 + 1024;
+  const std::size_t estimate = json_bytes / 128 + 1024;
   if (staged_->capacity() < estimate) {
     staged_->reserve(estimate);
     adviseHugePages(staged_->data(), estimate * sizeof(StagedEvent));
@@ -656,7 +667,7 @@ void TraceParser::parseDocument(const char* begin, std::size_t size, std::size_t
 }
 
 RankTrace TraceParser::parse() {
-  prepareScratch(json_.size());
+  prepareScratch(json_.size(), json_.size());
   // A UTF-8 byte-order mark is not JSON but harmless (some Windows editors write one): skip it.
   const std::size_t bom =
       json_.size() >= 3 && std::memcmp(json_.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
@@ -687,6 +698,67 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
   parseDocument(buf.data(), buf.size(), buf.capacity());
 }
 
+void TraceParser::parseMiddlePieces(const std::vector<std::pair<std::size_t, std::size_t>>& middle,
+                                    std::size_t begin, std::size_t end, bool bare_array) {
+  // Wrapped so that the events sit as deep as in the whole document (the parser's depth limit
+  // must give the same verdict either way).
+  const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
+  const std::string_view close = bare_array ? "]" : "]}";
+  for (std::size_t i = begin; i < end; ++i) {
+    saw_events_ = false;  // each wrapper names the one event array again
+    parsePiece(open, middle[i].first, middle[i].second, close);
+  }
+}
+
+namespace {
+void mergeTally(Tally& into, const Tally& from, std::size_t index_base) {
+  if (from.count == 0) return;
+  if (into.count == 0) {
+    into.first_index = from.first_index + index_base;
+    into.first_offset = from.first_offset;
+    into.first_detail = from.first_detail;
+  }
+  into.count += from.count;
+}
+}  // namespace
+
+void TraceParser::absorb(TraceParser& h) {
+  std::vector<NameId> name_of(h.out_.names.size());
+  for (std::size_t i = 0; i < name_of.size(); ++i)
+    name_of[i] = out_.names.intern(h.out_.names[static_cast<NameId>(i)]);
+  std::vector<std::int32_t> track_of(h.out_.tracks.size());
+  for (std::size_t j = 0; j < track_of.size(); ++j) {
+    const auto& t = h.out_.tracks[j];
+    track_of[j] = trackFor(t.kind, t.pid, t.tid);
+  }
+  staged_->reserve(staged_->size() + h.staged_->size());
+  for (auto e : *h.staged_) {
+    e.name = name_of[e.name];
+    e.cat = name_of[e.cat];
+    e.track = track_of[static_cast<std::size_t>(e.track)];
+    staged_->push_back(e);
+  }
+  for (auto* list : {&h.flow_starts_, &h.flow_ends_}) {
+    auto& into = list == &h.flow_starts_ ? flow_starts_ : flow_ends_;
+    for (auto f : *list) {
+      f.cat = name_of[f.cat];
+      f.name = name_of[f.name];
+      into.push_back(f);
+    }
+  }
+  for (const auto& [pid, n] : h.out_.process_names)
+    out_.process_names[pid] = n;
+  for (const auto& [key, n] : h.out_.thread_names)
+    out_.thread_names[key] = n;
+  skipped_other_phase_ += h.skipped_other_phase_;
+  mergeTally(bad_duration_, h.bad_duration_, event_index_);
+  mergeTally(bad_ids_, h.bad_ids_, event_index_);
+  mergeTally(bad_args_, h.bad_args_, event_index_);
+  mergeTally(args_not_object_, h.args_not_object_, event_index_);
+  mergeTally(repeated_keys_, h.repeated_keys_, event_index_);
+  event_index_ += h.event_index_;
+}
+
 std::optional<RankTrace> TraceParser::parseInPieces() {
   const std::string_view json = json_.view();
   const std::size_t piece_bytes = options_.piece_bytes;
@@ -695,33 +767,80 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   std::size_t from = events + 1;
   auto boundary = nextEventBoundary(json, from + piece_bytes, json.size());
   if (boundary.first == std::string_view::npos) return std::nullopt;  // e.g. all on one line
-  prepareScratch(piece_bytes + (piece_bytes >> 2));
+  prepareScratch(piece_bytes + (piece_bytes >> 2), json.size());
   const bool bare_array = json.find_first_not_of(" \n\r\t") == events;
   if (!bare_array) {
     // The keys before the events, as a document of their own: {..., "traceEvents": []}.
     parsePiece({}, 0, events, "[]}");
   }
-  // Events in the middle, wrapped so that they sit as deep as in the whole document (the
-  // parser's depth limit must give the same verdict either way).
-  const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
-  const std::string_view close = bare_array ? "]" : "]}";
-  std::size_t pieces = 1;
+  std::vector<std::pair<std::size_t, std::size_t>> middle;  // [from, to) of each piece
   while (boundary.first != std::string_view::npos) {
-    saw_events_ = false;  // each wrapper names the one event array again
-    parsePiece(open, from, boundary.first, close);
-    ++pieces;
+    middle.emplace_back(from, boundary.first);
     from = boundary.second;
-    boundary = nextEventBoundary(json, from + options_.piece_bytes, json.size());
+    boundary = nextEventBoundary(json, from + piece_bytes, json.size());
   }
+  // Several threads when allowed and worth it: contiguous runs of pieces, the first on this
+  // thread; the others' results are merged in document order.
+  const std::size_t threads =
+      std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 2));
+  if (threads == 1) {
+    parseMiddlePieces(middle, 0, middle.size(), bare_array);
+  } else {
+    ReadOptions helper_options = options_;
+    helper_options.progress = nullptr;  // reported by this thread alone
+    std::vector<std::unique_ptr<TraceParser>> helpers;
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> pool;
+    auto first_of = [&](std::size_t g) { return middle.size() * g / threads; };
+    for (std::size_t g = 1; g < threads; ++g) {
+      helpers.push_back(std::make_unique<TraceParser>(json_, name_, helper_options));
+      helpers.back()->owned_scratch_ = std::make_unique<ReaderScratch>();
+    }
+    auto join = [&pool] {
+      for (auto& t : pool)
+        t.join();
+    };
+    try {
+      for (std::size_t g = 1; g < threads; ++g) {
+        pool.emplace_back([&, g] {
+          try {
+            auto& h = *helpers[g - 1];
+            const auto begin = first_of(g), end = first_of(g + 1);
+            h.prepareScratch(piece_bytes + (piece_bytes >> 2),
+                             middle[end - 1].second - middle[begin].first);
+            h.parseMiddlePieces(middle, begin, end, bare_array);
+          } catch (...) {
+            errors[g] = std::current_exception();
+          }
+        });
+      }
+    } catch (...) {  // no thread to be had: stop the ones started, then parse whole
+      join();
+      throw;
+    }
+    try {
+      parseMiddlePieces(middle, 0, first_of(1), bare_array);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+    join();
+    for (const auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    for (auto& h : helpers)
+      absorb(*h);
+  }
+  const std::size_t pieces = middle.size() + 1;
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
   // is the one already begun; a second one after it is still an error.
   saw_events_ = false;
-  parsePiece(open, from, json.size(), {});
+  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json.size(), {});
   text_begin_ = piece_start_ = json_.data();
   text_end_ = json_.data() + json_.size();
   piece_offset_ = 0;
   auto trace = finish();
   last_read_stats.pieces = pieces;
+  last_read_stats.threads = threads;
   return trace;
 }
 
@@ -1248,6 +1367,7 @@ RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
   TraceParser parser(json, name, options);
   auto trace = parser.parse();
   last_read_stats.pieces = 0;
+  last_read_stats.threads = 1;
   return trace;
 }
 

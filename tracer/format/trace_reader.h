@@ -22,6 +22,9 @@ struct ReadOptions {
   // time, so the parser's memory stays small and warm; 0 parses every document whole. The
   // result and every error message are the same either way.
   std::size_t piece_bytes = std::size_t{4} << 20;
+  // Threads that may parse the pieces of one document (loadRun gives a file the cores the other
+  // files leave free). The result is the same for any number.
+  unsigned threads = 1;
 };
 
 class LoadCancelled : public std::runtime_error {
@@ -42,6 +45,7 @@ RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
 // parsed in (0: as one document). For tests and benchmarks.
 struct ReadStats {
   std::size_t pieces = 0;
+  std::size_t threads = 1;  // threads that parsed them
 };
 ReadStats lastReadStats();
 

@@ -78,11 +78,13 @@ void BM_SimdjsonBareParseFreshParser(benchmark::State& state) {
   setCounters(state, json.size());
 }
 
-// Arg 1: the default (big documents in pieces); arg 0: always one document.
+// Args {events, pieces, threads}: pieces 1 is the default (big documents in pieces), 0 always one
+// document; threads parse the pieces of the one document (the wall time is what counts then).
 void BM_ParseTrace(benchmark::State& state) {
   const auto& json = jsonOf(state.range(0));
   trace::ReadOptions options;
   if (state.range(1) == 0) options.piece_bytes = 0;
+  options.threads = static_cast<unsigned>(state.range(2));
   benchmark::DoNotOptimize(trace::parseTrace(json, "bench.json", options));  // untimed warm-up
   for (auto _ : state) {
     auto t = trace::parseTrace(json, "bench.json", options);
@@ -233,9 +235,12 @@ const bool registered = [] {
         ->MinTime(2)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("BM_ParseTrace", BM_ParseTrace)
-        ->Args({n, 1})
-        ->Args({n, 0})
+        ->ArgNames({"events", "pieces", "threads"})
+        ->Args({n, 1, 1})
+        ->Args({n, 0, 1})
+        ->Args({n, 1, 2})
         ->MinTime(2)
+        ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
   auto* load = benchmark::RegisterBenchmark("BM_LoadRun", BM_LoadRun)
@@ -254,7 +259,8 @@ const bool registered = [] {
         ->Iterations(2)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("BM_ParseTrace", BM_ParseTrace)
-        ->Args({10'000'000, 1})
+        ->Args({10'000'000, 1, 1})
+        ->Args({10'000'000, 1, 2})
         ->Iterations(2)
         ->Unit(benchmark::kMillisecond);
   }
