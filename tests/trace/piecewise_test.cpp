@@ -232,10 +232,10 @@ TEST(PiecewiseParse, PiecesOnSeveralThreadsGiveTheSameModelWarningsAndErrors) {
     for (const unsigned threads : {2u, 3u, 7u}) {
       SCOPED_TRACE(threads);
       std::size_t pieces = 0;
-      const auto a = parse(text, &pieces, threads);
+      const auto a = parse(text, &pieces, threads, 64 << 10);
       if (!layout.nested_object_lists) {  // there a false cut may send it all to the whole parse
-        EXPECT_GE(pieces, 6u);
-        EXPECT_EQ(lastReadStats().threads, std::min<std::size_t>(threads, (pieces - 1) / 2));
+        EXPECT_GE(pieces, 57u);
+        EXPECT_EQ(lastReadStats().threads, std::min<std::size_t>(threads, (pieces - 1) / 8));
       }
       EXPECT_EQ(describeDifference(a, b), "");
       EXPECT_EQ(a.warnings, b.warnings);
@@ -246,9 +246,9 @@ TEST(PiecewiseParse, PiecesOnSeveralThreadsGiveTheSameModelWarningsAndErrors) {
   const auto text = bigTrace(20'000, {});
   auto bad = text;
   bad.replace(bad.find("\"dur\": 3.250", text.size() * 2 / 3), 12, "\"dur\"  3.25");
-  EXPECT_EQ(errorOf(bad, kSmallPiece, 3), errorOf(bad, 0));
+  EXPECT_EQ(errorOf(bad, 64 << 10, 3), errorOf(bad, 0));
   const auto cut = text.substr(0, text.size() * 3 / 4);
-  EXPECT_EQ(errorOf(cut, kSmallPiece, 3), errorOf(cut, 0));
+  EXPECT_EQ(errorOf(cut, 64 << 10, 3), errorOf(cut, 0));
 }
 
 TEST(PiecewiseParse, RealTracesOnSeveralThreadsGiveTheSameModel) {
@@ -257,7 +257,7 @@ TEST(PiecewiseParse, RealTracesOnSeveralThreadsGiveTheSameModel) {
     ReadOptions whole;
     whole.piece_bytes = 0;
     ReadOptions threaded;
-    threaded.piece_bytes = 16 << 10;
+    threaded.piece_bytes = 4 << 10;
     threaded.threads = 4;
     const auto a = readTraceFile(dataPath(file), whole);
     const auto b = readTraceFile(dataPath(file), threaded);

@@ -779,10 +779,11 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     from = boundary.second;
     boundary = nextEventBoundary(json, from + piece_bytes, json.size());
   }
-  // Several threads when allowed and worth it: contiguous runs of pieces, the first on this
-  // thread; the others' results are merged in document order.
+  // Several threads when allowed and worth it (at least 8 pieces each: a helper's fresh memory
+  // and its start cost more than a few pieces take): contiguous runs of pieces, the first on
+  // this thread; the others' results are merged in document order.
   const std::size_t threads =
-      std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 2));
+      std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 8));
   if (threads == 1) {
     parseMiddlePieces(middle, 0, middle.size(), bare_array);
   } else {
