@@ -408,6 +408,30 @@ TEST(CuptiConverter, UntimedRecordsAndUnmatchedRangesAreCounted) {
   EXPECT_FALSE(t.ddpscope.incomplete);
 }
 
+TEST(CuptiConverter, RecordsTimedDecadesAwayAreDroppedAndCounted) {
+  // A corrupt record far past the base (2^62 ns, about 146 years) or one ending at 2^63 ns (past
+  // INT64_MAX as a time) would stretch the trace past what a trace may span; a sane one is kept.
+  RecordBuffer b;
+  kernel(b, "sane", 0, 7, 100, 200, 1);
+  kernel(b, "far", 0, 7, std::uint64_t{1} << 62, (std::uint64_t{1} << 62) + 10, 2);
+  kernel(b, "ends past int64", 0, 7, 300, std::uint64_t{1} << 63, 3);
+  marker(b, 8, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, std::uint64_t{1} << 62, "far marker");
+  ActivityConverter c(options());
+  c.addBuffer(b.data(), b.size());
+  const auto t = c.finish();
+  EXPECT_EQ(t.eventCount(), 1u);
+  EXPECT_TRUE(only(t, "sane", EventKind::Kernel));
+  EXPECT_EQ(c.stats().implausible_times, 3u);
+  EXPECT_EQ(t.ddpscope.dropped_records, 3);
+  // What was kept is a trace our reader takes back unchanged (it rebases to the first event).
+  auto back = trace::parseTraceText(trace::serializeTrace(t), "back.json");
+  auto kept = t;
+  kept.rebaseToEarliestEvent();
+  back.path.clear();
+  EXPECT_EQ(back.warnings, std::vector<std::string>{});
+  EXPECT_EQ(trace::describeDifference(kept, back), "");
+}
+
 TEST(CuptiConverter, DeviceRecordsBecomeDeviceProperties) {
   RecordBuffer b;
   auto& d = b.add<CUpti_ActivityDevice5>(CUPTI_ACTIVITY_KIND_DEVICE);
