@@ -6,35 +6,8 @@
 
 using namespace ddpscope;
 using ddpscope::testing::TraceBuilder;
+using ddpscope::testing::twoBuckets;
 using trace::EventKind;
-
-namespace {
-
-// One step, two buckets, world size 4: gradients on stream 7, allreduces on stream 40,
-// optimizer updates on stream 7 after each allreduce.
-TraceBuilder twoBuckets(bool comm_waits = true, bool compute_waits = true) {
-  TraceBuilder b;
-  auto& t = b.trace();
-  t.world_size = 4;
-  t.ddpscope.present = true;
-  t.ddpscope.source = "sim";
-  t.ddpscope.buckets = {{0, 4'000'000, "f32", {{"fc2.weight", 3'000'000}, {"fc2.bias", 1'000'000}}},
-                        {1, 2'000'000, "f32", {{"fc1.weight", 2'000'000}}}};
-  b.step(0, 0, 10'000);
-  b.add({"gemm_bwd_fc2", 0, 1'000, 7, 0, EventKind::Kernel, 0, 0});
-  b.add({"gemm_bwd_fc1", 1'000, 1'000, 7, 0, EventKind::Kernel, 1, 0});
-  // Bucket 0 ready at 1000; its allreduce 1000..3000 (1000 hidden by fc1's backward).
-  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", comm_waits ? 1'000 : 500, 2'000, 40, 0,
-         EventKind::Kernel, 0, 0, -1, 4'000'000});
-  // Bucket 1 ready at 2000, allreduce waits for the comm stream: 3000..4000 (exposed).
-  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3'000, 1'000, 40, 0, EventKind::Kernel, 1, 0,
-         -1, 2'000'000});
-  b.add({"sgd_update_bucket", compute_waits ? 3'000 : 2'500, 100, 7, 0, EventKind::Kernel, 0, 0});
-  b.add({"sgd_update_bucket", 4'000, 100, 7, 0, EventKind::Kernel, 1, 0});
-  return b;
-}
-
-}  // namespace
 
 TEST(Buckets, FromOurMetadata) {
   auto b = twoBuckets();

@@ -256,23 +256,7 @@ TEST(UiApp, LoadingCanBeCancelledAndKeepsEarlierRuns) {
 
 TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
   app();
-  using trace::EventKind;
-  ddpscope::testing::TraceBuilder b;
-  auto& t = b.trace();
-  t.world_size = 4;
-  t.ddpscope.present = true;
-  t.ddpscope.source = "sim";
-  t.ddpscope.buckets = {{0, 4'000'000, "f32", {{"fc2.weight", 3'000'000}, {"fc2.bias", 1'000'000}}},
-                        {1, 2'000'000, "f32", {{"fc1.weight", 2'000'000}}}};
-  b.step(0, 0, 10'000);
-  b.add({"gemm_bwd_fc2", 0, 1'000, 7, 0, EventKind::Kernel, 0, 0});
-  b.add({"gemm_bwd_fc1", 1'000, 1'000, 7, 0, EventKind::Kernel, 1, 0});
-  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1'000, 2'000, 40, 0, EventKind::Kernel, 0, 0,
-         -1, 4'000'000});
-  b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3'000, 1'000, 40, 0, EventKind::Kernel, 1, 0,
-         -1, 2'000'000});
-  b.add({"sgd_update_bucket", 3'000, 100, 7, 0, EventKind::Kernel, 0, 0});
-  b.add({"sgd_update_bucket", 4'000, 100, 7, 0, EventKind::Kernel, 1, 0});
+  auto b = ddpscope::testing::twoBuckets();
   trace::Run run;
   run.ranks.push_back(b.build());
   MainWindow w;
