@@ -8,8 +8,8 @@
 #include <string>
 
 #include "app/analysis/analysis.h"
+#include "tests/bench/common/bench_main.h"
 #include "tests/bench/common/synthetic_run.h"
-#include "tracer/format/memory.h"
 
 using namespace ddpscope;
 
@@ -110,12 +110,4 @@ BENCHMARK(BM_FullRankAnalysis)
     ->MinTime(2)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HtaCompatAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
-// The allocator set up as the app and the CLI set it up (tracer/format/memory.h).
-int main(int argc, char** argv) {
-  ddpscope::trace::tuneAllocatorForTraces();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+DDPSCOPE_BENCHMARK_MAIN()

@@ -14,9 +14,9 @@
 #include <string>
 #include <thread>
 
+#include "tests/bench/common/bench_main.h"
 #include "tests/bench/common/synthetic_run.h"
 #include "tracer/format/file_io.h"
-#include "tracer/format/memory.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
@@ -272,12 +272,4 @@ const bool registered = [] {
 
 }  // namespace
 
-// The allocator set up as the app and the CLI set it up (tracer/format/memory.h).
-int main(int argc, char** argv) {
-  ddpscope::trace::tuneAllocatorForTraces();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+DDPSCOPE_BENCHMARK_MAIN()
