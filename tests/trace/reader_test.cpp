@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <set>
 
+#include "tracer/format/json_text.h"
 #include "tracer/format/trace_reader.h"
 
 using namespace ddpscope::trace;
@@ -170,6 +172,66 @@ TEST(KinetoReader, PlainJsonAndBareArrayAndIntegerMicroseconds) {
   EXPECT_EQ(t.tracks[0].dur[0], 250);
   EXPECT_EQ(t.tracks[0].start[1], 6500);
   EXPECT_EQ(t.base_time_ns, 3500);
+}
+
+// The reader parses the usual number forms on a fast path and everything else through the
+// general parsers: each form must read as parseMicrosToNs and from_chars read it.
+TEST(KinetoReader, NumberFormsReadAsTheGeneralParsersReadThem) {
+  const std::vector<std::string> times = {"0",
+                                          "7",
+                                          "5247.995",
+                                          "5247.9951",
+                                          "5247.9955",
+                                          "12.5",
+                                          "12.50",
+                                          "0.001",
+                                          "1.5e3",
+                                          "2E2",
+                                          "1.0004",
+                                          "0012.345",
+                                          "12.345 ",
+                                          "-3.250",
+                                          "-0.5",
+                                          "999999999999999.999",
+                                          "1000000000000000.5",
+                                          "123456789012345",
+                                          "3.",
+                                          "1.0e-3"};
+  const std::vector<std::string> ids = {
+      "0",  "7", "-7", "0012", "123456789012345678", "1234567890123456789", "-9223372036854775808",
+      "42 "};
+  std::string text = "[\n";
+  std::vector<std::int64_t> want_ts, want_dur, want_id;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    std::int64_t ts = 0;
+    if (!parseMicrosToNs(times[i], ts)) continue;  // "3." is not JSON: not written
+    const std::string& dur = times[(i + 3) % times.size()];
+    std::int64_t d = 0;
+    if (!parseMicrosToNs(dur, d) || d < 0) continue;
+    const std::string& id = ids[i % ids.size()];
+    std::int64_t n = 0;
+    const std::string trimmed = id.substr(0, id.find(' '));
+    std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), n);
+    if (!want_ts.empty()) text += ",\n";
+    text += R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": )" +
+            std::to_string(want_ts.size()) + R"(, "ts": )" + times[i] + R"(, "dur": )" + dur +
+            R"(, "args": {"correlation": )" + id + "}}";
+    want_ts.push_back(ts);
+    want_dur.push_back(d);
+    want_id.push_back(n);
+  }
+  text += "\n]";
+  ASSERT_GE(want_ts.size(), 12u);
+  const RankTrace t = parseTraceText(text);
+  ASSERT_EQ(t.tracks.size(), want_ts.size());
+  for (std::size_t i = 0; i < want_ts.size(); ++i) {
+    const Track& track = t.tracks[i];  // one track per event, in the order of the document
+    ASSERT_EQ(track.tid, static_cast<std::int64_t>(i));
+    ASSERT_EQ(track.size(), 1u);
+    EXPECT_EQ(track.start[0] + t.base_time_ns, want_ts[i]) << "event " << i;
+    EXPECT_EQ(track.dur[0], want_dur[i]) << "event " << i;
+    EXPECT_EQ(track.correlation[0], want_id[i]) << "event " << i;
+  }
 }
 
 TEST(KinetoReader, UnknownFieldsAndPhasesAreIgnored) {
