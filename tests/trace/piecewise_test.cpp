@@ -16,7 +16,9 @@ namespace {
 struct Layout {
   bool kineto_keys_after = true;  // "traceName", "baseTimeNanoseconds" after the events
   bool bare_array = false;
-  bool nested_object_lists = false;  // args holding a multi-line list of objects
+  bool nested_object_lists = false;        // args holding a multi-line list of objects
+  std::size_t nested_every = 50;           // in one event of this many
+  std::string nested_indent = "        ";  // the events' own lines begin with two spaces
 };
 
 // About 45 MB of Kineto-style, multi-line events: GPU kernels and copies on three streams,
@@ -47,8 +49,10 @@ std::string bigTrace(std::size_t events, const Layout& layout) {
          ", \"dur\": " + std::to_string(1 + i % 17) + ".250,\n    \"args\": {\n";
     s += "      \"device\": 0, \"stream\": " + std::to_string(stream) +
          ", \"correlation\": " + std::to_string(i) + ", \"step\": " + std::to_string(i / 5000);
-    if (layout.nested_object_lists && i % 50 == 0) {
-      s += ",\n      \"inputs\": [\n        {\"shape\": [1, 2]},\n        {\"shape\": []}\n      ]";
+    if (layout.nested_object_lists && i % layout.nested_every == 0) {
+      const std::string& in = layout.nested_indent;
+      s += ",\n      \"inputs\": [\n" + in + "{\"shape\": [1, 2]},\n" + in +
+           "{\"shape\": []}\n      ]";
     }
     s += "\n    }\n  }";
     if (i % 100 == 5) {
@@ -135,7 +139,7 @@ TEST(PiecewiseParse, KinetoLayoutGivesTheSameModelAsOneDocument) {
 }
 
 TEST(PiecewiseParse, BareArrayAndNoKeysAfterTheEvents) {
-  for (const Layout layout : {Layout{false, true, false}, Layout{false, false, false}}) {
+  for (const Layout& layout : {Layout{false, true, false}, Layout{false, false, false}}) {
     const auto text = bigTrace(15'000, layout);
     std::size_t pieces = 0, whole = 99;
     const auto a = parse(text, &pieces);
@@ -147,13 +151,29 @@ TEST(PiecewiseParse, BareArrayAndNoKeysAfterTheEvents) {
 }
 
 TEST(PiecewiseParse, ListsOfObjectsInsideEventsStillGiveTheSameModel) {
-  // Newline + '{' after a comma also occurs inside these events: a cut there cannot parse.
-  const auto text = bigTrace(15'000, {true, false, true});
-  std::size_t pieces = 0, whole = 99;
-  const auto a = parse(text, &pieces);
-  const auto b = parse(oneLine(text), &whole);
-  EXPECT_EQ(describeDifference(a, b), "");
-  EXPECT_EQ(a.eventCount(), 15'000u);
+  // Newline + '{' after a comma also occurs inside these events, in every other one. Indented
+  // deeper than the events, such places are not taken as cuts; indented as the events, they are,
+  // and a piece that then cannot parse is joined with the next (the last one with the rest of the
+  // document). Either way the model is the one of the whole parse.
+  for (const std::string indent : {"        ", "  "}) {
+    SCOPED_TRACE("indent " + std::to_string(indent.size()));
+    const auto text = bigTrace(15'000, {true, false, true, 2, indent});
+    std::size_t pieces = 0, whole = 99;
+    const auto b = parse(oneLine(text), &whole);
+    EXPECT_EQ(whole, 0u);
+    for (const unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(threads);
+      const auto a = parse(text, &pieces, threads, 64 << 10);
+      EXPECT_EQ(describeDifference(a, b), "");
+      EXPECT_EQ(a.warnings, b.warnings);
+      EXPECT_EQ(a.eventCount(), 15'000u);
+      // Not sent to the whole-document parse; except where a false cut ends one thread's run of
+      // pieces (the next thread's first piece then begins inside an event): that is left to it.
+      if (threads == 1 || indent.size() > 2) {
+        EXPECT_GE(pieces, 40u);
+      }
+    }
+  }
 }
 
 TEST(PiecewiseParse, ErrorsAndWarningsAreTheOnesOfTheWholeDocument) {
@@ -219,8 +239,8 @@ TEST(PiecewiseParse, RealTracesInSmallPiecesGiveTheSameModel) {
 }
 
 TEST(PiecewiseParse, PiecesOnSeveralThreadsGiveTheSameModelWarningsAndErrors) {
-  for (const Layout layout : {Layout{}, Layout{false, true, false}, Layout{true, false, true},
-                              Layout{false, false, false}}) {
+  for (const Layout& layout : {Layout{}, Layout{false, true, false}, Layout{true, false, true},
+                               Layout{false, false, false}}) {
     auto text = bigTrace(20'000, layout);
     // Tolerated problems in the pieces of different threads: the first one must stay first.
     for (const double where : {0.3, 0.5, 0.9}) {

@@ -389,9 +389,12 @@ std::size_t findEventArray(std::string_view json, std::size_t limit) {
 // The first place at or after `from` (and before `limit`) where an event ends and the next
 // begins on a new line: ",<space>\n<space>{". JSON strings cannot hold a raw newline, so such a
 // place is never inside a string; whether it is between two events of the array (and not inside
-// an event) is checked by parsing the piece it ends. Returns {offset of ',', offset of '{'}.
+// an event) is checked by parsing the piece it ends. When `indent` is given, the line must
+// begin with exactly that whitespace (the first event's), which skips most places inside events
+// (nested lists are indented deeper). Returns {offset of ',', offset of '{'}.
 std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std::size_t from,
-                                                      std::size_t limit) {
+                                                      std::size_t limit,
+                                                      std::optional<std::string_view> indent) {
   constexpr auto npos = std::string_view::npos;
   limit = std::min(limit, json.size());
   while (from < limit) {
@@ -404,7 +407,8 @@ std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std
     std::size_t before = nl;
     while (before > 0 && isJsonSpace(json[before - 1]))
       --before;
-    if (after < json.size() && json[after] == '{' && before > 0 && json[before - 1] == ',') {
+    if (after < json.size() && json[after] == '{' && before > 0 && json[before - 1] == ',' &&
+        (!indent || json.substr(nl + 1, after - nl - 1) == *indent)) {
       return {before - 1, after};
     }
     from = nl + 1;
@@ -557,8 +561,20 @@ class TraceParser {
   void prepareScratch(std::size_t parser_bytes, std::size_t json_bytes);
   // Parses pieces [begin, end) of `middle` (offsets [from, to) in the document) as the middle of
   // the event array.
-  void parseMiddlePieces(const std::vector<std::pair<std::size_t, std::size_t>>& middle,
-                         std::size_t begin, std::size_t end, bool bare_array);
+  // When the last piece of all does not parse (a cut inside an event), it is left for the rest
+  // of the document to take: returns its start then.
+  std::optional<std::size_t> parseMiddlePieces(
+      const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
+      std::size_t end, bool bare_array);
+  // What a failed piece may have added, to take it back before the piece is parsed again (names,
+  // tracks and metadata it added are the ones the retry adds first, in the same order).
+  struct Checkpoint {
+    std::size_t staged, flow_starts, flow_ends, event_index, skipped_other_phase;
+    TimeNs min_start, max_end;
+    std::array<Tally, 5> tallies;
+  };
+  Checkpoint checkpoint() const;
+  void restore(const Checkpoint& mark);
   // Takes over what a helper parsed from the pieces right after this parser's: names, tracks,
   // rows, flows, metadata, counts; first occurrences keep their place in the document.
   void absorb(TraceParser& helper);
@@ -620,6 +636,7 @@ class TraceParser {
   std::array<TrackSlot, 64> track_cache_{};
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
+  std::optional<std::size_t> rest_from_;  // a helper's parseMiddlePieces result
 };
 
 NameId TraceParser::internCached(std::string_view s) {
@@ -802,16 +819,78 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
   parseDocument(buf.data(), buf.size(), buf.capacity());
 }
 
-void TraceParser::parseMiddlePieces(const std::vector<std::pair<std::size_t, std::size_t>>& middle,
-                                    std::size_t begin, std::size_t end, bool bare_array) {
+std::optional<std::size_t> TraceParser::parseMiddlePieces(
+    const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
+    std::size_t end, bool bare_array) {
   // Wrapped so that the events sit as deep as in the whole document (the parser's depth limit
   // must give the same verdict either way).
   const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
   const std::string_view close = bare_array ? "]" : "]}";
   for (std::size_t i = begin; i < end; ++i) {
     saw_events_ = false;  // each wrapper names the one event array again
-    parsePiece(open, middle[i].first, middle[i].second, close);
+    const Checkpoint mark = checkpoint();
+    try {
+      parsePiece(open, middle[i].first, middle[i].second, close);
+      continue;
+    } catch (const LoadCancelled&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (...) {
+      if (i + 1 >= end) {
+        if (end != middle.size()) throw;
+        restore(mark);
+        return middle[i].first;
+      }
+    }
+    // A cut can fall inside an event (a comma, a newline and '{' in a list of objects in its
+    // args): neither side then parses alone. Join the piece with the next ones until they parse
+    // (the events read from the failed piece are read again). Anything else still fails, and the
+    // whole-document parse gives the exact message.
+    const std::size_t most = scratch_->parser.capacity() - open.size() - close.size();
+    for (std::size_t last = i + 1;; ++last) {
+      restore(mark);
+      saw_events_ = false;
+      try {
+        parsePiece(open, middle[i].first, middle[last].second, close);
+        i = last;
+        break;
+      } catch (const LoadCancelled&) {
+        throw;
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (...) {
+        if (last + 1 >= end || middle[last + 1].second - middle[i].first > most) throw;
+      }
+    }
   }
+  return std::nullopt;
+}
+
+TraceParser::Checkpoint TraceParser::checkpoint() const {
+  return {staged_->size(),
+          flow_starts_.size(),
+          flow_ends_.size(),
+          event_index_,
+          skipped_other_phase_,
+          min_start_,
+          max_end_,
+          {bad_duration_, bad_ids_, bad_args_, args_not_object_, repeated_keys_}};
+}
+
+void TraceParser::restore(const Checkpoint& mark) {
+  staged_->resize(mark.staged);
+  flow_starts_.resize(mark.flow_starts);
+  flow_ends_.resize(mark.flow_ends);
+  event_index_ = mark.event_index;
+  skipped_other_phase_ = mark.skipped_other_phase;
+  min_start_ = mark.min_start;
+  max_end_ = mark.max_end;
+  bad_duration_ = mark.tallies[0];
+  bad_ids_ = mark.tallies[1];
+  bad_args_ = mark.tallies[2];
+  args_not_object_ = mark.tallies[3];
+  repeated_keys_ = mark.tallies[4];
 }
 
 namespace {
@@ -869,7 +948,14 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   const std::size_t events = findEventArray(json, std::max(piece_bytes * 4, std::size_t{16} << 20));
   if (events == std::string_view::npos) return std::nullopt;
   std::size_t from = events + 1;
-  auto boundary = nextEventBoundary(json, from + piece_bytes, json.size());
+  // The whitespace the first event's line begins with, when it begins a line of its own.
+  std::optional<std::string_view> indent;
+  if (const auto first = json.find_first_not_of(" \n\r\t", from);
+      first != std::string_view::npos && json[first] == '{') {
+    const auto nl = json.find_last_of('\n', first);
+    if (nl != std::string_view::npos && nl >= from) indent = json.substr(nl + 1, first - nl - 1);
+  }
+  auto boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
   if (boundary.first == std::string_view::npos) return std::nullopt;  // e.g. all on one line
   prepareScratch(piece_bytes + (piece_bytes >> 2), json.size());
   const bool bare_array = json.find_first_not_of(" \n\r\t") == events;
@@ -881,7 +967,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   while (boundary.first != std::string_view::npos) {
     middle.emplace_back(from, boundary.first);
     from = boundary.second;
-    boundary = nextEventBoundary(json, from + piece_bytes, json.size());
+    boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
   }
   // Several threads when allowed and worth it (at least 8 pieces each: a helper's fresh memory
   // and its start cost more than a few pieces take): contiguous runs of pieces, the first on
@@ -889,7 +975,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   const std::size_t threads =
       std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 8));
   if (threads == 1) {
-    parseMiddlePieces(middle, 0, middle.size(), bare_array);
+    if (const auto rest = parseMiddlePieces(middle, 0, middle.size(), bare_array)) from = *rest;
   } else {
     ReadOptions helper_options = options_;
     helper_options.progress = nullptr;  // reported by this thread alone
@@ -913,7 +999,9 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
             const auto begin = first_of(g), end = first_of(g + 1);
             h.prepareScratch(piece_bytes + (piece_bytes >> 2),
                              middle[end - 1].second - middle[begin].first);
-            h.parseMiddlePieces(middle, begin, end, bare_array);
+            if (const auto rest = h.parseMiddlePieces(middle, begin, end, bare_array)) {
+              h.rest_from_ = *rest;
+            }
           } catch (...) {
             errors[g] = std::current_exception();
           }
@@ -934,6 +1022,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     }
     for (auto& h : helpers)
       absorb(*h);
+    if (helpers.back()->rest_from_) from = *helpers.back()->rest_from_;
   }
   const std::size_t pieces = middle.size() + 1;
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
