@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace ddpscope::ui {
@@ -10,8 +11,11 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view) {
   if (view.width <= 0 || view.hi <= view.lo) return {};
   if (start >= view.hi || end < view.lo || (end == view.lo && start < end)) return {};
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
-  const double x0f = static_cast<double>(start - view.lo) * scale;
-  const double x1f = static_cast<double>(end - view.lo) * scale;
+  // Clamped just outside the window before the conversion to int: an event seconds long seen at
+  // nanosecond zoom spans more columns than an int holds.
+  const double limit = static_cast<double>(view.width) + 1.0;
+  const double x0f = std::clamp(static_cast<double>(start - view.lo) * scale, -1.0, limit);
+  const double x1f = std::clamp(static_cast<double>(end - view.lo) * scale, -1.0, limit);
   int x0 = static_cast<int>(std::floor(x0f));
   int x1 = static_cast<int>(std::ceil(x1f));
   if (x1 <= x0) x1 = x0 + 1;
@@ -21,31 +25,106 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view) {
   return {x0, x1};
 }
 
-void LaneEvents::finish() {
-  std::vector<std::uint32_t> order(start.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return start[a] < start[b]; });
-  auto permute = [&](auto& v) {
-    auto copy = v;
-    for (std::size_t i = 0; i < order.size(); ++i)
-      v[i] = copy[order[i]];
-  };
-  permute(start);
-  permute(end);
-  permute(style);
-  permute(source);
-  max_end.resize(start.size());
-  TimeNs m = std::numeric_limits<TimeNs>::min();
-  for (std::size_t i = 0; i < start.size(); ++i) {
-    m = std::max(m, end[i]);
-    max_end[i] = m;
+namespace {
+
+template <class T>
+std::vector<T> permuted(const std::vector<T>& v, const std::vector<std::uint32_t>& order) {
+  std::vector<T> out;
+  out.reserve(order.size());
+  for (const auto k : order)
+    out.push_back(v[k]);
+  return out;
+}
+
+template <class T>
+void fitToSize(std::vector<T>& v) {
+  if (v.capacity() != v.size()) v = std::vector<T>(v.begin(), v.end());
+}
+
+}  // namespace
+
+void LaneEvents::add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src) {
+  const std::size_t i = start_.size();
+  // Sources are kept only from the first event whose source is not its index.
+  if (!source_.empty()) {
+    source_.push_back(src);
+  } else if (src != i) {
+    source_.resize(i);
+    std::iota(source_.begin(), source_.end(), 0u);
+    source_.push_back(src);
+  }
+  start_.push_back(s);
+  style_.push_back(st);
+  if (e >= s && e - s < TimeNs{kLongDuration}) {
+    dur_.push_back(static_cast<std::uint32_t>(e - s));
+  } else {
+    dur_.push_back(kLongDuration);
+    long_end_.emplace_back(static_cast<std::uint32_t>(i), e);
   }
 }
 
+TimeNs LaneEvents::longEnd(std::size_t i) const {
+  const auto it = std::lower_bound(
+      long_end_.begin(), long_end_.end(), i,
+      [](const std::pair<std::uint32_t, TimeNs>& p, std::size_t k) { return p.first < k; });
+  return it->second;
+}
+
+void LaneEvents::finish() {
+  const std::size_t n = start_.size();
+  if (!std::is_sorted(start_.begin(), start_.end())) {
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return start_[a] < start_[b]; });
+    std::vector<std::pair<std::uint32_t, TimeNs>> long_end;
+    long_end.reserve(long_end_.size());
+    for (std::size_t i = 0; i < n; ++i)
+      if (dur_[order[i]] == kLongDuration)
+        long_end.emplace_back(static_cast<std::uint32_t>(i), longEnd(order[i]));
+    start_ = permuted(start_, order);
+    dur_ = permuted(dur_, order);
+    style_ = permuted(style_, order);
+    source_ = source_.empty() ? std::move(order) : permuted(source_, order);
+    long_end_ = std::move(long_end);
+  }
+  bool indices = true;
+  for (std::size_t i = 0; i < source_.size() && indices; ++i)
+    indices = source_[i] == i;
+  if (indices) source_ = {};
+  fitToSize(start_);
+  fitToSize(dur_);
+  fitToSize(style_);
+  fitToSize(source_);
+  fitToSize(long_end_);
+  block_max_end_.clear();
+  block_max_end_.reserve((n + kBlock - 1) / kBlock);
+  TimeNs m = std::numeric_limits<TimeNs>::min();
+  for (std::size_t i = 0; i < n; ++i) {
+    m = std::max(m, end(i));
+    if (i % kBlock == kBlock - 1 || i + 1 == n) block_max_end_.push_back(m);
+  }
+}
+
+std::size_t LaneEvents::bytes() const {
+  return start_.capacity() * sizeof(TimeNs) + dur_.capacity() * sizeof(std::uint32_t) +
+         style_.capacity() * sizeof(std::uint8_t) + source_.capacity() * sizeof(std::uint32_t) +
+         long_end_.capacity() * sizeof(long_end_[0]) + block_max_end_.capacity() * sizeof(TimeNs);
+}
+
 std::size_t firstEventEndingAfter(const LaneEvents& events, TimeNs t) {
-  return static_cast<std::size_t>(
-      std::lower_bound(events.max_end.begin(), events.max_end.end(), t) - events.max_end.begin());
+  // The block holding the first event whose running maximum of end reaches t; the maximum before
+  // that block is below t, so that event is the block's first whose own end reaches t.
+  const auto& blocks = events.blockMaxEnd();
+  const auto b =
+      static_cast<std::size_t>(std::lower_bound(blocks.begin(), blocks.end(), t) - blocks.begin());
+  const std::size_t n = events.size();
+  if (b == blocks.size()) return n;
+  const std::size_t last = std::min(n, (b + 1) * LaneEvents::kBlock);
+  std::size_t i = b * LaneEvents::kBlock;
+  while (i < last && events.end(i) < t)
+    ++i;
+  return i;
 }
 
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
@@ -58,12 +137,13 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
   bool have_run = false;
   bool sorted = true;
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
-  const TimeNs* starts = events.start.data();
-  const TimeNs* ends = events.end.data();
+  const TimeNs* starts = events.startData();
+  const std::uint32_t* durations = events.durationData();
   for (std::size_t i = firstEventEndingAfter(events, view.lo); i < n; ++i) {
     const TimeNs s = starts[i];
     if (s >= view.hi) break;
-    const TimeNs e = ends[i];
+    const std::uint32_t d = durations[i];
+    const TimeNs e = d != LaneEvents::kLongDuration ? s + static_cast<TimeNs>(d) : events.end(i);
     // Fast path (most events at a far zoom): the event lies inside the columns of the run being
     // merged (its start is not before the run's, events being sorted), so it only joins it.
     if (have_run && s >= view.lo) {
@@ -73,7 +153,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
         run.busy_ns += e - s;
         if (e - s > run_longest) {
           run_longest = e - s;
-          run.style = events.style[i];
+          run.style = events.style(i);
         }
         continue;
       }
@@ -83,7 +163,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
     const auto index = static_cast<std::uint32_t>(i);
     if (px.x1 - px.x0 >= merge_below_px) {
       if (!out.empty() && px.x0 < out.back().x0) sorted = false;
-      out.push_back({px.x0, px.x1, events.style[i], index, 1, e - s});
+      out.push_back({px.x0, px.x1, events.style(i), index, 1, e - s});
       continue;
     }
     if (have_run && px.x0 <= run.x1) {
@@ -92,7 +172,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       run.busy_ns += e - s;
       if (e - s > run_longest) {
         run_longest = e - s;
-        run.style = events.style[i];
+        run.style = events.style(i);
       }
       continue;
     }
@@ -100,7 +180,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       if (!out.empty() && run.x0 < out.back().x0) sorted = false;
       out.push_back(run);
     }
-    run = {px.x0, px.x1, events.style[i], index, 1, e - s};
+    run = {px.x0, px.x1, events.style(i), index, 1, e - s};
     run_longest = e - s;
     have_run = true;
   }

@@ -3,6 +3,7 @@
 // to the boxes to paint. Pure and Qt-free so that it is tested against a brute-force rasteriser.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tracer/format/trace_model.h"
@@ -32,28 +33,62 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view);
 
 // One lane's events, sorted by start. `style` picks the colour; `source` points back at the
 // record the event came from (a track event, a step, a bucket) for hover and selection.
-struct LaneEvents {
-  std::vector<TimeNs> start;
-  std::vector<TimeNs> end;
-  std::vector<std::uint16_t> style;
-  std::vector<std::uint32_t> source;
-  std::vector<TimeNs> max_end;  // running maximum of end: monotonic, so it can be binary searched
+//
+// Stored compactly, about 13 bytes an event (a lane of a GPU stream holds one item per kernel):
+// the start as TimeNs; the duration in 32 bits, with the rare event that does not fit (4.29 s or
+// longer, or ending before it starts) kept exactly aside; the style in one byte; the source only
+// when it is not the event's own index (a stream lane whose events are its track's, in order, has
+// none); and the running maximum of end once per block of kBlock events, for
+// firstEventEndingAfter.
+class LaneEvents {
+ public:
+  static constexpr std::size_t kBlock = 64;
+  // Stored in place of a duration that does not fit in 32 bits: the end is kept in long_end_.
+  static constexpr std::uint32_t kLongDuration = 0xFFFFFFFFu;
 
-  std::size_t size() const { return start.size(); }
-  void add(TimeNs s, TimeNs e, std::uint16_t st, std::uint32_t src) {
-    start.push_back(s);
-    end.push_back(e);
-    style.push_back(st);
-    source.push_back(src);
+  std::size_t size() const { return start_.size(); }
+  TimeNs start(std::size_t i) const { return start_[i]; }
+  TimeNs end(std::size_t i) const {
+    const std::uint32_t d = dur_[i];
+    return d != kLongDuration ? start_[i] + static_cast<TimeNs>(d) : longEnd(i);
   }
-  // Sorts by start (stable) and fills max_end; call once after the last add().
+  std::uint8_t style(std::size_t i) const { return style_[i]; }
+  std::uint32_t source(std::size_t i) const {
+    return source_.empty() ? static_cast<std::uint32_t>(i) : source_[i];
+  }
+  // The largest end of any event; the lane must not be empty.
+  TimeNs maxEnd() const { return block_max_end_.back(); }
+
+  void add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src);
+  // Sorts by start (stable), fits the columns to their size and fills the block maxima; call once
+  // after the last add().
   void finish();
+
+  // The columns as stored, for the draw-list builder's loop and for tests.
+  const TimeNs* startData() const { return start_.data(); }
+  const std::uint32_t* durationData() const { return dur_.data(); }
+  // Running maximum of end at the last event of each block (monotonic: binary searched).
+  const std::vector<TimeNs>& blockMaxEnd() const { return block_max_end_; }
+  bool sourcesAreIndices() const { return source_.empty(); }
+  std::size_t longDurationCount() const { return long_end_.size(); }
+  // Bytes held by the columns (their capacity).
+  std::size_t bytes() const;
+
+ private:
+  TimeNs longEnd(std::size_t i) const;
+
+  std::vector<TimeNs> start_;
+  std::vector<std::uint32_t> dur_;  // end - start, or kLongDuration
+  std::vector<std::uint8_t> style_;
+  std::vector<std::uint32_t> source_;  // empty while source(i) == i for every event
+  std::vector<std::pair<std::uint32_t, TimeNs>> long_end_;  // (index, end), sorted by index
+  std::vector<TimeNs> block_max_end_;
 };
 
 // A box to paint: a run of columns with the events drawn in it.
 struct DrawBox {
   int x0 = 0, x1 = 0;       // columns [x0, x1)
-  std::uint16_t style = 0;  // the event's style, or the style of the longest event of a merged run
+  std::uint8_t style = 0;   // the event's style, or the style of the longest event of a merged run
   std::uint32_t first = 0;  // index (in LaneEvents) of its first event
   std::uint32_t count = 0;  // events merged into it
   TimeNs busy_ns = 0;       // sum of their durations
@@ -66,7 +101,8 @@ struct DrawBox {
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
                                    int merge_below_px = 3);
 
-// Index of the first event that may be visible at or after time t (binary search on max_end).
+// Index of the first event that may be visible at or after time t: the first whose running
+// maximum of end is at least t (binary search on the block maxima, then a scan of one block).
 std::size_t firstEventEndingAfter(const LaneEvents& events, TimeNs t);
 
 // The box under column x, or nullptr.

@@ -37,8 +37,7 @@ const DrawBox* LanePlottable::boxAt(double pixel_x) const {
 QCPRange LanePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
   found = lane_->events.size() > 0;
   if (!found) return {};
-  return {static_cast<double>(lane_->events.start.front()),
-          static_cast<double>(lane_->events.max_end.back())};
+  return {static_cast<double>(lane_->events.start(0)), static_cast<double>(lane_->events.maxEnd())};
 }
 
 QCPRange LanePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const {
@@ -48,7 +47,7 @@ QCPRange LanePlottable::getValueRange(bool& found, QCP::SignDomain, const QCPRan
 
 QString LanePlottable::boxLabel(const DrawBox& box) const {
   const auto i = box.first;
-  const auto src = lane_->events.source[i];
+  const auto src = lane_->events.source(i);
   switch (lane_->kind) {
     case LaneKind::Steps:
       return box.count == 1 && src < rank_->steps.size()

@@ -34,7 +34,7 @@ void addSplitComm(LaneEvents& out, TimeNs s, TimeNs e, std::uint32_t src,
   if (cursor < e || s == e) out.add(cursor, e, kStyleCommExposed, src);
 }
 
-std::uint16_t styleOf(ActivityClass c) {
+std::uint8_t styleOf(ActivityClass c) {
   switch (c) {
     case ActivityClass::Computation:
       return kStyleCompute;
@@ -203,8 +203,8 @@ TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunRepor
   TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
   for (const auto& l : m.lanes) {
     if (l.events.size() == 0) continue;
-    lo = std::min(lo, l.events.start.front());
-    hi = std::max(hi, l.events.max_end.back());
+    lo = std::min(lo, l.events.start(0));
+    hi = std::max(hi, l.events.maxEnd());
     if (l.kind == LaneKind::Stream) m.event_count += l.events.size();
   }
   if (lo < hi) {

@@ -15,7 +15,7 @@ namespace ddpscope::ui {
 
 // Styles index the palette (palette.h). Buckets take two consecutive styles from kBucketBase:
 // the wait (ready -> allreduce start, light) and the allreduce (solid).
-enum Style : std::uint16_t {
+enum Style : std::uint8_t {
   kStyleCompute = 0,
   kStyleCommHidden,
   kStyleCommExposed,
@@ -25,9 +25,9 @@ enum Style : std::uint16_t {
   kStyleBucketBase,
 };
 inline constexpr int kBucketColours = 6;
-inline std::uint16_t bucketStyle(std::int32_t bucket_id, bool wait) {
+inline std::uint8_t bucketStyle(std::int32_t bucket_id, bool wait) {
   const int k = ((bucket_id % kBucketColours) + kBucketColours) % kBucketColours;
-  return static_cast<std::uint16_t>(kStyleBucketBase + 2 * k + (wait ? 1 : 0));
+  return static_cast<std::uint8_t>(kStyleBucketBase + 2 * k + (wait ? 1 : 0));
 }
 inline constexpr int kStyleCount = kStyleBucketBase + 2 * kBucketColours;
 

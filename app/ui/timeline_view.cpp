@@ -315,10 +315,10 @@ void TimelineView::updateBucketItems() {
   for (auto* l : lanes_) {
     const Lane& lane = l->lane();
     if (lane.rank_index != key->rank_index) continue;
-    if (lane.kind == LaneKind::Buckets &&
-        std::find(lane.events.source.begin(), lane.events.source.end(),
-                  static_cast<std::uint32_t>(key->report_index)) != lane.events.source.end())
-      bucket_lane = l;
+    if (lane.kind == LaneKind::Buckets) {
+      for (std::size_t i = 0; i < lane.events.size() && !bucket_lane; ++i)
+        if (lane.events.source(i) == static_cast<std::uint32_t>(key->report_index)) bucket_lane = l;
+    }
     if (lane.kind == LaneKind::Stream && lane.device == b.device && lane.stream == b.stream)
       comm_lane = l;
     if (lane.kind == LaneKind::Stream && lane.role == "compute" && !compute_lane) compute_lane = l;
@@ -398,22 +398,24 @@ QString TimelineView::hoverText(const QPointF& pos) const {
   if (!box) return {};
   const Lane& lane = lp->lane();
   const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
-  const auto src = lane.events.source[box->first];
+  const auto src = lane.events.source(box->first);
   QString html = QStringLiteral("<table>");
   if (box->count > 1) {
     // Comm kernels are split into hidden/exposed pieces: count kernels, not pieces.
-    std::vector<std::uint32_t> sources(lane.events.source.begin() + box->first,
-                                       lane.events.source.begin() + box->first + box->count);
+    std::vector<std::uint32_t> sources;
+    sources.reserve(box->count);
+    for (std::size_t i = box->first; i < box->first + box->count; ++i)
+      sources.push_back(lane.events.source(i));
     std::sort(sources.begin(), sources.end());
     const auto distinct = std::unique(sources.begin(), sources.end()) - sources.begin();
     const QString what =
         lane.kind == LaneKind::Stream ? QStringLiteral("kernels") : QStringLiteral("events");
     const auto n = lane.kind == LaneKind::Stream ? distinct : box->count;
     html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box->busy_ns));
-    html += row("from", formatTime(lane.events.start[box->first]));
+    html += row("from", formatTime(lane.events.start(box->first)));
     return html + "</table>";
   }
-  const TimeNs s = lane.events.start[box->first], e = lane.events.end[box->first];
+  const TimeNs s = lane.events.start(box->first), e = lane.events.end(box->first);
   switch (lane.kind) {
     case LaneKind::Stream: {
       const auto& t = rank.tracks[static_cast<std::size_t>(lane.track)];
@@ -444,7 +446,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
           html += row("bandwidth",
                       formatBandwidth(static_cast<double>(bytes) / static_cast<double>(dur)));
       }
-      if (const auto st = lane.events.style[box->first];
+      if (const auto st = lane.events.style(box->first);
           st == kStyleCommHidden || st == kStyleCommExposed) {
         html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
       }
@@ -479,7 +481,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
       break;
     }
     case LaneKind::Overlap: {
-      const bool hidden = lane.events.style[box->first] == kStyleCommHidden;
+      const bool hidden = lane.events.style(box->first) == kStyleCommHidden;
       html = QStringLiteral("<b>communication %1</b><table>")
                  .arg(hidden ? "hidden under compute" : "exposed");
       html += row("start", formatTime(s));
@@ -567,10 +569,10 @@ bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
         if (lp && box && lp->lane().kind == LaneKind::Buckets) {
           session_->selectBucket(
               BucketKey{lp->lane().rank_index,
-                        static_cast<std::int32_t>(lp->lane().events.source[box->first])});
+                        static_cast<std::int32_t>(lp->lane().events.source(box->first))});
         } else if (lp && box && box->count == 1 && lp->lane().kind == LaneKind::Stream) {
           session_->selectEvent(EventRef{lp->lane().rank_index, lp->lane().track,
-                                         lp->lane().events.source[box->first]});
+                                         lp->lane().events.source(box->first)});
         } else {
           session_->selectEvent(std::nullopt);
         }

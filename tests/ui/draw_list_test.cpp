@@ -2,6 +2,8 @@
 // drawn boxes cover exactly the pixel columns the events cover, and every event is counted once.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "app/ui/draw_list.h"
@@ -13,7 +15,7 @@ namespace {
 std::vector<bool> rasterEvents(const LaneEvents& ev, const ViewWindow& w) {
   std::vector<bool> px(static_cast<std::size_t>(w.width), false);
   for (std::size_t i = 0; i < ev.size(); ++i) {
-    const PixelSpan s = pixelSpan(ev.start[i], ev.end[i], w);
+    const PixelSpan s = pixelSpan(ev.start(i), ev.end(i), w);
     for (int x = s.x0; x < s.x1; ++x)
       px[static_cast<std::size_t>(x)] = true;
   }
@@ -46,10 +48,10 @@ LaneEvents randomLane(std::mt19937_64& rng, std::size_t n, bool overlapping) {
                          : static_cast<TimeNs>(rng() % 5'000'000);
     if (k == 0) dur = 0;
     if (overlapping && k % 3 == 0) {
-      ev.add(t - static_cast<TimeNs>(rng() % 10'000), t + dur, static_cast<std::uint16_t>(k % 4),
+      ev.add(t - static_cast<TimeNs>(rng() % 10'000), t + dur, static_cast<std::uint8_t>(k % 4),
              static_cast<std::uint32_t>(i));
     } else {
-      ev.add(t, t + dur, static_cast<std::uint16_t>(k % 4), static_cast<std::uint32_t>(i));
+      ev.add(t, t + dur, static_cast<std::uint8_t>(k % 4), static_cast<std::uint32_t>(i));
       t += dur;
     }
     t += static_cast<TimeNs>(gap(rng));
@@ -113,7 +115,7 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(GetParam()));
   const bool overlapping = GetParam() % 2 == 1;
   const LaneEvents ev = randomLane(rng, 20'000, overlapping);
-  const TimeNs lo = ev.start.front(), hi = ev.max_end.back();
+  const TimeNs lo = ev.start(0), hi = ev.maxEnd();
   for (int zoom = 0; zoom < 40; ++zoom) {
     // From the whole lane down to a few ns across the widget, at random places.
     const double frac = std::pow(10.0, -static_cast<double>(rng() % 9000) / 1000.0);
@@ -129,7 +131,7 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
     // Every visible event is in exactly one box; boxes are sorted.
     std::size_t visible = 0;
     for (std::size_t i = 0; i < ev.size(); ++i)
-      visible += pixelSpan(ev.start[i], ev.end[i], w).empty() ? 0 : 1;
+      visible += pixelSpan(ev.start(i), ev.end(i), w).empty() ? 0 : 1;
     std::size_t counted = 0;
     for (std::size_t b = 0; b < boxes.size(); ++b) {
       counted += boxes[b].count;
@@ -146,3 +148,142 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, UiDrawListRandom, ::testing::Range(1, 9));
+
+// The first event whose running maximum of end reaches t, by brute force.
+std::size_t firstEndingAfterBrute(const LaneEvents& ev, TimeNs t) {
+  TimeNs m = std::numeric_limits<TimeNs>::min();
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    m = std::max(m, ev.end(i));
+    if (m >= t) return i;
+  }
+  return ev.size();
+}
+
+TEST(UiDrawList, FirstEventEndingAfterMatchesTheRunningMaximum) {
+  std::mt19937_64 rng(7);
+  // Sizes around the block size, and lanes with long events that hide shorter ones.
+  for (const std::size_t n : {0u, 1u, 2u, 63u, 64u, 65u, 127u, 128u, 129u, 1000u, 5000u}) {
+    for (const bool overlapping : {false, true}) {
+      const LaneEvents ev = randomLane(rng, n, overlapping);
+      ASSERT_EQ(ev.size(), n);
+      ASSERT_EQ(ev.blockMaxEnd().size(), (n + LaneEvents::kBlock - 1) / LaneEvents::kBlock);
+      if (n == 0) {
+        EXPECT_EQ(firstEventEndingAfter(ev, 0), 0u);
+        continue;
+      }
+      std::vector<TimeNs> probes = {std::numeric_limits<TimeNs>::min(), ev.start(0) - 1,
+                                    ev.maxEnd(), ev.maxEnd() + 1,
+                                    std::numeric_limits<TimeNs>::max()};
+      for (std::size_t i = 0; i < n; ++i) {  // every end, and either side of it
+        probes.push_back(ev.end(i) - 1);
+        probes.push_back(ev.end(i));
+        probes.push_back(ev.end(i) + 1);
+      }
+      for (int k = 0; k < 200; ++k)
+        probes.push_back(
+            ev.start(0) +
+            static_cast<TimeNs>(rng() % static_cast<std::uint64_t>(ev.maxEnd() - ev.start(0) + 1)));
+      for (const TimeNs t : probes)
+        ASSERT_EQ(firstEventEndingAfter(ev, t), firstEndingAfterBrute(ev, t))
+            << "n " << n << " t " << t;
+    }
+  }
+}
+
+TEST(UiDrawList, DurationsThatDoNotFitIn32BitsAreKeptExactly) {
+  constexpr TimeNs kFits = TimeNs{LaneEvents::kLongDuration} - 1;  // the longest stored inline
+  LaneEvents ev;
+  // Added out of order, so that sorting moves the long ones.
+  ev.add(500, 500 + (TimeNs{1} << 62), 1, 10);  // decades
+  ev.add(100, 100 + kFits, 2, 11);
+  ev.add(300, 300 + kFits + 1, 3, 12);  // one past: the escape itself
+  ev.add(0, 0, 0, 13);                  // zero length
+  ev.add(200, 150, 4, 14);              // ends before it starts
+  ev.add(400, 400 + 10'000'000'000, 5, 15);
+  ev.finish();
+  ASSERT_EQ(ev.size(), 6u);
+  const TimeNs want_start[] = {0, 100, 200, 300, 400, 500};
+  const TimeNs want_end[] = {
+      0, 100 + kFits, 150, 300 + kFits + 1, 400 + 10'000'000'000, 500 + (TimeNs{1} << 62)};
+  const std::uint32_t want_source[] = {13, 11, 14, 12, 15, 10};
+  const std::uint8_t want_style[] = {0, 2, 4, 3, 5, 1};
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_EQ(ev.start(i), want_start[i]) << i;
+    EXPECT_EQ(ev.end(i), want_end[i]) << i;
+    EXPECT_EQ(ev.source(i), want_source[i]) << i;
+    EXPECT_EQ(ev.style(i), want_style[i]) << i;
+  }
+  EXPECT_EQ(ev.longDurationCount(), 4u);
+  EXPECT_EQ(ev.maxEnd(), 500 + (TimeNs{1} << 62));
+  // Long events are drawn as such: the one spanning decades covers a window far away.
+  const auto boxes = buildDrawList(ev, {TimeNs{1} << 40, (TimeNs{1} << 40) + 1000, 100});
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_EQ(boxes[0].first, 5u);
+  EXPECT_EQ(boxes[0].x0, 0);
+  EXPECT_EQ(boxes[0].x1, 100);
+}
+
+TEST(UiDrawList, SourcesAreStoredOnlyWhenTheyAreNotTheIndices) {
+  LaneEvents same;  // a stream lane that is its track, in order
+  for (std::uint32_t i = 0; i < 100; ++i)
+    same.add(10 * i, 10 * i + 5, 0, i);
+  same.finish();
+  EXPECT_TRUE(same.sourcesAreIndices());
+  for (std::uint32_t i = 0; i < 100; ++i)
+    EXPECT_EQ(same.source(i), i);
+
+  LaneEvents split;  // a comm kernel cut into pieces: both point at event 1
+  split.add(0, 10, 0, 0);
+  split.add(20, 25, 1, 1);
+  split.add(25, 30, 2, 1);
+  split.add(40, 50, 0, 2);
+  split.finish();
+  EXPECT_FALSE(split.sourcesAreIndices());
+  const std::uint32_t want[] = {0, 1, 1, 2};
+  for (std::size_t i = 0; i < split.size(); ++i)
+    EXPECT_EQ(split.source(i), want[i]);
+
+  LaneEvents reordered;  // indices in the order added, then sorted by start
+  reordered.add(30, 40, 0, 0);
+  reordered.add(10, 20, 0, 1);
+  reordered.add(20, 30, 0, 2);
+  reordered.finish();
+  EXPECT_FALSE(reordered.sourcesAreIndices());
+  EXPECT_EQ(reordered.source(0), 1u);
+  EXPECT_EQ(reordered.source(1), 2u);
+  EXPECT_EQ(reordered.source(2), 0u);
+}
+
+TEST(UiDrawList, LongEventsEqualThePixelRasterisation) {
+  // Events of seconds to hours among short ones (the 32-bit escape in the builder's loop).
+  std::mt19937_64 rng(11);
+  LaneEvents ev;
+  TimeNs t = 0;
+  for (std::uint32_t i = 0; i < 5000; ++i) {
+    const TimeNs dur = rng() % 50 == 0 ? static_cast<TimeNs>(rng() % 10'000'000'000'000)
+                                       : static_cast<TimeNs>(rng() % 100'000'000);
+    ev.add(t, t + dur, static_cast<std::uint8_t>(i % 4), i);
+    t += static_cast<TimeNs>(rng() % 200'000'000);
+  }
+  ev.finish();
+  ASSERT_GT(ev.longDurationCount(), 50u);
+  const TimeNs lo = ev.start(0), hi = ev.maxEnd();
+  for (int zoom = 0; zoom < 60; ++zoom) {
+    const double frac = std::pow(10.0, -static_cast<double>(rng() % 9000) / 1000.0);
+    const TimeNs width_ns =
+        std::max<TimeNs>(3, static_cast<TimeNs>(static_cast<double>(hi - lo) * frac));
+    const TimeNs start = lo + static_cast<TimeNs>(rng() % static_cast<std::uint64_t>(hi - lo));
+    const ViewWindow w{start, start + width_ns, 50 + static_cast<int>(rng() % 2000)};
+    EXPECT_EQ(rasterBoxes(buildDrawList(ev, w), w.width), rasterEvents(ev, w))
+        << "zoom " << zoom << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+  }
+}
+
+TEST(UiDrawList, EventsWiderThanAnIntOfColumnsAreClipped) {
+  // A 2 s event seen 1 ns wide across 1600 columns spans 3.2e12 columns.
+  const ViewWindow w{1'000'000'000, 1'000'000'001, 1600};
+  EXPECT_EQ(pixelSpan(0, 2'000'000'000, w).x0, 0);
+  EXPECT_EQ(pixelSpan(0, 2'000'000'000, w).x1, 1600);
+  EXPECT_EQ(pixelSpan(1'000'000'000, 2'000'000'000, w).x0, 0);
+  EXPECT_EQ(pixelSpan(0, 1'000'000'000, w).x1, 0);  // ends at the window start: not drawn
+}

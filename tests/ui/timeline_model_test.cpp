@@ -13,10 +13,10 @@ using namespace ddpscope;
 using namespace ddpscope::ui;
 
 namespace {
-TimeNs lengthOfStyle(const Lane& lane, std::uint16_t style) {
+TimeNs lengthOfStyle(const Lane& lane, std::uint8_t style) {
   TimeNs sum = 0;
   for (std::size_t i = 0; i < lane.events.size(); ++i)
-    if (lane.events.style[i] == style) sum += lane.events.end[i] - lane.events.start[i];
+    if (lane.events.style(i) == style) sum += lane.events.end(i) - lane.events.start(i);
   return sum;
 }
 }  // namespace
@@ -67,13 +67,13 @@ TEST(UiTimelineModel, CommSplitIntoHiddenAndExposedPieces) {
     if (l->stream == 40) comm = l;
   ASSERT_NE(comm, nullptr);
   ASSERT_EQ(comm->events.size(), 3u);
-  EXPECT_EQ(comm->events.start[0], 50);
-  EXPECT_EQ(comm->events.end[0], 100);
-  EXPECT_EQ(comm->events.style[0], kStyleCommHidden);
-  EXPECT_EQ(comm->events.end[1], 300);
-  EXPECT_EQ(comm->events.style[1], kStyleCommExposed);
-  EXPECT_EQ(comm->events.style[2], kStyleCommHidden);
-  EXPECT_EQ(comm->events.source[1], comm->events.source[0]);  // all pieces point at one kernel
+  EXPECT_EQ(comm->events.start(0), 50);
+  EXPECT_EQ(comm->events.end(0), 100);
+  EXPECT_EQ(comm->events.style(0), kStyleCommHidden);
+  EXPECT_EQ(comm->events.end(1), 300);
+  EXPECT_EQ(comm->events.style(1), kStyleCommExposed);
+  EXPECT_EQ(comm->events.style(2), kStyleCommHidden);
+  EXPECT_EQ(comm->events.source(1), comm->events.source(0));  // all pieces point at one kernel
 }
 
 TEST(UiTimelineModel, RanksGetTheirOwnLaneGroups) {
