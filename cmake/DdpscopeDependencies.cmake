@@ -61,3 +61,33 @@ if(NOT DDPSCOPE_CUDA STREQUAL "OFF")
     message(WARNING "ddpscope: CUDA parts skipped: ${_why}")
   endif()
 endif()
+
+# MPI (optional): the agent bootstraps NCCL across nodes through MPI_Bcast when started by mpirun
+# or srun (agent/bootstrap). AUTO uses it when found; OFF leaves only the file rendezvous.
+set(DDPSCOPE_MPI AUTO CACHE STRING "Build the agent's MPI bootstrap: AUTO (when MPI is found), ON, OFF")
+set_property(CACHE DDPSCOPE_MPI PROPERTY STRINGS AUTO ON OFF)
+set(DDPSCOPE_HAVE_MPI OFF)
+if(DDPSCOPE_MPI STREQUAL "OFF")
+  message(STATUS "ddpscope: MPI bootstrap: disabled (DDPSCOPE_MPI=OFF); the file rendezvous only")
+else()
+  set(MPI_CXX_SKIP_MPICXX ON)  # the C API only, no deprecated C++ bindings
+  if(DDPSCOPE_MPI STREQUAL "ON")
+    find_package(MPI COMPONENTS CXX REQUIRED)
+  else()
+    find_package(MPI QUIET COMPONENTS CXX)
+  endif()
+  if(MPI_CXX_FOUND)
+    set(DDPSCOPE_HAVE_MPI ON)
+    set(_mpi_launcher "no mpiexec found: the MPI tests are skipped")
+    if(MPIEXEC_EXECUTABLE)
+      execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpi_launcher
+                      ERROR_QUIET TIMEOUT 20)
+      string(REGEX REPLACE "\n.*" "" _mpi_launcher "${_mpi_launcher}")  # "mpiexec (OpenRTE) 4.1.4"
+    endif()
+    message(STATUS "ddpscope: MPI bootstrap: enabled (MPI ${MPI_CXX_VERSION}, ${MPI_CXX_HEADER_DIR}; "
+                   "${_mpi_launcher})")
+  else()
+    message(STATUS "ddpscope: MPI bootstrap: skipped: Open MPI not found; install libopenmpi-dev "
+                   "(and openmpi-bin for the tests); the agent uses the file rendezvous")
+  endif()
+endif()
