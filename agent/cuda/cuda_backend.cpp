@@ -16,9 +16,11 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
+#include "agent/bootstrap/bootstrap.h"
 #include "agent/cuda/cuda_check.h"
 #include "agent/cuda/cuda_device.h"
 #include "agent/cuda/launch_labels.h"
@@ -133,29 +135,38 @@ std::string rendezvousPath(const AgentOptions& o, const RankIdentity& id) {
       .string();
 }
 
-// Rank 0 makes the NCCL id and publishes it in a file (atomically); the others wait for it.
-ncclUniqueId rendezvous(const std::string& path, const RankIdentity& id, double timeout_s) {
+// The bootstrap that hands rank 0's NCCL id to the others: MPI_Bcast when this build has MPI and
+// mpirun or srun (with PMI) started the process, the file rendezvous otherwise (launch local,
+// torchrun, a single process); DDPSCOPE_BOOTSTRAP=file|mpi|auto overrides. Throws
+// std::invalid_argument for a DDPSCOPE_BOOTSTRAP it cannot follow.
+bootstrap::BootstrapKind chooseBootstrapFor(const RankIdentity& id) {
+  const char* forced = std::getenv("DDPSCOPE_BOOTSTRAP");
+  return bootstrap::chooseBootstrap(forced ? forced : "", id.launcher,
+                                    bootstrap::launchedWithMpiWorld(id.launcher),
+                                    bootstrap::mpiBootstrapBuilt());
+}
+
+// Rank 0 makes the NCCL id; the bootstrap hands it to the others. The id is made before MPI
+// starts (a failure there must not leave rank 0 in MPI_Finalize while the others wait in the
+// broadcast), and the bootstrap (MPI with it) is gone before NCCL starts: nothing else uses it.
+ncclUniqueId shareNcclId(bootstrap::BootstrapKind kind, const AgentOptions& o,
+                         const RankIdentity& id, double timeout_s) {
   ncclUniqueId uid{};
-  if (id.rank == 0) {
-    DDPSCOPE_NCCL_CHECK(ncclGetUniqueId(&uid));
-    trace::writeFileAtomically(path, std::string_view(uid.internal, sizeof uid.internal));
-    return uid;
+  if (id.rank == 0) DDPSCOPE_NCCL_CHECK(ncclGetUniqueId(&uid));
+  std::unique_ptr<bootstrap::Bootstrap> b;
+  if (kind == bootstrap::BootstrapKind::kMpi) {
+    b = bootstrap::makeMpiBootstrap({id.rank, id.world_size, id.launcher});
+  } else {
+    bootstrap::FileRendezvousOptions f;
+    f.path = rendezvousPath(o, id);
+    f.rank = id.rank;
+    f.timeout_s = timeout_s;
+    f.what = "the NCCL id";
+    f.cancelled = [] { return g_terminate.load(); };
+    b = bootstrap::makeFileRendezvous(std::move(f));
   }
-  const auto deadline = steadyNs() + static_cast<std::int64_t>(timeout_s * 1e9);
-  for (;;) {
-    std::ifstream in(path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    if (bytes.size() == sizeof uid.internal) {
-      std::memcpy(uid.internal, bytes.data(), sizeof uid.internal);
-      return uid;
-    }
-    if (steadyNs() > deadline || g_terminate.load()) {
-      throw std::runtime_error(
-          "rank " + std::to_string(id.rank) + ": rank 0 did not publish the NCCL id in " + path +
-          " within " + number(timeout_s) + " s; is the folder shared between the ranks' machines?");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  b->broadcast(std::span<char>(uid.internal, sizeof uid.internal));
+  return uid;
 }
 
 // A bitwise hash of every parameter: equal on all ranks exactly when the parameters are.
@@ -209,7 +220,7 @@ void writeRankTrace(cupti::CuptiTracer& tracer, const AgentOptions& o, const Ran
 
 // One rank: this process drives one GPU.
 int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity& id,
-            std::ostream& out, std::ostream& err) {
+            bootstrap::BootstrapKind kind, std::ostream& out, std::ostream& err) {
   signal(SIGTERM, onTerminate);
   fs::create_directories(o.out_dir);
   int devices = 0;
@@ -233,7 +244,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   std::vector<std::pair<std::string, std::string>> clock;
   RankOutcome outcome;
   try {
-    const auto uid = rendezvous(rendezvousPath(o, id), id, run.timeout_s);
+    const auto uid = shareNcclId(kind, o, id, run.timeout_s);
     DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&comm, id.world_size, uid, id.rank));
     watchdog = std::make_unique<Watchdog>(comm, run.timeout_s, id.rank);
 
@@ -481,8 +492,15 @@ int runCudaBackend(const AgentOptions& o, const CudaRunOptions& run, std::ostrea
         << " ranks but --world-size is " << o.world_size << "\n";
     return kExitBadArguments;
   }
+  bootstrap::BootstrapKind kind = bootstrap::BootstrapKind::kFile;
   try {
-    return runRank(o, run, *id, out, err);
+    kind = chooseBootstrapFor(*id);
+  } catch (const std::invalid_argument& e) {
+    err << "ddpscope-agent: " << e.what() << "\n";
+    return kExitBadArguments;
+  }
+  try {
+    return runRank(o, run, *id, kind, out, err);
   } catch (const CudaError& e) {
     err << "ddpscope-agent: rank " << id->rank << ": " << e.what() << "\n";
     return kExitBackendUnavailable;

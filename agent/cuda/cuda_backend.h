@@ -1,7 +1,8 @@
 #pragma once
-// --backend cuda: one process per GPU (rank), NCCL communicators bootstrapped through a file
-// rendezvous (or started by mpirun/srun/torchrun), the shared training loop on a CudaDevice,
-// traced in-process by CUPTI, one rank-<r>.json.gz per rank.
+// --backend cuda: one process per GPU (rank), started by --launch local, mpirun, srun or torchrun;
+// the NCCL id goes from rank 0 to the others through MPI under mpirun/srun in a build with MPI,
+// through a file rendezvous otherwise (agent/bootstrap, DDPSCOPE_BOOTSTRAP); the shared training
+// loop on a CudaDevice, traced in-process by CUPTI, one rank-<r>.json.gz per rank.
 
 #include <ostream>
 #include <string>
