@@ -43,7 +43,7 @@ void DetailsPanel::refresh() {
   const auto& rank = run->run.ranks[static_cast<std::size_t>(ref->rank_index)];
   const auto& t = rank.tracks[static_cast<std::size_t>(ref->track)];
   const std::size_t i = ref->index;
-  const auto& act = run->activity[static_cast<std::size_t>(ref->rank_index)];
+  const auto& overlap = run->overlap[static_cast<std::size_t>(ref->rank_index)];
   const std::string& name = rank.names[t.name[i]];
   const auto cls = analysis::classify(t.kind_of[i], name);
   const TimeNs s = t.start[i], e = t.end(i), dur = t.dur[i];
@@ -73,7 +73,9 @@ void DetailsPanel::refresh() {
   }
   if (dur > 0) {
     if (cls == analysis::ActivityClass::Communication) {
-      const TimeNs hidden = analysis::lengthWithin(act.compute, s, e);
+      // A comm kernel lies inside the rank's communication (the analysis classifies kernels
+      // by name as classify does), so only the hidden part of it can be under compute.
+      const TimeNs hidden = overlap.computeWithinComm(s, e);
       html +=
           row(tr("hidden under compute"),
               QStringLiteral("%1 (%2)").arg(
@@ -81,7 +83,7 @@ void DetailsPanel::refresh() {
                   formatPct(100.0 * static_cast<double>(hidden) / static_cast<double>(dur), 1)));
       html += row(tr("exposed"), formatTime(dur - hidden));
     } else if (cls == analysis::ActivityClass::Computation) {
-      const TimeNs comm = analysis::lengthWithin(act.comm, s, e);
+      const TimeNs comm = overlap.commWithin(s, e);
       html += row(tr("communication running alongside"),
                   QStringLiteral("%1 (%2)").arg(
                       formatTime(comm),

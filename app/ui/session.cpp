@@ -12,12 +12,37 @@ std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) 
   out->name = QString::fromStdString(run.name);
   if (out->name.isEmpty() && !paths.isEmpty()) out->name = QFileInfo(paths.front()).fileName();
   out->report = analysis::analyzeRun(run);
+  std::vector<analysis::RankActivity> activity;
   for (const auto& r : run.ranks)
-    out->activity.push_back(analysis::rankActivity(r));
-  out->timeline = buildTimelineModel(run, out->report, out->activity);
+    activity.push_back(analysis::rankActivity(r));
+  out->timeline = buildTimelineModel(run, out->report, activity);
+  for (const auto& a : activity)
+    out->overlap.push_back(rankOverlap(a));
   out->completeness = computeCompleteness(run);
   out->run = std::move(run);
   return out;
+}
+
+RankOverlap rankOverlap(const analysis::RankActivity& activity) {
+  return {activity.comm, analysis::intersect(activity.comm, activity.compute)};
+}
+
+std::optional<double> RankOverlap::pctWithin(trace::TimeNs lo, trace::TimeNs hi) const {
+  // |comm ∩ [lo, hi)| and |comm ∩ compute ∩ [lo, hi)|, the two lengths overlapPctWithin
+  // divides, in the same arithmetic.
+  const trace::TimeNs c = analysis::lengthWithin(comm, lo, hi);
+  if (c == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(analysis::lengthWithin(hidden, lo, hi)) /
+         static_cast<double>(c);
+}
+
+trace::TimeNs RankOverlap::computeWithinComm(trace::TimeNs lo, trace::TimeNs hi) const {
+  // [lo, hi) ⊆ ∪comm, so compute ∩ [lo, hi) = (comm ∩ compute) ∩ [lo, hi).
+  return analysis::lengthWithin(hidden, lo, hi);
+}
+
+trace::TimeNs RankOverlap::commWithin(trace::TimeNs lo, trace::TimeNs hi) const {
+  return analysis::lengthWithin(comm, lo, hi);
 }
 
 Completeness computeCompleteness(const trace::Run& run) {
@@ -185,8 +210,8 @@ std::vector<std::optional<double>> Session::selectionOverlap() const {
   std::vector<std::optional<double>> out;
   const auto run = current();
   if (!run || !selection_) return out;
-  for (const auto& a : run->activity)
-    out.push_back(analysis::overlapPctWithin(a, selection_->lo, selection_->hi));
+  for (const auto& o : run->overlap)
+    out.push_back(o.pctWithin(selection_->lo, selection_->hi));
   return out;
 }
 

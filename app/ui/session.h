@@ -34,13 +34,32 @@ Completeness computeCompleteness(const trace::Run& run);
 // What the "INCOMPLETE" badge's tooltip says: why, and what the numbers cover ("" when complete).
 QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded);
 
+// What the views measure a rank's overlap against once its timeline is built: its communication
+// and the part of it hidden under compute (∪comm ∩ ∪compute). Both have about as many intervals
+// as the rank has communication kernels; the compute union (one interval per gap between
+// kernels, 8 B per trace event) and the other sets of analysis::RankActivity are not kept.
+struct RankOverlap {
+  analysis::IntervalSet comm;
+  analysis::IntervalSet hidden;
+
+  // Overlap % inside [lo, hi); empty when no comm there. Equals analysis::overlapPctWithin of
+  // the rank's activity: the comm inside [lo, hi) hidden under compute is `hidden` there.
+  std::optional<double> pctWithin(trace::TimeNs lo, trace::TimeNs hi) const;
+  // How much of [lo, hi) is under the rank's compute, for a span inside its communication (a
+  // comm kernel): analysis::lengthWithin(activity.compute, lo, hi), exactly.
+  trace::TimeNs computeWithinComm(trace::TimeNs lo, trace::TimeNs hi) const;
+  // How much of [lo, hi) is under the rank's communication: analysis::lengthWithin of its comm.
+  trace::TimeNs commWithin(trace::TimeNs lo, trace::TimeNs hi) const;
+};
+RankOverlap rankOverlap(const analysis::RankActivity& activity);
+
 // A run with everything derived from it; immutable once loaded, shared between views.
 struct LoadedRun {
   QString name;
   QStringList paths;
   trace::Run run;
   analysis::RunReport report;
-  std::vector<analysis::RankActivity> activity;  // one per rank
+  std::vector<RankOverlap> overlap;  // one per rank
   TimelineModel timeline;
   double load_seconds = 0;
   Completeness completeness;

@@ -136,8 +136,8 @@ TEST(UiApp, SelectionShowsDurationAndOverlap) {
   s->setSelection(TimeRange{b.start_ns, b.end_ns});
   const auto overlap = s->selectionOverlap();
   ASSERT_EQ(overlap.size(), 1u);
-  const auto expected =
-      analysis::overlapPctWithin(s->current()->activity.front(), b.start_ns, b.end_ns);
+  const auto expected = analysis::overlapPctWithin(
+      analysis::rankActivity(s->current()->run.ranks.front()), b.start_ns, b.end_ns);
   EXPECT_EQ(overlap.front(), expected);
 }
 
@@ -366,8 +366,9 @@ TEST(UiApp, DragPansAndShiftDragMeasuresARange) {
   EXPECT_NEAR(static_cast<double>(s->selection()->length()), (xb - xa) * ns_per_px, 2 * ns_per_px);
   const auto overlap = s->selectionOverlap();
   ASSERT_EQ(overlap.size(), 1u);
-  EXPECT_EQ(overlap.front(), analysis::overlapPctWithin(s->current()->activity.front(),
-                                                        s->selection()->lo, s->selection()->hi));
+  EXPECT_EQ(overlap.front(),
+            analysis::overlapPctWithin(analysis::rankActivity(s->current()->run.ranks.front()),
+                                       s->selection()->lo, s->selection()->hi));
   // F zooms to it (box zoom).
   QKeyEvent f(QEvent::KeyPress, Qt::Key_F, Qt::NoModifier);
   QApplication::sendEvent(qcp, &f);

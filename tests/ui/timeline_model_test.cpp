@@ -2,6 +2,9 @@
 // hidden/exposed split that the overlap strip and the comm lanes draw.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
 #include "app/analysis/analysis.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/session.h"
@@ -98,6 +101,88 @@ TEST(UiTimelineModel, RanksGetTheirOwnLaneGroups) {
     EXPECT_EQ(loaded->timeline.lanesOf(LaneKind::Steps, r).front()->label,
               "rank " + std::to_string(r) + " · steps");
   }
+}
+
+namespace {
+// What a loaded run keeps per rank answers as the rank's full activity does: the selection's
+// overlap %, and the details panel's "hidden under compute" and "communication alongside".
+void expectOverlapAsActivity(const trace::RankTrace& rank, const RankOverlap& overlap,
+                             std::mt19937_64& rng) {
+  const auto act = analysis::rankActivity(rank);
+  EXPECT_EQ(overlap.comm, act.comm);
+  std::size_t comm_kernels = 0, compute_kernels = 0;
+  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+  for (const auto& t : rank.tracks) {
+    if (t.kind != trace::TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      lo = std::min(lo, t.start[i]);
+      hi = std::max(hi, t.end(i));
+      const auto c = analysis::classify(t.kind_of[i], rank.names[t.name[i]]);
+      if (c == analysis::ActivityClass::Communication) {
+        ++comm_kernels;
+        EXPECT_EQ(overlap.computeWithinComm(t.start[i], t.end(i)),
+                  analysis::lengthWithin(act.compute, t.start[i], t.end(i)));
+      } else if (c == analysis::ActivityClass::Computation) {
+        ++compute_kernels;
+        EXPECT_EQ(overlap.commWithin(t.start[i], t.end(i)),
+                  analysis::lengthWithin(act.comm, t.start[i], t.end(i)));
+      }
+    }
+  }
+  EXPECT_GT(comm_kernels, 0u);
+  EXPECT_GT(compute_kernels, 0u);
+  const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
+  for (int k = 0; k < 2000; ++k) {
+    TimeNs a = lo - 10 + static_cast<TimeNs>(rng() % (span + 20));
+    TimeNs b = k % 10 == 0 ? a : a + static_cast<TimeNs>(rng() % (span / (1 + rng() % 1000) + 1));
+    EXPECT_EQ(overlap.pctWithin(a, b), analysis::overlapPctWithin(act, a, b))
+        << "[" << a << ", " << b << ")";
+  }
+  EXPECT_EQ(overlap.pctWithin(lo, hi + 1), analysis::overlapPctWithin(act, lo, hi + 1));
+}
+}  // namespace
+
+TEST(UiTimelineModel, KeptOverlapAnswersAsTheRankActivity) {
+  std::mt19937_64 rng(3);
+  const auto resnet = prepareRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"}), {});
+  ASSERT_EQ(resnet->overlap.size(), 1u);
+  expectOverlapAsActivity(resnet->run.ranks.front(), resnet->overlap.front(), rng);
+
+  // Random streams: compute on two streams, comm on two, copies and syncs, overlapping freely.
+  trace::Run run;
+  for (int r = 0; r < 2; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    for (int i = 0; i < 3000; ++i) {
+      const TimeNs start = static_cast<TimeNs>(rng() % 10'000'000);
+      const TimeNs dur = static_cast<TimeNs>(rng() % (i % 7 == 0 ? 200'000 : 5'000));
+      switch (rng() % 6) {
+        case 0:
+          b.comm(start, dur, 40);
+          break;
+        case 1:
+          b.comm(start, dur, 41);
+          break;
+        case 2:
+          b.kernel("gemm", start, dur, 8);
+          break;
+        case 3:
+          b.add({"Memcpy DtoD", start, dur, 9, 0, trace::EventKind::Memcpy});
+          break;
+        case 4:
+          b.add({"cudaStreamSynchronize", start, dur, 9, 0, trace::EventKind::Sync});
+          break;
+        default:
+          b.kernel("conv", start, dur, 7);
+      }
+    }
+    run.ranks.push_back(b.build());
+    run.ranks.back().rank = r;
+  }
+  const auto loaded = prepareRun(std::move(run), {});
+  ASSERT_EQ(loaded->overlap.size(), 2u);
+  for (std::size_t r = 0; r < 2; ++r)
+    expectOverlapAsActivity(loaded->run.ranks[r], loaded->overlap[r], rng);
 }
 
 TEST(UiTimeAxis, LabelsKeepOneUnitAndEnoughDecimals) {
