@@ -246,30 +246,16 @@ void SimDevice::mark(StreamId s, std::string_view name, Tags tags) {
 
 void SimDevice::addGpuEvent(Stream& s, EventKind kind, trace::NameId name, TimeNs start, TimeNs dur,
                             const Op& op) {
-  auto& t = trace_.tracks[static_cast<std::size_t>(s.track)];
-  t.start.push_back(start);
-  t.dur.push_back(dur);
-  t.name.push_back(name);
-  t.cat.push_back(trace_.names.intern(trace::categoryName(kind)));
-  t.kind_of.push_back(kind);
-  t.correlation.push_back(op.correlation);
-  t.bucket.push_back(op.bucket);
-  t.step.push_back(op.step);
-  t.bytes.push_back(op.bytes);
+  trace_.tracks[static_cast<std::size_t>(s.track)].push(
+      {start, dur, name, trace_.names.intern(trace::categoryName(kind)), kind, op.correlation,
+       op.bucket, op.step, op.bytes});
 }
 
 void SimDevice::addHostEvent(EventKind kind, trace::NameId name, TimeNs start, TimeNs dur,
                              std::int64_t correlation) {
-  auto& t = trace_.tracks[static_cast<std::size_t>(host_track_)];
-  t.start.push_back(start);
-  t.dur.push_back(dur);
-  t.name.push_back(name);
-  t.cat.push_back(trace_.names.intern(trace::categoryName(kind)));
-  t.kind_of.push_back(kind);
-  t.correlation.push_back(correlation);
-  t.bucket.push_back(trace::kNoBucket);
-  t.step.push_back(kind == EventKind::Runtime ? step_ : trace::kNoStep);
-  t.bytes.push_back(trace::kNoBytes);
+  trace_.tracks[static_cast<std::size_t>(host_track_)].push(
+      {start, dur, name, trace_.names.intern(trace::categoryName(kind)), kind, correlation,
+       trace::kNoBucket, kind == EventKind::Runtime ? step_ : trace::kNoStep, trace::kNoBytes});
 }
 
 // A compute kernel that starts while an NCCL kernel runs progresses 1/(1+slowdown) as fast

@@ -27,16 +27,10 @@ class TraceBuilder {
     const bool gpu = trace::isGpuKind(e.kind);
     const auto ti = trace_.trackIndex(gpu ? trace::TrackKind::Gpu : trace::TrackKind::Host,
                                       gpu ? e.device : 100, gpu ? e.stream : 1);
-    auto& t = trace_.tracks[static_cast<std::size_t>(ti)];
-    t.start.push_back(e.start);
-    t.dur.push_back(e.dur);
-    t.name.push_back(trace_.names.intern(e.name));
-    t.cat.push_back(trace_.names.intern(trace::categoryName(e.kind)));
-    t.kind_of.push_back(e.kind);
-    t.correlation.push_back(e.correlation);
-    t.bucket.push_back(e.bucket);
-    t.step.push_back(e.step);
-    t.bytes.push_back(e.bytes);
+    trace_.tracks[static_cast<std::size_t>(ti)].push(
+        {e.start, e.dur, trace_.names.intern(e.name),
+         trace_.names.intern(trace::categoryName(e.kind)), e.kind, e.correlation, e.bucket, e.step,
+         e.bytes});
     return *this;
   }
   TraceBuilder& kernel(const std::string& name, trace::TimeNs start, trace::TimeNs dur,

@@ -40,16 +40,9 @@ RankTrace ourTrace() {
   auto add = [&](TrackKind k, std::int64_t pid, std::int64_t tid, EventKind kind, const char* name,
                  TimeNs s, TimeNs d, std::int64_t corr, std::int32_t bucket, std::int32_t step,
                  std::int64_t bytes) {
-    auto& tr = t.tracks[static_cast<std::size_t>(t.trackIndex(k, pid, tid))];
-    tr.start.push_back(s);
-    tr.dur.push_back(d);
-    tr.name.push_back(t.names.intern(name));
-    tr.cat.push_back(t.names.intern(categoryName(kind)));
-    tr.kind_of.push_back(kind);
-    tr.correlation.push_back(corr);
-    tr.bucket.push_back(bucket);
-    tr.step.push_back(step);
-    tr.bytes.push_back(bytes);
+    t.tracks[static_cast<std::size_t>(t.trackIndex(k, pid, tid))].push(
+        {s, d, t.names.intern(name), t.names.intern(categoryName(kind)), kind, corr, bucket, step,
+         bytes});
   };
   add(TrackKind::Host, 1000, 1000, EventKind::UserAnnotation, "ProfilerStep#0", 0, 90001, -1, -1,
       -1, -1);

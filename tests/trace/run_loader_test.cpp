@@ -16,16 +16,8 @@ RankTrace oneKernelRank(std::int32_t rank, TimeNs base, TimeNs start) {
   t.rank = rank;
   t.world_size = 2;
   t.base_time_ns = base;
-  auto& tr = t.tracks[static_cast<std::size_t>(t.trackIndex(TrackKind::Gpu, 0, 7))];
-  tr.start.push_back(start);
-  tr.dur.push_back(100);
-  tr.name.push_back(t.names.intern("gemm"));
-  tr.cat.push_back(t.names.intern("kernel"));
-  tr.kind_of.push_back(EventKind::Kernel);
-  tr.correlation.push_back(-1);
-  tr.bucket.push_back(-1);
-  tr.step.push_back(-1);
-  tr.bytes.push_back(-1);
+  t.tracks[static_cast<std::size_t>(t.trackIndex(TrackKind::Gpu, 0, 7))].push(
+      {start, 100, t.names.intern("gemm"), t.names.intern("kernel"), EventKind::Kernel});
   return t;
 }
 

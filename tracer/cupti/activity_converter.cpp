@@ -119,16 +119,9 @@ std::int32_t ActivityConverter::track(TrackKind kind, std::int64_t pid, std::int
 }
 
 void ActivityConverter::push(std::int32_t track_index, const EventSpec& e) {
-  auto& t = trace_.tracks[static_cast<std::size_t>(track_index)];
-  t.start.push_back(e.start);
-  t.dur.push_back(std::max<TimeNs>(e.dur, 0));
-  t.name.push_back(e.name);
-  t.cat.push_back(categoryId(e.kind));
-  t.kind_of.push_back(e.kind);
-  t.correlation.push_back(e.correlation);
-  t.bucket.push_back(trace::kNoBucket);
-  t.step.push_back(trace::kNoStep);
-  t.bytes.push_back(e.bytes);
+  trace_.tracks[static_cast<std::size_t>(track_index)].push(
+      {e.start, std::max<TimeNs>(e.dur, 0), e.name, categoryId(e.kind), e.kind, e.correlation,
+       trace::kNoBucket, trace::kNoStep, e.bytes});
   ++stats_.events;
 }
 
@@ -410,15 +403,7 @@ void ActivityConverter::resolveNestedDriverCalls() {
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (nested[i]) continue;
       new_index[i] = kept.size();
-      kept.start.push_back(t.start[i]);
-      kept.dur.push_back(t.dur[i]);
-      kept.name.push_back(t.name[i]);
-      kept.cat.push_back(t.cat[i]);
-      kept.kind_of.push_back(t.kind_of[i]);
-      kept.correlation.push_back(t.correlation[i]);
-      kept.bucket.push_back(t.bucket[i]);
-      kept.step.push_back(t.step[i]);
-      kept.bytes.push_back(t.bytes[i]);
+      kept.push(t.row(i));
     }
     if (kept.size() == t.size()) continue;
     stats_.events -= t.size() - kept.size();

@@ -65,6 +65,19 @@ bool isGpuActivity(EventKind kind);
 
 enum class TrackKind : std::uint8_t { Gpu, Host };
 
+// One event with every column of a track: what Track::push appends and Track::row reads.
+struct EventRow {
+  TimeNs start = 0;
+  TimeNs dur = 0;
+  NameId name = 0;
+  NameId cat = 0;
+  EventKind kind = EventKind::Other;
+  std::int64_t correlation = kNoCorrelation;
+  std::int32_t bucket = kNoBucket;
+  std::int32_t step = kNoStep;
+  std::int64_t bytes = kNoBytes;
+};
+
 // One timeline lane. A GPU track is (device, stream); a host track is (pid, tid).
 // Events are parallel arrays sorted by (start ascending, duration descending).
 struct Track {
@@ -87,6 +100,22 @@ struct Track {
   std::size_t size() const { return start.size(); }
   TimeNs end(std::size_t i) const { return start[i] + dur[i]; }
   void reserve(std::size_t n);
+  // Appends an event to every column (the columns stay the same length).
+  void push(const EventRow& e) {
+    start.push_back(e.start);
+    dur.push_back(e.dur);
+    name.push_back(e.name);
+    cat.push_back(e.cat);
+    kind_of.push_back(e.kind);
+    correlation.push_back(e.correlation);
+    bucket.push_back(e.bucket);
+    step.push_back(e.step);
+    bytes.push_back(e.bytes);
+  }
+  EventRow row(std::size_t i) const {
+    return {start[i],       dur[i],    name[i], cat[i],  kind_of[i],
+            correlation[i], bucket[i], step[i], bytes[i]};
+  }
   // Sorts every column by (start, -dur); stable for ties.
   void sortByStart();
 };

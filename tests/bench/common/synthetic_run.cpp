@@ -17,16 +17,8 @@ struct Appender {
   RankTrace& t;
   void add(std::int32_t track, EventKind kind, NameId name, NameId cat, TimeNs start, TimeNs dur,
            std::int64_t corr, std::int32_t bucket, std::int32_t step, std::int64_t bytes) {
-    auto& tr = t.tracks[static_cast<std::size_t>(track)];
-    tr.start.push_back(start);
-    tr.dur.push_back(dur);
-    tr.name.push_back(name);
-    tr.cat.push_back(cat);
-    tr.kind_of.push_back(kind);
-    tr.correlation.push_back(corr);
-    tr.bucket.push_back(bucket);
-    tr.step.push_back(step);
-    tr.bytes.push_back(bytes);
+    t.tracks[static_cast<std::size_t>(track)].push(
+        {start, dur, name, cat, kind, corr, bucket, step, bytes});
   }
 };
 
