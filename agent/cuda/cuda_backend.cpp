@@ -305,9 +305,12 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
                       ": parameters differ between ranks after training (checksum allreduce)";
     }
   } catch (const std::exception& e) {
-    outcome.error = watchdog && watchdog->fired()
-                        ? watchdog->reason() + " (" + e.what() + ")"
-                        : "rank " + std::to_string(id.rank) + ": " + e.what();
+    // Messages that already name the rank (the bootstrap's) are not prefixed twice.
+    const std::string prefix = "rank " + std::to_string(id.rank) + ": ";
+    const std::string what = e.what();
+    outcome.error = watchdog && watchdog->fired() ? watchdog->reason() + " (" + what + ")"
+                    : what.rfind(prefix, 0) == 0  ? what
+                                                  : prefix + what;
   }
   watchdog.reset();
   if (run.trace) {
