@@ -12,10 +12,11 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view) {
   if (start >= view.hi || end < view.lo || (end == view.lo && start < end)) return {};
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
   // Clamped just outside the window before the conversion to int: an event seconds long seen at
-  // nanosecond zoom spans more columns than an int holds.
-  const double limit = static_cast<double>(view.width) + 1.0;
-  const double x0f = std::clamp(static_cast<double>(start - view.lo) * scale, -1.0, limit);
-  const double x1f = std::clamp(static_cast<double>(end - view.lo) * scale, -1.0, limit);
+  // nanosecond zoom spans more columns than an int holds. (start < hi and end >= lo here, so
+  // only the start can lie far left and the end far right.)
+  const double x0f = std::max(static_cast<double>(start - view.lo) * scale, -1.0);
+  const double x1f =
+      std::min(static_cast<double>(end - view.lo) * scale, static_cast<double>(view.width) + 1.0);
   int x0 = static_cast<int>(std::floor(x0f));
   int x1 = static_cast<int>(std::ceil(x1f));
   if (x1 <= x0) x1 = x0 + 1;
