@@ -637,6 +637,9 @@ class TraceParser {
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
   std::optional<std::size_t> rest_from_;  // a helper's parseMiddlePieces result
+  // Helpers whose rows come after this parser's first absorbed_after_ rows, in document order.
+  std::vector<std::unique_ptr<TraceParser>> absorbed_;
+  std::size_t absorbed_after_ = 0;
 };
 
 NameId TraceParser::internCached(std::string_view s) {
@@ -914,13 +917,14 @@ void TraceParser::absorb(TraceParser& h) {
     const auto& t = h.out_.tracks[j];
     track_of[j] = trackFor(t.kind, t.pid, t.tid);
   }
-  staged_->reserve(staged_->size() + h.staged_->size());
-  for (auto e : *h.staged_) {
+  // The helper's rows stay where it staged them (copying them here made a big file's peak
+  // 28 B/event higher); they are renumbered in place and written after this parser's rows so far.
+  for (auto& e : *h.staged_) {
     e.name = name_of[e.name];
     e.cat = name_of[e.cat];
     e.track = track_of[static_cast<std::size_t>(e.track)];
-    staged_->push_back(e);
   }
+  if (absorbed_.empty()) absorbed_after_ = staged_->size();
   for (auto* list : {&h.flow_starts_, &h.flow_ends_}) {
     auto& into = list == &h.flow_starts_ ? flow_starts_ : flow_ends_;
     for (auto f : *list) {
@@ -1023,6 +1027,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     for (auto& h : helpers)
       absorb(*h);
     if (helpers.back()->rest_from_) from = *helpers.back()->rest_from_;
+    absorbed_ = std::move(helpers);  // their rows are written into the columns by finish()
   }
   const std::size_t pieces = middle.size() + 1;
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
@@ -1502,9 +1507,20 @@ void TraceParser::parseEvent(od::object ev) {
 }
 
 void TraceParser::moveStagedIntoTracks() {
+  // The rows in document order: this parser's first ones, the helpers', then the rest of ours.
+  const StagedEvent* const own = staged_->data();
+  const std::size_t split = absorbed_.empty() ? staged_->size() : absorbed_after_;
+  std::vector<std::pair<const StagedEvent*, const StagedEvent*>> segments;
+  segments.emplace_back(own, own + split);
+  for (const auto& h : absorbed_)
+    segments.emplace_back(h->staged_->data(), h->staged_->data() + h->staged_->size());
+  segments.emplace_back(own + split, own + staged_->size());
+
   std::vector<std::size_t> count(out_.tracks.size(), 0);
-  for (const auto& e : *staged_)
-    ++count[static_cast<std::size_t>(e.track)];
+  for (const auto& [begin, end] : segments) {
+    for (const StagedEvent* e = begin; e != end; ++e)
+      ++count[static_cast<std::size_t>(e->track)];
+  }
   // Each column sized once, then written by index (no capacity check per value).
   std::vector<std::size_t> next(out_.tracks.size());
   for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
@@ -1521,21 +1537,24 @@ void TraceParser::moveStagedIntoTracks() {
     t.step.resize(n);
     t.bytes.resize(n);
   }
-  for (const auto& e : *staged_) {
-    const auto ti = static_cast<std::size_t>(e.track);
-    auto& t = out_.tracks[ti];
-    const std::size_t k = next[ti]++;
-    t.start[k] = e.start;
-    t.dur[k] = e.dur;
-    t.name[k] = e.name;
-    t.cat[k] = e.cat;
-    t.kind_of[k] = e.kind;
-    t.correlation[k] = e.correlation;
-    t.bucket[k] = e.bucket;
-    t.step[k] = e.step;
-    t.bytes[k] = e.bytes;
+  for (const auto& [begin, end] : segments) {
+    for (const StagedEvent* e = begin; e != end; ++e) {
+      const auto ti = static_cast<std::size_t>(e->track);
+      auto& t = out_.tracks[ti];
+      const std::size_t k = next[ti]++;
+      t.start[k] = e->start;
+      t.dur[k] = e->dur;
+      t.name[k] = e->name;
+      t.cat[k] = e->cat;
+      t.kind_of[k] = e->kind;
+      t.correlation[k] = e->correlation;
+      t.bucket[k] = e->bucket;
+      t.step[k] = e->step;
+      t.bytes[k] = e->bytes;
+    }
   }
   staged_->clear();
+  absorbed_.clear();  // the helpers' staging memory with them
 }
 
 void TraceParser::addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name, TimeNs ts,
