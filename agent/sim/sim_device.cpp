@@ -327,26 +327,11 @@ void SimDevice::endTraceAt(TimeNs at) {
         if (gpu || t.start[i] >= at) continue;
         dur = at - t.start[i];
       }
-      t.start[kept] = t.start[i];
-      t.dur[kept] = dur;
-      t.name[kept] = t.name[i];
-      t.cat[kept] = t.cat[i];
-      t.kind_of[kept] = t.kind_of[i];
-      t.correlation[kept] = t.correlation[i];
-      t.bucket[kept] = t.bucket[i];
-      t.step[kept] = t.step[i];
-      t.bytes[kept] = t.bytes[i];
-      ++kept;
+      trace::EventRow row = t.row(i);
+      row.dur = dur;
+      t.setRow(kept++, row);
     }
-    t.start.resize(kept);
-    t.dur.resize(kept);
-    t.name.resize(kept);
-    t.cat.resize(kept);
-    t.kind_of.resize(kept);
-    t.correlation.resize(kept);
-    t.bucket.resize(kept);
-    t.step.resize(kept);
-    t.bytes.resize(kept);
+    t.resize(kept);
   }
 }
 

@@ -97,6 +97,18 @@ void Track::reserve(std::size_t n) {
   reserveColumn(bytes, n);
 }
 
+void Track::resize(std::size_t n) {
+  start.resize(n);
+  dur.resize(n);
+  name.resize(n);
+  cat.resize(n);
+  kind_of.resize(n);
+  correlation.resize(n);
+  bucket.resize(n);
+  step.resize(n);
+  bytes.resize(n);
+}
+
 namespace {
 template <typename T>
 void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {

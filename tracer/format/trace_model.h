@@ -112,6 +112,19 @@ struct Track {
     step.push_back(e.step);
     bytes.push_back(e.bytes);
   }
+  // Every column to n events (new ones zero), and one event's columns written in place.
+  void resize(std::size_t n);
+  void setRow(std::size_t i, const EventRow& e) {
+    start[i] = e.start;
+    dur[i] = e.dur;
+    name[i] = e.name;
+    cat[i] = e.cat;
+    kind_of[i] = e.kind;
+    correlation[i] = e.correlation;
+    bucket[i] = e.bucket;
+    step[i] = e.step;
+    bytes[i] = e.bytes;
+  }
   EventRow row(std::size_t i) const {
     return {start[i],       dur[i],    name[i], cat[i],  kind_of[i],
             correlation[i], bucket[i], step[i], bytes[i]};

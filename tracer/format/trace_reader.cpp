@@ -1526,31 +1526,13 @@ void TraceParser::moveStagedIntoTracks() {
   for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
     auto& t = out_.tracks[i];
     next[i] = t.size();
-    const std::size_t n = t.size() + count[i];
-    t.start.resize(n);
-    t.dur.resize(n);
-    t.name.resize(n);
-    t.cat.resize(n);
-    t.kind_of.resize(n);
-    t.correlation.resize(n);
-    t.bucket.resize(n);
-    t.step.resize(n);
-    t.bytes.resize(n);
+    t.resize(t.size() + count[i]);
   }
   for (const auto& [begin, end] : segments) {
     for (const StagedEvent* e = begin; e != end; ++e) {
       const auto ti = static_cast<std::size_t>(e->track);
-      auto& t = out_.tracks[ti];
-      const std::size_t k = next[ti]++;
-      t.start[k] = e->start;
-      t.dur[k] = e->dur;
-      t.name[k] = e->name;
-      t.cat[k] = e->cat;
-      t.kind_of[k] = e->kind;
-      t.correlation[k] = e->correlation;
-      t.bucket[k] = e->bucket;
-      t.step[k] = e->step;
-      t.bytes[k] = e->bytes;
+      out_.tracks[ti].setRow(next[ti]++, {e->start, e->dur, e->name, e->cat, e->kind,
+                                          e->correlation, e->bucket, e->step, e->bytes});
     }
   }
   staged_->clear();
