@@ -160,11 +160,13 @@ std::string_view keyOf(od::field& field) {
   return {p, static_cast<std::size_t>(q - p)};
 }
 
+bool isJsonSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 std::string_view trimToken(std::string_view t) {
-  while (!t.empty() &&
-         (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) {
+  while (!t.empty() && isJsonSpace(t.back()))
     t.remove_suffix(1);
-  }
   return t;
 }
 
@@ -222,7 +224,7 @@ inline bool plainInt(std::string_view token, std::int64_t& out) {
     ++p;
   }
   if (p == digits || p - digits > 18) return false;
-  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+  while (p < end && isJsonSpace(*p))
     ++p;
   if (p != end) return false;
   out = negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
@@ -252,7 +254,7 @@ inline bool plainMicros(std::string_view token, std::int64_t& ns) {
     frac = a * 100u + b * 10u + c;
     p += 4;
   }
-  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+  while (p < end && isJsonSpace(*p))
     ++p;
   if (p != end) return false;  // more decimals, an exponent, a sign: the general parse
   ns = static_cast<std::int64_t>(whole * 1000 + frac);
@@ -343,10 +345,6 @@ struct ReaderScratch {
   std::vector<StagedEvent> staged;
   PaddedBuffer piece;
 };
-
-bool isJsonSpace(char c) {
-  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
 
 // Offset of the '[' that opens the events: the document's own for a bare array, else the value
 // of the top-level "traceEvents" key, found by a string-aware scan of at most `limit` bytes.
@@ -829,31 +827,16 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
   // must give the same verdict either way).
   const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
   const std::string_view close = bare_array ? "]" : "]}";
+  // A cut can fall inside an event (a comma, a newline and '{' in a list of objects in its
+  // args): neither side then parses alone. A piece that fails is joined with the next ones until
+  // they parse (the events read from the failed attempt are taken back and read again). The last
+  // piece of all is left to the rest of the document. Anything else still fails, and the
+  // whole-document parse gives the exact message.
+  const std::size_t most = scratch_->parser.capacity() - open.size() - close.size();
   for (std::size_t i = begin; i < end; ++i) {
-    saw_events_ = false;  // each wrapper names the one event array again
     const Checkpoint mark = checkpoint();
-    try {
-      parsePiece(open, middle[i].first, middle[i].second, close);
-      continue;
-    } catch (const LoadCancelled&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (...) {
-      if (i + 1 >= end) {
-        if (end != middle.size()) throw;
-        restore(mark);
-        return middle[i].first;
-      }
-    }
-    // A cut can fall inside an event (a comma, a newline and '{' in a list of objects in its
-    // args): neither side then parses alone. Join the piece with the next ones until they parse
-    // (the events read from the failed piece are read again). Anything else still fails, and the
-    // whole-document parse gives the exact message.
-    const std::size_t most = scratch_->parser.capacity() - open.size() - close.size();
-    for (std::size_t last = i + 1;; ++last) {
-      restore(mark);
-      saw_events_ = false;
+    for (std::size_t last = i;; ++last) {
+      saw_events_ = false;  // each wrapper names the one event array again
       try {
         parsePiece(open, middle[i].first, middle[last].second, close);
         i = last;
@@ -863,7 +846,12 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
       } catch (const std::bad_alloc&) {
         throw;
       } catch (...) {
-        if (last + 1 >= end || middle[last + 1].second - middle[i].first > most) throw;
+        restore(mark);
+        if (last + 1 >= end) {
+          if (last == i && end == middle.size()) return middle[i].first;
+          throw;
+        }
+        if (last > i && middle[last + 1].second - middle[i].first > most) throw;
       }
     }
   }
