@@ -37,11 +37,6 @@ std::vector<T> permuted(const std::vector<T>& v, const std::vector<std::uint32_t
   return out;
 }
 
-template <class T>
-void fitToSize(std::vector<T>& v) {
-  if (v.capacity() != v.size()) v = std::vector<T>(v.begin(), v.end());
-}
-
 }  // namespace
 
 void LaneEvents::add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src) {
@@ -93,11 +88,11 @@ void LaneEvents::finish() {
   for (std::size_t i = 0; i < source_.size() && indices; ++i)
     indices = source_[i] == i;
   if (indices) source_ = {};
-  fitToSize(start_);
-  fitToSize(dur_);
-  fitToSize(style_);
-  fitToSize(source_);
-  fitToSize(long_end_);
+  start_.shrink_to_fit();
+  dur_.shrink_to_fit();
+  style_.shrink_to_fit();
+  source_.shrink_to_fit();
+  long_end_.shrink_to_fit();
   block_max_end_.clear();
   block_max_end_.reserve((n + kBlock - 1) / kBlock);
   TimeNs m = std::numeric_limits<TimeNs>::min();
