@@ -62,6 +62,7 @@ const char* const kNames[] = {
     "ProfilerStep#3",
     "ProfilerStep#2147483647",
     "ncclAllReduce",
+    "ncclSend",
     "NCCL",
     "backward",
     "bucket 0 ready",
@@ -305,6 +306,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   cupti::ActivityConverter converter(options);
   if (buffer.size() > 0) converter.addBuffer(buffer.data(), buffer.size());
+  // NVTX extended payloads as the tracer's callback copies them, paired with the NCCL ranges.
+  for (int n = in.u8() % 8; n > 0; --n) {
+    cupti::NvtxPayloadCapture p;
+    p.tid = maker.smallId();
+    p.timestamp = maker.time();
+    p.schema_id = in.u8() % 2 ? (std::uint64_t{1} << 24) + 5 : in.u64();
+    static constexpr std::uint64_t kSizes[] = {8, 16, 24};
+    p.size = in.u8() % 4 == 3 ? in.u64() : kSizes[in.u8() % 3];
+    p.head_bytes = static_cast<std::uint8_t>(in.u8() % (p.head.size() + 1));
+    for (auto& byte : p.head)
+      byte = in.u8();
+    converter.addNvtxPayload(p);
+  }
   converter.addDroppedByCupti(in.u8());
   cupti::FinishOptions finish;
   finish.rank = in.u8() % 4;

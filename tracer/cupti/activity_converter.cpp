@@ -341,7 +341,66 @@ void ActivityConverter::resolveSyncs() {
   syncs_.clear();
 }
 
+void ActivityConverter::addNvtxPayload(const NvtxPayloadCapture& payload) {
+  ++stats_.nvtx_payloads;
+  payloads_.push_back(payload);
+}
+
+void ActivityConverter::matchPayloads() {
+  // A payload was copied in CUPTI's NVTX callback, inside the same NVTX call for which CUPTI
+  // timed the range start, so on the same thread their times differ by the callback's own cost.
+  // Both lists are walked in time order and paired within the window; the order keeps NCCL
+  // calls that follow each other closely (a group of sends and receives) paired one to one.
+  constexpr TimeNs kWindowNs = 20'000;
+  struct Item {
+    TimeNs t;
+    std::uint32_t index;  // marker id, or index into payloads_
+  };
+  std::unordered_map<std::int64_t, std::pair<std::vector<Item>, std::vector<Item>>> by_thread;
+  for (std::size_t i = 0; i < payloads_.size(); ++i) {
+    const auto& p = payloads_[i];
+    if (!plausible(p.timestamp)) continue;
+    by_thread[std::int64_t{p.tid}].second.push_back(
+        {rel(p.timestamp), static_cast<std::uint32_t>(i)});
+  }
+  if (by_thread.empty()) {
+    payloads_.clear();
+    return;
+  }
+  for (const auto& [id, start] : marker_starts_) {
+    if (!isNcclSizedRange(start.name) || marker_bytes_.contains(id)) continue;
+    if (auto t = by_thread.find(start.tid); t != by_thread.end()) {
+      t->second.first.push_back({start.start, id});
+    }
+  }
+  const auto by_time = [](const Item& a, const Item& b) { return a.t < b.t; };
+  for (auto& [tid, lists] : by_thread) {
+    auto& [markers, captures] = lists;
+    std::sort(markers.begin(), markers.end(), by_time);
+    std::sort(captures.begin(), captures.end(), by_time);
+    std::size_t i = 0, j = 0;
+    while (i < markers.size() && j < captures.size()) {
+      const TimeNs d = captures[j].t - markers[i].t;
+      if (d < -kWindowNs) {
+        ++j;  // a payload of a range CUPTI did not record (or not an NCCL one)
+      } else if (d > kWindowNs) {
+        ++i;  // an NCCL range without a payload (NCCL before 2.19)
+      } else {
+        const auto& start = marker_starts_.at(markers[i].index);
+        if (auto bytes = ncclMessageBytes(start.name, payloads_[captures[j].index])) {
+          marker_bytes_[markers[i].index] = *bytes;
+          ++stats_.nvtx_payloads_matched;
+        }
+        ++i;
+        ++j;
+      }
+    }
+  }
+  payloads_.clear();
+}
+
 void ActivityConverter::resolveMarkers() {
+  matchPayloads();
   for (auto& [id, start] : marker_starts_) {
     auto end = marker_ends_.find(id);
     if (end == marker_ends_.end()) {
@@ -573,6 +632,10 @@ trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) 
   b.dropped_records = static_cast<std::int64_t>(stats_.droppedRecords());
   b.config = finish_options.config;
   b.config.emplace_back("tracer", "\"cupti\"");
+  if (stats_.nvtx_payloads > 0) {
+    b.config.emplace_back("nvtx_payloads", std::to_string(stats_.nvtx_payloads));
+    b.config.emplace_back("nvtx_payloads_sized", std::to_string(stats_.nvtx_payloads_matched));
+  }
   b.clock.emplace_back("timestamps", "\"cupti\"");
   b.clock.emplace_back("cupti_to_epoch_ns", std::to_string(options_.epoch_offset_ns));
   trace::canonicalize(out);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "nvtx_payload.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::cupti {
@@ -37,14 +38,16 @@ struct ConverterOptions {
 };
 
 struct ConverterStats {
-  std::uint64_t records = 0;             // records handed to the converter
-  std::uint64_t events = 0;              // trace events made so far (before finish)
-  std::uint64_t ignored = 0;             // records of kinds that make no event
-  std::uint64_t without_timestamps = 0;  // GPU records CUPTI could not time (kept: none)
-  std::uint64_t implausible_times = 0;   // records timed decades away from the base (kept: none)
-  std::uint64_t unmatched_markers = 0;   // NVTX range starts/ends without their other half
-  std::uint64_t dropped_by_cupti = 0;    // from cuptiActivityGetNumDroppedRecords
-  std::uint64_t dropped_by_tracer = 0;   // lost to the buffer-memory cap or conversion errors
+  std::uint64_t records = 0;                // records handed to the converter
+  std::uint64_t events = 0;                 // trace events made so far (before finish)
+  std::uint64_t ignored = 0;                // records of kinds that make no event
+  std::uint64_t without_timestamps = 0;     // GPU records CUPTI could not time (kept: none)
+  std::uint64_t implausible_times = 0;      // records timed decades away from the base (kept: none)
+  std::uint64_t unmatched_markers = 0;      // NVTX range starts/ends without their other half
+  std::uint64_t nvtx_payloads = 0;          // extended payloads the tracer captured
+  std::uint64_t nvtx_payloads_matched = 0;  // ... matched to their NCCL range
+  std::uint64_t dropped_by_cupti = 0;       // from cuptiActivityGetNumDroppedRecords
+  std::uint64_t dropped_by_tracer = 0;      // lost to the buffer-memory cap or conversion errors
   // What the trace's "dropped_records" says: records the tracer could not keep.
   std::uint64_t droppedRecords() const {
     return dropped_by_cupti + dropped_by_tracer + without_timestamps + implausible_times;
@@ -70,6 +73,10 @@ class ActivityConverter {
   // Returns the number of records walked.
   std::size_t addBuffer(const std::uint8_t* buffer, std::size_t valid_size);
   void addRecord(const CUpti_Activity& record);
+  // An NVTX extended payload the live tracer copied in its NVTX callback. finish() gives it to
+  // the NCCL range CUPTI recorded on the same thread at the same time, and the range and the
+  // kernel it launched get the message size it holds.
+  void addNvtxPayload(const NvtxPayloadCapture& payload);
   void addDroppedByCupti(std::uint64_t n) { stats_.dropped_by_cupti += n; }
   void addDroppedByTracer(std::uint64_t n) { stats_.dropped_by_tracer += n; }
 
@@ -140,6 +147,7 @@ class ActivityConverter {
 
   void resolveSyncs();
   void resolveMarkers();
+  void matchPayloads();
   void resolveNestedDriverCalls();
   void addFlows();
   void projectAnnotations();
@@ -159,6 +167,7 @@ class ActivityConverter {
   std::unordered_map<std::uint32_t, MarkerStart> marker_starts_;
   std::unordered_map<std::uint32_t, MarkerEnd> marker_ends_;
   std::unordered_map<std::uint32_t, std::int64_t> marker_bytes_;
+  std::vector<NvtxPayloadCapture> payloads_;
   // Host annotation ranges made by resolveMarkers: (track, index) for the projection.
   std::vector<std::pair<std::int32_t, std::size_t>> ranges_;
   std::map<std::uint32_t, std::string> device_properties_;  // id -> JSON object

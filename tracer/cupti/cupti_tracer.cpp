@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,6 +30,12 @@ struct CuptiTracer::State {
   std::vector<CUpti_ActivityKind> enabled;
   CUpti_SubscriberHandle subscriber = nullptr;
   bool running = false;
+
+  // NVTX extended payloads copied by the NVTX callback on the traced program's threads; a lock
+  // of their own, so that a range push never waits for a buffer being converted.
+  std::mutex payload_mutex;
+  std::vector<NvtxPayloadCapture> payloads;
+  bool system_thread_ids = false;  // CUPTI names threads by gettid(), else by pthread_self()
 };
 
 namespace {
@@ -68,11 +75,39 @@ void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, st
   s->pool.release(buffer);
 }
 
-// Flushes the records of a context before it goes away.
-void CUPTIAPI resourceCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                               const void*) {
+// More payloads than this (a long run of NCCL calls) are not kept: the ranges past it go
+// without a size. About 64 B each.
+constexpr std::size_t kMaxPayloads = std::size_t{1} << 22;
+
+// The calling thread's id as CUPTI writes it into marker records.
+std::uint32_t cuptiThreadId(bool system_ids) {
+  if (system_ids) {
+    thread_local const auto tid = static_cast<std::uint32_t>(gettid());
+    return tid;
+  }
+  return static_cast<std::uint32_t>(pthread_self());
+}
+
+// Copies an NCCL range's extended payload while its call is on the stack (CUPTI's records
+// carry no payload of that kind), with the thread and time that pair it with its marker.
+void captureNvtxPayload(CuptiTracer::State& s, CUpti_CallbackId cbid, const void* data) {
+  const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
+  if (nvtx == nullptr) return;
+  auto payload = captureExtendedPayload(nvtxEventAttributesOf(cbid, nvtx->functionParams));
+  if (!payload) return;
+  payload->tid = cuptiThreadId(s.system_thread_ids);
+  if (cuptiGetTimestamp(&payload->timestamp) != CUPTI_SUCCESS) return;
+  std::lock_guard lock(s.payload_mutex);
+  if (s.payloads.size() < kMaxPayloads) s.payloads.push_back(*payload);
+}
+
+// Flushes the records of a context before it goes away; copies NVTX extended payloads.
+void CUPTIAPI tracerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    if (auto* s = g_active.load(); s != nullptr) captureNvtxPayload(*s, cbid, data);
   }
 }
 
@@ -132,6 +167,10 @@ void CuptiTracer::start() {
       state_->converter = ActivityConverter(options);
     }
     if (options_.nvtx) routeNvtxToCupti(state_->warnings);
+    // Thread ids as the system gives them (what other profilers show), and the ones the NVTX
+    // callback can name to pair payloads with markers.
+    state_->system_thread_ids =
+        cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
     CUPTI_CALL(cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted));
 
     struct Kind {
@@ -169,11 +208,32 @@ void CuptiTracer::start() {
                                    " not traced: " + resultString(r));
       }
     }
-    if (cuptiSubscribe(&state_->subscriber, resourceCallback, nullptr) == CUPTI_SUCCESS) {
+    if (cuptiSubscribe(&state_->subscriber, tracerCallback, nullptr) == CUPTI_SUCCESS) {
       cuptiEnableCallback(1, state_->subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                           CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+      if (options_.nvtx) {
+        for (const CUpti_CallbackId cbid :
+             {CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx,
+              CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxRangeStartEx}) {
+          if (cuptiEnableCallback(1, state_->subscriber, CUPTI_CB_DOMAIN_NVTX, cbid) !=
+              CUPTI_SUCCESS) {
+            std::lock_guard lock(state_->mutex);
+            state_->warnings.push_back(
+                "NCCL message sizes from NVTX payloads not traced: the NVTX callback could not "
+                "be enabled");
+            break;
+          }
+        }
+      }
     } else {
-      state_->subscriber = nullptr;  // another subscriber (e.g. Kineto): flush at stop only
+      // Another subscriber (e.g. Kineto): flush at stop only, and no NVTX payloads.
+      state_->subscriber = nullptr;
+      if (options_.nvtx) {
+        std::lock_guard lock(state_->mutex);
+        state_->warnings.push_back(
+            "another CUPTI subscriber is active: NCCL message sizes from NVTX payloads not "
+            "traced");
+      }
     }
   } catch (...) {
     for (auto k : state_->enabled)
@@ -222,6 +282,12 @@ bool CuptiTracer::running() const {
 
 trace::RankTrace CuptiTracer::takeTrace(const FinishOptions& options) {
   std::lock_guard lock(state_->mutex);
+  {
+    std::lock_guard payload_lock(state_->payload_mutex);
+    for (const auto& p : state_->payloads)
+      state_->converter.addNvtxPayload(p);
+    state_->payloads.clear();
+  }
   auto finish = options;
   if (const auto refused = state_->pool.refused(); refused > 0) {
     finish.config.emplace_back("cupti_buffers_refused", std::to_string(refused));
