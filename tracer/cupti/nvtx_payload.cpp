@@ -1,15 +1,35 @@
 #include "nvtx_payload.h"
 
 #include <generated_nvtx_meta.h>
+#if __has_include(<nvtx3/nvToolsExtPayload.h>)
 #include <nvtx3/nvToolsExtPayload.h>
+#endif
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 
 namespace ddpscope::cupti {
 
 namespace {
+
+// The NVTX payload extension's ABI (nvToolsExtPayload.h), spelt out here because older CUDA
+// toolkits do not ship that header (the tracer must build on a GPU machine's toolkit); where it
+// is installed, the two must agree.
+constexpr std::int32_t kPayloadTypeExt = static_cast<std::int32_t>(0xDFBD0009u);
+struct PayloadData {
+  std::uint64_t schemaId;
+  std::size_t size;
+  const void* payload;
+};
+#ifdef NVTX_PAYLOAD_TYPE_EXT
+static_assert(kPayloadTypeExt == NVTX_PAYLOAD_TYPE_EXT);
+static_assert(sizeof(PayloadData) == sizeof(nvtxPayloadData_t));
+static_assert(offsetof(PayloadData, schemaId) == offsetof(nvtxPayloadData_t, schemaId));
+static_assert(offsetof(PayloadData, size) == offsetof(nvtxPayloadData_t, size));
+static_assert(offsetof(PayloadData, payload) == offsetof(nvtxPayloadData_t, payload));
+#endif
 
 // Static schema ids lie in [1 << 24, 1 << 32); the tool hands out dynamic ones above.
 constexpr std::uint64_t kStaticSchemaStart = std::uint64_t{1} << 24;
@@ -54,10 +74,10 @@ std::optional<NvtxPayloadCapture> captureExtendedPayload(const nvtxEventAttribut
   constexpr std::size_t kPayloadEnd =
       offsetof(nvtxEventAttributes_t, payload) + sizeof(attributes->payload);
   if (attributes->size < kPayloadEnd) return std::nullopt;
-  if (attributes->payloadType != NVTX_PAYLOAD_TYPE_EXT || attributes->reserved0 < 1) {
+  if (attributes->payloadType != kPayloadTypeExt || attributes->reserved0 < 1) {
     return std::nullopt;
   }
-  const auto* data = reinterpret_cast<const nvtxPayloadData_t*>(
+  const auto* data = reinterpret_cast<const PayloadData*>(
       static_cast<std::uintptr_t>(attributes->payload.ullValue));
   if (data == nullptr || data->payload == nullptr || data->size == 0) return std::nullopt;
   NvtxPayloadCapture c;
