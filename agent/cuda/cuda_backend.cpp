@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,11 +72,47 @@ std::string number(double v) {
   return buf;
 }
 
-// Aborts the communicator when NCCL reports an asynchronous error, when no step completes for
-// timeout_s, or when the launcher asks this rank to stop, so a dead or hung peer never hangs us.
+// The communicator, aborted at most once, by whichever thread gets there first.
+class Communicator {
+ public:
+  ncclComm_t get() const { return comm_; }
+  void set(ncclComm_t comm) { comm_ = comm; }
+  bool aborted() const { return aborted_.load(); }
+  // ncclCommAbort: NCCL's kernels of a collective whose peer is gone exit, so nothing waits on
+  // them any more. Only the first call aborts.
+  void abort() {
+    bool expected = false;
+    if (comm_ != nullptr && aborted_.compare_exchange_strong(expected, true)) ncclCommAbort(comm_);
+  }
+  // At the end of a run: destroy (success) or abort (failure), unless already aborted.
+  void close(bool ok) {
+    if (comm_ == nullptr) return;
+    if (!ok) {
+      abort();
+    } else if (!aborted_.load()) {
+      ncclCommDestroy(comm_);
+    }
+    comm_ = nullptr;
+  }
+
+ private:
+  ncclComm_t comm_ = nullptr;
+  std::atomic<bool> aborted_{false};
+};
+
+class WatchdogFired : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Gives up on a rank whose peers are gone: NCCL reports an asynchronous error, no step completes
+// for timeout_s, or the launcher asks this rank to stop. The main thread polls check() while it
+// waits for the GPU (CudaDeviceOptions::while_waiting) and then aborts the communicator itself.
+// When the main thread cannot poll (it is stuck inside an NCCL call), the watchdog's thread
+// aborts the communicator after a grace period, which makes that call return.
 class Watchdog {
  public:
-  Watchdog(ncclComm_t comm, double timeout_s, std::int32_t rank)
+  Watchdog(Communicator& comm, double timeout_s, std::int32_t rank)
       : comm_(comm), timeout_ns_(static_cast<std::int64_t>(timeout_s * 1e9)), rank_(rank) {
     heartbeat();
     thread_ = std::thread([this] { watch(); });
@@ -90,41 +127,112 @@ class Watchdog {
     std::lock_guard lock(mutex_);
     return reason_;
   }
+  // On the main thread: throws WatchdogFired when this rank should give up.
+  void check() {
+    if (fired_.load()) throw WatchdogFired(reason());
+    const std::string why = problem(0);
+    if (!why.empty()) {
+      fire(why);
+      throw WatchdogFired(reason());
+    }
+  }
 
  private:
+  // What is wrong, with `grace_ns` more patience for the timeout; "" when nothing is.
+  std::string problem(std::int64_t grace_ns) const {
+    ncclResult_t async = ncclSuccess;
+    if (!comm_.aborted() && ncclCommGetAsyncError(comm_.get(), &async) == ncclSuccess &&
+        async != ncclSuccess && async != ncclInProgress) {
+      return std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async);
+    }
+    if (g_terminate.load()) {
+      return "stopped by the launcher (another rank failed, or the run was cancelled)";
+    }
+    if (steadyNs() - last_progress_ns_.load() > timeout_ns_ + grace_ns) {
+      return "no progress for " + number(static_cast<double>(timeout_ns_) * 1e-9) +
+             " s (--timeout-s): a peer rank died or hangs";
+    }
+    return "";
+  }
+  void fire(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    if (fired_.load()) return;
+    reason_ = "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
+    fired_.store(true);
+  }
   void watch() {
+    constexpr std::int64_t kGraceNs = 5'000'000'000;  // for the main thread to act first
+    std::int64_t noticed_ns = 0;
     while (!stop_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      std::string why;
-      ncclResult_t async = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
-          async != ncclInProgress) {
-        why = std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async);
-      } else if (g_terminate.load()) {
-        why = "stopped by the launcher (another rank failed, or the run was cancelled)";
-      } else if (steadyNs() - last_progress_ns_.load() > timeout_ns_) {
-        why = "no progress for " + number(static_cast<double>(timeout_ns_) * 1e-9) +
-              " s (--timeout-s): a peer rank died or hangs";
+      const std::string why = problem(kGraceNs);
+      const bool wrong = !why.empty() || fired_.load();
+      if (!wrong) {
+        noticed_ns = 0;
+        continue;
       }
-      if (why.empty()) continue;
-      {
-        std::lock_guard lock(mutex_);
-        reason_ =
-            "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
+      if (noticed_ns == 0) noticed_ns = steadyNs();
+      // The timeout already includes the grace; the other causes get it now.
+      if (why.find("--timeout-s") == std::string::npos && steadyNs() - noticed_ns < kGraceNs) {
+        continue;
       }
-      fired_.store(true);
-      ncclCommAbort(comm_);  // unblocks this rank's pending NCCL work
+      fire(why.empty() ? "stopped" : why);
+      comm_.abort();  // the main thread is stuck in an NCCL call: this makes it return
       return;
     }
   }
 
-  ncclComm_t comm_;
+  Communicator& comm_;
   std::int64_t timeout_ns_;
   std::int32_t rank_;
   std::atomic<std::int64_t> last_progress_ns_{0};
   std::atomic<bool> stop_{false}, fired_{false};
   mutable std::mutex mutex_;
   std::string reason_;
+  std::thread thread_;
+};
+
+// ncclCommInitRank blocks until every rank has joined, and there is no communicator to abort
+// until it returns: when a peer never joins (timeout_s) or the launcher stops this rank, the
+// guard ends the process with a message, the only way out of that call.
+class InitGuard {
+ public:
+  InitGuard(double timeout_s, std::int32_t rank) {
+    thread_ = std::thread([this, timeout_s, rank] {
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+      std::unique_lock lock(mutex_);
+      while (!done_) {
+        const char* why = nullptr;
+        if (g_terminate.load()) {
+          why = "stopped by the launcher while NCCL was initialising";
+        } else if (std::chrono::steady_clock::now() >= deadline) {
+          why =
+              "NCCL's initialisation did not complete within --timeout-s: a peer rank never "
+              "joined";
+        }
+        if (why != nullptr) {
+          std::fprintf(stderr, "ddpscope-agent: rank %d: %s; giving up\n", rank, why);
+          std::fflush(stderr);
+          std::_Exit(kExitFailed);
+        }
+        cv_.wait_for(lock, std::chrono::milliseconds(100));
+      }
+    });
+  }
+  ~InitGuard() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
   std::thread thread_;
 };
 
@@ -236,7 +344,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   const int device = id.local_rank % devices;
   DDPSCOPE_CUDA_CHECK(cudaSetDevice(device));
 
-  ncclComm_t comm = nullptr;
+  Communicator comm;
   std::unique_ptr<Watchdog> watchdog;
   std::unique_ptr<Model> model;
   std::unique_ptr<CudaDevice> dev;
@@ -245,14 +353,25 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   RankOutcome outcome;
   try {
     const auto uid = shareNcclId(kind, o, id, run.timeout_s);
-    DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&comm, id.world_size, uid, id.rank));
+    {
+      InitGuard guard(run.timeout_s, id.rank);
+      ncclComm_t c = nullptr;
+      DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&c, id.world_size, uid, id.rank));
+      comm.set(c);
+    }
+    // Every rank has read the id once init returns: a later run must not find it.
+    if (kind == bootstrap::BootstrapKind::kFile && id.rank == 0) {
+      std::error_code ec;
+      fs::remove(rendezvousPath(o, id), ec);
+    }
     watchdog = std::make_unique<Watchdog>(comm, run.timeout_s, id.rank);
 
     CudaDeviceOptions dopt;
     dopt.device = device;
     dopt.rank = id.rank;
     dopt.world_size = id.world_size;
-    dopt.comm = comm;
+    dopt.comm = comm.get();
+    dopt.while_waiting = [w = watchdog.get()] { w->check(); };
     if (run.trace) dopt.launch_clock = cuptiNow;
     dev = std::make_unique<CudaDevice>(dopt);
     model = makeModel(o.model);
@@ -263,6 +382,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     for (std::int32_t step = 0; step < o.steps; ++step) {
       trainer->launchStep(step);
       const auto r = trainer->completeStep();
+      watchdog->check();  // a collective the watchdog aborted may still have "completed"
       watchdog->heartbeat();
       outcome.step_ms.push_back(static_cast<double>(r.step_ns) * 1e-6);
       if (r.loss) outcome.losses.push_back(*r.loss);
@@ -278,13 +398,15 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     DDPSCOPE_CUDA_CHECK(
         cudaMalloc(&scratch, sizeof(std::int64_t) * (static_cast<std::size_t>(id.world_size) + 2)));
     const cudaStream_t cs = dev->cudaStream(dev->commStream());
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, comm, cs));
-    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, comm.get(), cs));
+    dev->synchronize();
+    watchdog->check();
     const std::int64_t now = realtimeNs();
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(scratch, &now, sizeof now, cudaMemcpyHostToDevice));
-    DDPSCOPE_NCCL_CHECK(ncclAllGather(scratch, scratch + 1, 1, ncclInt64, comm, cs));
+    dev->copyToDevice(scratch, &now, sizeof now, dev->commStream());
+    DDPSCOPE_NCCL_CHECK(ncclAllGather(scratch, scratch + 1, 1, ncclInt64, comm.get(), cs));
     std::vector<std::int64_t> clocks(static_cast<std::size_t>(id.world_size));
-    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    dev->synchronize();
+    watchdog->check();
     DDPSCOPE_CUDA_CHECK(cudaMemcpy(clocks.data(), scratch + 1, clocks.size() * sizeof(std::int64_t),
                                    cudaMemcpyDeviceToHost));
     clock.emplace_back("offset_to_rank0_ns", std::to_string(now - clocks[0]));
@@ -293,10 +415,11 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     const std::uint64_t hash = parameterHash(*trainer);
     std::uint64_t host[2] = {hash, hash};
     auto* dh = reinterpret_cast<std::uint64_t*>(scratch);
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(dh, host, sizeof host, cudaMemcpyHostToDevice));
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh, dh, 1, ncclUint64, ncclMin, comm, cs));
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh + 1, dh + 1, 1, ncclUint64, ncclMax, comm, cs));
-    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(cs));
+    dev->copyToDevice(dh, host, sizeof host, dev->commStream());
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh, dh, 1, ncclUint64, ncclMin, comm.get(), cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh + 1, dh + 1, 1, ncclUint64, ncclMax, comm.get(), cs));
+    dev->synchronize();
+    watchdog->check();
     DDPSCOPE_CUDA_CHECK(cudaMemcpy(host, dh, sizeof host, cudaMemcpyDeviceToHost));
     cudaFree(scratch);
     clock.emplace_back("parameters_identical", host[0] == host[1] ? "true" : "false");
@@ -304,6 +427,8 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
       outcome.error = "rank " + std::to_string(id.rank) +
                       ": parameters differ between ranks after training (checksum allreduce)";
     }
+  } catch (const WatchdogFired& e) {
+    outcome.error = e.what();
   } catch (const std::exception& e) {
     // Messages that already name the rank (the bootstrap's) are not prefixed twice.
     const std::string prefix = "rank " + std::to_string(id.rank) + ": ";
@@ -312,7 +437,11 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
                     : what.rfind(prefix, 0) == 0  ? what
                                                   : prefix + what;
   }
+  // The watchdog's thread is stopped before the communicator is touched again; on failure the
+  // communicator is aborted first, so that neither the trace's flush nor freeing device memory
+  // (which waits for the device) waits on a collective whose peer is gone.
   watchdog.reset();
+  if (!outcome.error.empty()) comm.abort();
   if (run.trace) {
     try {
       writeRankTrace(tracer, o, id, dev.get(), trainer.get(), !outcome.error.empty(), clock);
@@ -324,13 +453,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   }
   trainer.reset();
   dev.reset();
-  if (comm) {
-    if (outcome.error.empty()) {
-      ncclCommDestroy(comm);
-    } else {
-      ncclCommAbort(comm);
-    }
-  }
+  comm.close(outcome.error.empty());
   if (!outcome.error.empty()) {
     err << "ddpscope-agent: " << outcome.error << "\n";
     return kExitFailed;
@@ -408,8 +531,10 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
       envp.push_back(const_cast<char*>(kv.c_str()));
     envp.push_back(nullptr);
     pid_t pid = 0;
-    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()) != 0) {
-      err << "ddpscope-agent: could not start rank " << r << ": " << std::strerror(errno) << "\n";
+    if (const int rc =
+            posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data());
+        rc != 0) {
+      err << "ddpscope-agent: could not start rank " << r << ": " << std::strerror(rc) << "\n";
       for (pid_t c : children)
         kill(c, SIGTERM);
       for (pid_t c : children)
@@ -420,6 +545,7 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
   }
   int exit_code = kExitOk;
   std::size_t running = children.size();
+  std::vector<bool> reaped(children.size(), false);  // their pids may be reused: never signalled
   while (running > 0) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
@@ -431,6 +557,7 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
     if (it == children.end()) continue;
     --running;
     const auto rank = it - children.begin();
+    reaped[static_cast<std::size_t>(rank)] = true;
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && exit_code == kExitOk) {
       exit_code = kExitFailed;
@@ -438,9 +565,9 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
           << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                   : "exited with status " + std::to_string(WEXITSTATUS(status)))
           << "; stopping the other ranks\n";
-      for (pid_t c : children) {
-        if (c != pid)
-          kill(c, SIGTERM);  // they abort their communicators and write incomplete traces
+      for (std::size_t c = 0; c < children.size(); ++c) {
+        if (!reaped[c])
+          kill(children[c], SIGTERM);  // they abort their communicators, write incomplete traces
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "agent/cuda/cuda_check.h"
 
@@ -58,7 +59,13 @@ BufferId CudaDevice::allocate(std::int64_t count, DType dtype, std::string_view 
   float* p = nullptr;
   if (count > 0)
     DDPSCOPE_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(count) * sizeof(float)));
-  if (p) DDPSCOPE_CUDA_CHECK(cudaMemset(p, 0, static_cast<std::size_t>(count) * sizeof(float)));
+  if (p) {
+    // On the compute stream: both streams are non-blocking, so work on the legacy default
+    // stream (a plain cudaMemset) would not be ordered before theirs.
+    DDPSCOPE_CUDA_CHECK(
+        cudaMemsetAsync(p, 0, static_cast<std::size_t>(count) * sizeof(float), streams_[0]));
+    DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(streams_[0]));
+  }
   buffers_.push_back(p);
   sizes_.push_back(count);
   return static_cast<BufferId>(buffers_.size() - 1);
@@ -68,8 +75,12 @@ void CudaDevice::upload(View dst, std::span<const float> src) {
   if (static_cast<std::int64_t>(src.size()) != dst.count)
     throw std::invalid_argument("CUDA device: upload size mismatch");
   if (src.empty()) return;
-  DDPSCOPE_CUDA_CHECK(
-      cudaMemcpy(ptr(dst, "upload"), src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
+  copyToDevice(ptr(dst, "upload"), src.data(), src.size_bytes(), 0);
+  DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(streams_[0]));  // both streams may read it next
+}
+
+void CudaDevice::copyToDevice(void* dst, const void* src, std::size_t bytes, StreamId stream) {
+  DDPSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cudaStream(stream)));
 }
 
 void CudaDevice::uploadIndices(View dst, std::span<const std::int32_t> src) {
@@ -104,8 +115,24 @@ void CudaDevice::waitEvent(StreamId stream, EventId event) {
 }
 
 void CudaDevice::synchronize() {
-  DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(streams_[0]));
-  DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(streams_[1]));
+  for (const cudaStream_t s : streams_) {
+    if (!options_.while_waiting) {
+      DDPSCOPE_CUDA_CHECK(cudaStreamSynchronize(s));
+      continue;
+    }
+    for (int polls = 0;; ++polls) {
+      const cudaError_t q = cudaStreamQuery(s);
+      if (q == cudaSuccess) break;
+      if (q != cudaErrorNotReady) throwCudaError("cudaStreamQuery(stream)", __FILE__, __LINE__, q);
+      options_.while_waiting();
+      // Spin first (a step's tail is usually short), then poll every 20 µs.
+      if (polls < 1000) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+  }
 }
 
 std::int64_t CudaDevice::hostTimeNs() const {
@@ -255,7 +282,7 @@ void CudaDevice::mseLoss(StreamId stream, View pred, View target, View dpred, Vi
   launch({}, [&] { kernels::mseLoss(cudaStream(stream), rows, pred.count, p, t, dp, l); });
 }
 
-const kernels::CopySpan* CudaDevice::copyTable(std::span<const CopyPair> copies,
+const kernels::CopySpan* CudaDevice::copyTable(StreamId stream, std::span<const CopyPair> copies,
                                                std::int64_t& total) {
   std::vector<kernels::CopySpan> spans;
   std::vector<std::int64_t> key;
@@ -270,13 +297,13 @@ const kernels::CopySpan* CudaDevice::copyTable(std::span<const CopyPair> copies,
   auto& table = tables_[key];
   if (!table) {
     DDPSCOPE_CUDA_CHECK(cudaMalloc(&table, spans.size() * sizeof(kernels::CopySpan)));
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::CopySpan),
-                                   cudaMemcpyHostToDevice));
+    copyToDevice(table, spans.data(), spans.size() * sizeof(kernels::CopySpan), stream);
   }
   return static_cast<const kernels::CopySpan*>(table);
 }
 
-const kernels::UpdateSpan* CudaDevice::updateTable(std::span<const UpdatePair> params,
+const kernels::UpdateSpan* CudaDevice::updateTable(StreamId stream,
+                                                   std::span<const UpdatePair> params,
                                                    std::int64_t& total) {
   std::vector<kernels::UpdateSpan> spans;
   std::vector<std::int64_t> key{-1};  // distinct from copy tables
@@ -292,15 +319,14 @@ const kernels::UpdateSpan* CudaDevice::updateTable(std::span<const UpdatePair> p
   auto& table = tables_[key];
   if (!table) {
     DDPSCOPE_CUDA_CHECK(cudaMalloc(&table, spans.size() * sizeof(kernels::UpdateSpan)));
-    DDPSCOPE_CUDA_CHECK(cudaMemcpy(table, spans.data(), spans.size() * sizeof(kernels::UpdateSpan),
-                                   cudaMemcpyHostToDevice));
+    copyToDevice(table, spans.data(), spans.size() * sizeof(kernels::UpdateSpan), stream);
   }
   return static_cast<const kernels::UpdateSpan*>(table);
 }
 
 void CudaDevice::packBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) {
   std::int64_t total = 0;
-  const auto* table = copyTable(copies, total);
+  const auto* table = copyTable(stream, copies, total);
   launch(tags, [&] {
     kernels::packBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total);
   });
@@ -308,7 +334,7 @@ void CudaDevice::packBucket(StreamId stream, std::span<const CopyPair> copies, T
 
 void CudaDevice::unpackBucket(StreamId stream, std::span<const CopyPair> copies, Tags tags) {
   std::int64_t total = 0;
-  const auto* table = copyTable(copies, total);
+  const auto* table = copyTable(stream, copies, total);
   launch(tags, [&] {
     kernels::unpackBucket(cudaStream(stream), table, static_cast<int>(copies.size()), total);
   });
@@ -317,7 +343,7 @@ void CudaDevice::unpackBucket(StreamId stream, std::span<const CopyPair> copies,
 void CudaDevice::sgdUpdate(StreamId stream, std::span<const UpdatePair> params, float lr,
                            float grad_scale, Tags tags) {
   std::int64_t total = 0;
-  const auto* table = updateTable(params, total);
+  const auto* table = updateTable(stream, params, total);
   launch(tags, [&] {
     kernels::sgdUpdate(cudaStream(stream), table, static_cast<int>(params.size()), total, lr,
                        grad_scale);

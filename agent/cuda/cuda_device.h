@@ -28,6 +28,9 @@ struct CudaDeviceOptions {
   // When set, every launch records [clock() before, clock() after] with its step and tags, so the
   // trace's launches (runtime API records in that window) can be labelled (see launchWindows()).
   std::function<std::uint64_t()> launch_clock;
+  // When set, synchronize() polls the streams instead of blocking and calls this between polls;
+  // it throws to give up waiting (a watchdog: a dead peer's collective never completes).
+  std::function<void()> while_waiting;
 };
 
 class CudaDevice final : public Device {
@@ -52,6 +55,10 @@ class CudaDevice final : public Device {
   void recordEvent(EventId event, StreamId stream) override;
   void waitEvent(StreamId stream, EventId event) override;
   void synchronize() override;
+  // Host-to-device copy ordered on `stream`: later work on that stream sees it (the streams do
+  // not wait for the legacy default stream, where a plain cudaMemcpy would go). `src` may be
+  // freed on return (pageable memory is staged before the call returns).
+  void copyToDevice(void* dst, const void* src, std::size_t bytes, StreamId stream);
   std::int64_t hostTimeNs() const override;
 
   void beginStep(std::int32_t step) override;
@@ -100,8 +107,11 @@ class CudaDevice final : public Device {
     f();
     if (options_.launch_clock) windows_.push_back({begin, options_.launch_clock(), step_, tags});
   }
-  const kernels::CopySpan* copyTable(std::span<const CopyPair> copies, std::int64_t& total);
-  const kernels::UpdateSpan* updateTable(std::span<const UpdatePair> params, std::int64_t& total);
+  // Device tables of spans, made once per distinct list and copied on the stream that reads them.
+  const kernels::CopySpan* copyTable(StreamId stream, std::span<const CopyPair> copies,
+                                     std::int64_t& total);
+  const kernels::UpdateSpan* updateTable(StreamId stream, std::span<const UpdatePair> params,
+                                         std::int64_t& total);
 
   CudaDeviceOptions options_;
   cudaStream_t streams_[2] = {nullptr, nullptr};
