@@ -30,12 +30,13 @@ std::string envString(const char* name) {
 std::optional<RankIdentity> rankIdentityFromEnvironment() {
   struct Scheme {
     const char *rank, *size, *local, *launcher, *job;
+    const char* step = nullptr;  // a job's steps reuse its id (srun within one allocation)
   };
   static constexpr Scheme kSchemes[] = {
       {"DDPSCOPE_RANK", "DDPSCOPE_WORLD_SIZE", "DDPSCOPE_LOCAL_RANK", "ddpscope", "DDPSCOPE_JOB"},
       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "mpirun",
        "OMPI_MCA_orte_ess_jobid"},
-      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "srun", "SLURM_JOB_ID"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "srun", "SLURM_JOB_ID", "SLURM_STEP_ID"},
       {"RANK", "WORLD_SIZE", "LOCAL_RANK", "torchrun", "TORCHELASTIC_RUN_ID"},
       {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "mpirun", "PMI_JOBID"},
   };
@@ -53,6 +54,9 @@ std::optional<RankIdentity> rankIdentityFromEnvironment() {
     id.local_rank = envInt(s.local).value_or(*rank);
     id.launcher = s.launcher;
     id.job_key = envString(s.job);
+    if (const std::string step = s.step ? envString(s.step) : ""; !step.empty()) {
+      id.job_key += "." + step;
+    }
     return id;
   }
   return std::nullopt;

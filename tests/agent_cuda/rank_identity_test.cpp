@@ -12,8 +12,8 @@ class ScopedEnv {
   ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
     for (const char* n :
          {"DDPSCOPE_RANK", "DDPSCOPE_WORLD_SIZE", "DDPSCOPE_LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
-          "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "RANK",
-          "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"}) {
+          "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_STEP_ID",
+          "RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"}) {
       unsetenv(n);
     }
     for (const auto& [k, v] : vars)
@@ -48,6 +48,16 @@ TEST(RankIdentity, FromEachLauncher) {
     ASSERT_TRUE(id);
     EXPECT_EQ(id->launcher, "srun");
     EXPECT_EQ(id->job_key, "777");
+  }
+  {
+    // Steps of one allocation share SLURM_JOB_ID; their NCCL ids must not meet in one file.
+    ScopedEnv env({{"SLURM_PROCID", "0"},
+                   {"SLURM_NTASKS", "2"},
+                   {"SLURM_JOB_ID", "777"},
+                   {"SLURM_STEP_ID", "3"}});
+    const auto id = rankIdentityFromEnvironment();
+    ASSERT_TRUE(id);
+    EXPECT_EQ(id->job_key, "777.3");
   }
   {
     ScopedEnv env({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
