@@ -1,6 +1,7 @@
 // libddpscope_cupti.so: with CUDA_INJECTION64_PATH pointing here, the CUDA driver calls
 // InitializeInjection during cuInit, and the traced program writes rank-<r>.json.gz into
-// DDPSCOPE_TRACE_DIR when it exits normally. Errors go to stderr; the program is never stopped.
+// DDPSCOPE_TRACE_DIR when it exits normally, or, marked incomplete, when SIGTERM stops it (a
+// launcher ending the job). Errors go to stderr; the program is never stopped by the tracer.
 
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "cupti_tracer.h"
 #include "run_identity.h"
+#include "termination.h"
 #include "tracer/format/trace_writer.h"
 
 namespace {
@@ -37,10 +39,12 @@ std::string processName() {
   return name;
 }
 
-void writeTrace() {
+// Once per process: at a normal exit, or when a launcher stops the program (signo != 0; the
+// trace is then marked incomplete).
+void writeTrace(int signo) {
   auto* inj = g_injection;
   if (inj == nullptr || getpid() != inj->pid) return;
-  std::call_once(inj->written, [inj] {
+  std::call_once(inj->written, [inj, signo] {
     try {
       try {
         inj->tracer->stop();
@@ -51,12 +55,18 @@ void writeTrace() {
       finish.rank = inj->id.rank;
       finish.world_size = inj->id.world_size;
       finish.config.emplace_back("launcher", "\"CUDA_INJECTION64_PATH\"");
+      if (signo != 0) {
+        finish.incomplete = true;
+        finish.config.emplace_back("stopped_by_signal", std::to_string(signo));
+      }
       const auto trace = inj->tracer->takeTrace(finish);
       std::filesystem::create_directories(inj->id.trace_dir);
       const std::string path = ddpscope::cupti::rankTracePath(inj->id);
       ddpscope::trace::writeTraceFile(trace, path);
-      std::fprintf(stderr, "ddpscope: wrote %s (%zu events, %lld records dropped)\n", path.c_str(),
-                   trace.eventCount(), static_cast<long long>(trace.ddpscope.dropped_records));
+      std::fprintf(stderr, "ddpscope: wrote %s (%zu events, %lld records dropped%s)\n",
+                   path.c_str(), trace.eventCount(),
+                   static_cast<long long>(trace.ddpscope.dropped_records),
+                   signo != 0 ? "; incomplete: the program was stopped by a signal" : "");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ddpscope: no trace written: %s\n", e.what());
     }
@@ -90,7 +100,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       for (const auto& w : inj->tracer->warnings())
         std::fprintf(stderr, "ddpscope: %s\n", w.c_str());
       g_injection = inj.release();  // lives until exit: CUPTI may call back at any time
-      std::atexit(writeTrace);
+      std::atexit([] { writeTrace(0); });
+      if (!ddpscope::cupti::installTerminationHook([](int signo) { writeTrace(signo); })) {
+        std::fprintf(stderr,
+                     "ddpscope: no trace will be written if the program is stopped by a "
+                     "signal (the SIGTERM hook could not be installed)\n");
+      }
       result = 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ddpscope: tracing disabled: %s\n", e.what());
