@@ -11,6 +11,7 @@
 
 #include "app/ui/palette.h"
 #include "app/ui/session.h"
+#include "app/ui/table_items.h"
 
 namespace ddpscope::ui {
 
@@ -29,21 +30,7 @@ enum Column {
   kColumns
 };
 constexpr int kKeyRole = Qt::UserRole + 1;
-
-constexpr int kSortRole = Qt::UserRole + 2;
-
-// Sorts by the number behind the text ("150 ms" after "24 µs"), not by the text.
-class NumberItem : public QTableWidgetItem {
- public:
-  NumberItem(const QString& text, double value) : QTableWidgetItem(text) {
-    setData(kSortRole, value);
-    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    setFlags(flags() & ~Qt::ItemIsEditable);
-  }
-  bool operator<(const QTableWidgetItem& other) const override {
-    return data(kSortRole).toDouble() < other.data(kSortRole).toDouble();
-  }
-};
+static_assert(kKeyRole != NumberItem::kSortRole);
 
 QTableWidgetItem* cell(const QString& text, double value) {
   return new NumberItem(text, value);

@@ -11,16 +11,13 @@
 
 #include "app/ui/palette.h"
 #include "app/ui/session.h"
+#include "app/ui/table_items.h"
 
 namespace ddpscope::ui {
 
 namespace {
 QTableWidgetItem* numberItem(const QString& text, double sort_value) {
-  auto* item = new QTableWidgetItem(text);
-  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  item->setData(Qt::UserRole, sort_value);
-  item->setFlags(item->flags() & ~Qt::ItemIsEditable);
-  return item;
+  return new NumberItem(text, sort_value);
 }
 }  // namespace
 
@@ -48,6 +45,8 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setAlternatingRowColors(true);
+  // Sortable by any column (ranks by exposed communication, say); by rank at first.
+  table_->horizontalHeader()->setSortIndicator(0, Qt::AscendingOrder);
 
   chart_->setMinimumWidth(260);
   chart_->plotLayout()->insertRow(0);
@@ -78,6 +77,7 @@ void SummaryPanel::refresh() {
                             .arg(colours::kWarning.darker(140).name(), kIncompleteBadge)
                       : QString()));
   note_->setToolTip(run->incompleteText());
+  table_->setSortingEnabled(false);  // rows are filled in place, then sorted once
   table_->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;
   for (const auto& r : report.ranks) {
@@ -127,6 +127,7 @@ void SummaryPanel::refresh() {
                                static_cast<double>(kernels)));
     ++row;
   }
+  table_->setSortingEnabled(true);
 
   // Per step, mean over ranks: the exposed communication stacked on the rest of the step.
   std::map<std::int32_t, std::pair<double, double>> per_step;  // step -> (rest, exposed) in ms

@@ -20,6 +20,8 @@
 #include "app/ui/main_window.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
+#include "app/ui/summary_panel.h"
+#include "app/ui/table_items.h"
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
@@ -252,6 +254,39 @@ TEST(UiApp, LoadingCanBeCancelledAndKeepsEarlierRuns) {
   // Either the cancel arrived in time, or the load had finished: never a half-loaded run.
   EXPECT_EQ(w->session()->runs().size(), cancelled ? 1u : 2u);
   EXPECT_FALSE(w->loader()->busy());
+}
+
+TEST(UiApp, SummaryRanksSortByTheNumberBehindTheText) {
+  app();
+  // Rank r communicates for comm[r]: as text, "2 ms" < "300 µs" < "40 µs"; as numbers the
+  // reverse of that.
+  const trace::TimeNs comm[] = {2'000'000, 40'000, 300'000};
+  trace::Run run;
+  for (int r = 0; r < 3; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    b.kernel("gemm", 0, 5'000'000).comm(1'000'000, comm[r]);
+    run.ranks.push_back(b.build());
+    run.ranks.back().rank = r;
+    run.ranks.back().world_size = 3;
+  }
+  MainWindow w;
+  w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("three ranks")}));
+  QTableWidget* table = w.summary()->table();
+  ASSERT_EQ(table->rowCount(), 3);
+  ASSERT_TRUE(table->isSortingEnabled());
+  for (int r = 0; r < 3; ++r)  // by rank at first
+    EXPECT_EQ(table->item(r, 0)->text(), QString::number(r));
+  int comm_col = -1;
+  for (int c = 0; c < table->columnCount(); ++c)
+    if (table->horizontalHeaderItem(c)->text() == QStringLiteral("comm")) comm_col = c;
+  ASSERT_GE(comm_col, 0);
+  table->sortItems(comm_col, Qt::DescendingOrder);
+  EXPECT_EQ(table->item(0, 0)->text(), "0");  // 2 ms
+  EXPECT_EQ(table->item(1, 0)->text(), "2");  // 300 µs
+  EXPECT_EQ(table->item(2, 0)->text(), "1");  // 40 µs
+  const NumberItem small(QStringLiteral("40 µs"), 40e3), big(QStringLiteral("2 ms"), 2e6);
+  EXPECT_TRUE(small < big);
+  EXPECT_FALSE(big < small);
 }
 
 TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
