@@ -69,15 +69,7 @@ void runtimeCall(RecordBuffer& b, CUpti_CallbackId cbid, std::uint64_t start, st
 
 void marker(RecordBuffer& b, std::uint32_t id, CUpti_ActivityFlag flag, std::uint64_t ts,
             const char* name = nullptr, const char* domain = nullptr) {
-  auto& m = b.add<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
-  m.flags = flag;
-  m.timestamp = kBase + ts;
-  m.id = id;
-  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  m.objectId.pt.processId = kPid;
-  m.objectId.pt.threadId = kTid;
-  m.name = name;
-  m.domain = domain;
+  ddpscope::testing::addMarker(b, id, flag, kBase + ts, name, domain, kPid, kTid);
 }
 
 void sync(RecordBuffer& b, CUpti_ActivitySynchronizationType type, std::uint32_t context,

@@ -169,18 +169,10 @@ constexpr std::uint32_t kPid = 4242, kTid = 4243;
 
 void range(RecordBuffer& b, std::uint32_t id, std::uint64_t start, std::uint64_t end,
            const char* name, std::uint32_t tid = kTid) {
-  for (const auto& [flag, ts] : {std::pair{CUPTI_ACTIVITY_FLAG_MARKER_START, start},
-                                 std::pair{CUPTI_ACTIVITY_FLAG_MARKER_END, end}}) {
-    auto& m = b.add<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
-    m.flags = flag;
-    m.timestamp = kBase + ts;
-    m.id = id;
-    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-    m.objectId.pt.processId = kPid;
-    m.objectId.pt.threadId = tid;
-    m.name = flag == CUPTI_ACTIVITY_FLAG_MARKER_START ? name : nullptr;
-    m.domain = flag == CUPTI_ACTIVITY_FLAG_MARKER_START ? "NCCL" : nullptr;
-  }
+  ddpscope::testing::addMarker(b, id, CUPTI_ACTIVITY_FLAG_MARKER_START, kBase + start, name, "NCCL",
+                               kPid, tid);
+  ddpscope::testing::addMarker(b, id, CUPTI_ACTIVITY_FLAG_MARKER_END, kBase + end, nullptr, nullptr,
+                               kPid, tid);
 }
 
 NvtxPayloadCapture captured(std::size_t bytes, std::uint64_t ts, std::uint32_t tid = kTid) {

@@ -38,4 +38,20 @@ class RecordBuffer {
   std::size_t capacity_ = 0;
 };
 
+// An NVTX marker record (a range start or end, or an instantaneous mark) of a thread.
+inline CUpti_ActivityMarker2& addMarker(RecordBuffer& b, std::uint32_t id, CUpti_ActivityFlag flag,
+                                        std::uint64_t timestamp, const char* name,
+                                        const char* domain, std::uint32_t pid, std::uint32_t tid) {
+  auto& m = b.add<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
+  m.flags = flag;
+  m.timestamp = timestamp;
+  m.id = id;
+  m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  m.objectId.pt.processId = pid;
+  m.objectId.pt.threadId = tid;
+  m.name = name;
+  m.domain = domain;
+  return m;
+}
+
 }  // namespace ddpscope::testing

@@ -59,6 +59,18 @@ void waitToBeEnded() {
   _exit(99);
 }
 
+// A child that sets its own dispositions (setup), installs the hook (which writes the signal
+// number to `path`) and sends itself `signo`; returns its wait status.
+int hookedChildSignalled(const std::string& path, void (*setup)(), int signo) {
+  std::remove(path.c_str());
+  return inChild([&] {
+    setup();
+    if (!installTerminationHook([&](int s) { writeSignal(path, s); })) _exit(10);
+    kill(getpid(), signo);
+    waitToBeEnded();
+  });
+}
+
 void onTermExit42(int) {
   _exit(42);
 }
@@ -71,12 +83,8 @@ void onInt(int) {
 
 TEST(TerminationHook, WritesThenEndsTheProcessAsTheSignalWould) {
   const auto path = marker() + "-a";
-  std::remove(path.c_str());
-  const int status = inChild([&] {
-    if (!installTerminationHook([&](int signo) { writeSignal(path, signo); })) _exit(10);
-    kill(getpid(), SIGTERM);
-    waitToBeEnded();
-  });
+  const int status = hookedChildSignalled(
+      path, [] {}, SIGTERM);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_EQ(readFile(path), std::to_string(SIGTERM));
@@ -85,13 +93,8 @@ TEST(TerminationHook, WritesThenEndsTheProcessAsTheSignalWould) {
 
 TEST(TerminationHook, TheProgramsOwnHandlerRunsAfter) {
   const auto path = marker() + "-b";
-  std::remove(path.c_str());
-  const int status = inChild([&] {
-    signal(SIGTERM, onTermExit42);
-    if (!installTerminationHook([&](int signo) { writeSignal(path, signo); })) _exit(10);
-    kill(getpid(), SIGTERM);
-    waitToBeEnded();
-  });
+  const int status = hookedChildSignalled(
+      path, [] { signal(SIGTERM, onTermExit42); }, SIGTERM);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 42);
   EXPECT_EQ(readFile(path), std::to_string(SIGTERM));
@@ -117,13 +120,8 @@ TEST(TerminationHook, IgnoredSignalsAndCustomSigintAreLeftAlone) {
 
 TEST(TerminationHook, DefaultSigintIsHooked) {
   const auto path = marker() + "-d";
-  std::remove(path.c_str());
-  const int status = inChild([&] {
-    signal(SIGINT, SIG_DFL);
-    if (!installTerminationHook([&](int signo) { writeSignal(path, signo); })) _exit(10);
-    kill(getpid(), SIGINT);
-    waitToBeEnded();
-  });
+  const int status = hookedChildSignalled(
+      path, [] { signal(SIGINT, SIG_DFL); }, SIGINT);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGINT);
   EXPECT_EQ(readFile(path), std::to_string(SIGINT));
