@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +25,7 @@
 #include "agent/cuda/cuda_device.h"
 #include "agent/cuda/launch_labels.h"
 #include "agent/cuda/rank_identity.h"
+#include "agent/cuda/watchdog.h"
 #include "agent/model.h"
 #include "agent/run_agent.h"
 #include "agent/trainer.h"
@@ -48,12 +48,6 @@ void onTerminate(int) {
   g_terminate.store(true);
 }
 
-std::int64_t steadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::int64_t realtimeNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -72,169 +66,18 @@ std::string number(double v) {
   return buf;
 }
 
-// The communicator, aborted at most once, by whichever thread gets there first.
-class Communicator {
- public:
-  ncclComm_t get() const { return comm_; }
-  void set(ncclComm_t comm) { comm_ = comm; }
-  bool aborted() const { return aborted_.load(); }
-  // ncclCommAbort: NCCL's kernels of a collective whose peer is gone exit, so nothing waits on
-  // them any more. Only the first call aborts.
-  void abort() {
-    bool expected = false;
-    if (comm_ != nullptr && aborted_.compare_exchange_strong(expected, true)) ncclCommAbort(comm_);
-  }
-  // At the end of a run: destroy (success) or abort (failure), unless already aborted.
-  void close(bool ok) {
-    if (comm_ == nullptr) return;
-    if (!ok) {
-      abort();
-    } else if (!aborted_.load()) {
-      ncclCommDestroy(comm_);
-    }
-    comm_ = nullptr;
-  }
-
- private:
-  ncclComm_t comm_ = nullptr;
-  std::atomic<bool> aborted_{false};
-};
-
-class WatchdogFired : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Gives up on a rank whose peers are gone: NCCL reports an asynchronous error, no step completes
-// for timeout_s, or the launcher asks this rank to stop. The main thread polls check() while it
-// waits for the GPU (CudaDeviceOptions::while_waiting) and then aborts the communicator itself.
-// When the main thread cannot poll (it is stuck inside an NCCL call), the watchdog's thread
-// aborts the communicator after a grace period, which makes that call return.
-class Watchdog {
- public:
-  Watchdog(Communicator& comm, double timeout_s, std::int32_t rank)
-      : comm_(comm), timeout_ns_(static_cast<std::int64_t>(timeout_s * 1e9)), rank_(rank) {
-    heartbeat();
-    thread_ = std::thread([this] { watch(); });
-  }
-  ~Watchdog() {
-    stop_.store(true);
-    if (thread_.joinable()) thread_.join();
-  }
-  void heartbeat() { last_progress_ns_.store(steadyNs()); }
-  bool fired() const { return fired_.load(); }
-  std::string reason() const {
-    std::lock_guard lock(mutex_);
-    return reason_;
-  }
-  // On the main thread: throws WatchdogFired when this rank should give up.
-  void check() {
-    if (fired_.load()) throw WatchdogFired(reason());
-    const std::string why = problem(0);
-    if (!why.empty()) {
-      fire(why);
-      throw WatchdogFired(reason());
-    }
-  }
-
- private:
-  // What is wrong, with `grace_ns` more patience for the timeout; "" when nothing is.
-  std::string problem(std::int64_t grace_ns) const {
-    ncclResult_t async = ncclSuccess;
-    if (!comm_.aborted() && ncclCommGetAsyncError(comm_.get(), &async) == ncclSuccess &&
-        async != ncclSuccess && async != ncclInProgress) {
-      return std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async);
-    }
-    if (g_terminate.load()) {
-      return "stopped by the launcher (another rank failed, or the run was cancelled)";
-    }
-    if (steadyNs() - last_progress_ns_.load() > timeout_ns_ + grace_ns) {
-      return "no progress for " + number(static_cast<double>(timeout_ns_) * 1e-9) +
-             " s (--timeout-s): a peer rank died or hangs";
-    }
-    return "";
-  }
-  void fire(const std::string& why) {
-    std::lock_guard lock(mutex_);
-    if (fired_.load()) return;
-    reason_ = "rank " + std::to_string(rank_) + ": " + why + "; the NCCL communicator was aborted";
-    fired_.store(true);
-  }
-  void watch() {
-    constexpr std::int64_t kGraceNs = 5'000'000'000;  // for the main thread to act first
-    std::int64_t noticed_ns = 0;
-    while (!stop_.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      const std::string why = problem(kGraceNs);
-      const bool wrong = !why.empty() || fired_.load();
-      if (!wrong) {
-        noticed_ns = 0;
-        continue;
-      }
-      if (noticed_ns == 0) noticed_ns = steadyNs();
-      // The timeout already includes the grace; the other causes get it now.
-      if (why.find("--timeout-s") == std::string::npos && steadyNs() - noticed_ns < kGraceNs) {
-        continue;
-      }
-      fire(why.empty() ? "stopped" : why);
-      comm_.abort();  // the main thread is stuck in an NCCL call: this makes it return
-      return;
-    }
-  }
-
-  Communicator& comm_;
-  std::int64_t timeout_ns_;
-  std::int32_t rank_;
-  std::atomic<std::int64_t> last_progress_ns_{0};
-  std::atomic<bool> stop_{false}, fired_{false};
-  mutable std::mutex mutex_;
-  std::string reason_;
-  std::thread thread_;
-};
-
-// ncclCommInitRank blocks until every rank has joined, and there is no communicator to abort
-// until it returns: when a peer never joins (timeout_s) or the launcher stops this rank, the
-// guard ends the process with a message, the only way out of that call.
-class InitGuard {
- public:
-  InitGuard(double timeout_s, std::int32_t rank) {
-    thread_ = std::thread([this, timeout_s, rank] {
-      const auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-      std::unique_lock lock(mutex_);
-      while (!done_) {
-        const char* why = nullptr;
-        if (g_terminate.load()) {
-          why = "stopped by the launcher while NCCL was initialising";
-        } else if (std::chrono::steady_clock::now() >= deadline) {
-          why =
-              "NCCL's initialisation did not complete within --timeout-s: a peer rank never "
-              "joined";
-        }
-        if (why != nullptr) {
-          std::fprintf(stderr, "ddpscope-agent: rank %d: %s; giving up\n", rank, why);
-          std::fflush(stderr);
-          std::_Exit(kExitFailed);
-        }
-        cv_.wait_for(lock, std::chrono::milliseconds(100));
-      }
-    });
-  }
-  ~InitGuard() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+// NCCL's calls, for the watchdog (agent/cuda/watchdog.h).
+CommunicatorOps ncclOps(ncclComm_t comm) {
+  return {[comm] {
+            ncclResult_t async = ncclSuccess;
+            if (ncclCommGetAsyncError(comm, &async) == ncclSuccess && async != ncclSuccess &&
+                async != ncclInProgress) {
+              return std::string(ncclGetErrorString(async));
+            }
+            return std::string();
+          },
+          [comm] { ncclCommAbort(comm); }, [comm] { ncclCommDestroy(comm); }};
+}
 
 std::string rendezvousPath(const AgentOptions& o, const RankIdentity& id) {
   if (const char* p = std::getenv("DDPSCOPE_RENDEZVOUS")) return p;
@@ -345,6 +188,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   DDPSCOPE_CUDA_CHECK(cudaSetDevice(device));
 
   Communicator comm;
+  ncclComm_t nccl = nullptr;
   std::unique_ptr<Watchdog> watchdog;
   std::unique_ptr<Model> model;
   std::unique_ptr<CudaDevice> dev;
@@ -354,23 +198,32 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
   try {
     const auto uid = shareNcclId(kind, o, id, run.timeout_s);
     {
-      InitGuard guard(run.timeout_s, id.rank);
-      ncclComm_t c = nullptr;
-      DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&c, id.world_size, uid, id.rank));
-      comm.set(c);
+      const InitGuard guard(
+          run.timeout_s, [] { return g_terminate.load(); },
+          [rank = id.rank](const std::string& why) {
+            std::fprintf(stderr, "ddpscope-agent: rank %d: %s; giving up\n", rank, why.c_str());
+            std::fflush(stderr);
+            std::_Exit(kExitFailed);
+          });
+      DDPSCOPE_NCCL_CHECK(ncclCommInitRank(&nccl, id.world_size, uid, id.rank));
+      comm.attach(ncclOps(nccl));
     }
     // Every rank has read the id once init returns: a later run must not find it.
     if (kind == bootstrap::BootstrapKind::kFile && id.rank == 0) {
       std::error_code ec;
       fs::remove(rendezvousPath(o, id), ec);
     }
-    watchdog = std::make_unique<Watchdog>(comm, run.timeout_s, id.rank);
+    WatchdogOptions wo;
+    wo.timeout_s = run.timeout_s;
+    wo.rank = id.rank;
+    wo.stop_requested = [] { return g_terminate.load(); };
+    watchdog = std::make_unique<Watchdog>(comm, std::move(wo));
 
     CudaDeviceOptions dopt;
     dopt.device = device;
     dopt.rank = id.rank;
     dopt.world_size = id.world_size;
-    dopt.comm = comm.get();
+    dopt.comm = nccl;
     dopt.while_waiting = [w = watchdog.get()] { w->check(); };
     if (run.trace) dopt.launch_clock = cuptiNow;
     dev = std::make_unique<CudaDevice>(dopt);
@@ -398,12 +251,12 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     DDPSCOPE_CUDA_CHECK(
         cudaMalloc(&scratch, sizeof(std::int64_t) * (static_cast<std::size_t>(id.world_size) + 2)));
     const cudaStream_t cs = dev->cudaStream(dev->commStream());
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, comm.get(), cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(scratch, scratch, 1, ncclInt64, ncclSum, nccl, cs));
     dev->synchronize();
     watchdog->check();
     const std::int64_t now = realtimeNs();
     dev->copyToDevice(scratch, &now, sizeof now, dev->commStream());
-    DDPSCOPE_NCCL_CHECK(ncclAllGather(scratch, scratch + 1, 1, ncclInt64, comm.get(), cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllGather(scratch, scratch + 1, 1, ncclInt64, nccl, cs));
     std::vector<std::int64_t> clocks(static_cast<std::size_t>(id.world_size));
     dev->synchronize();
     watchdog->check();
@@ -416,8 +269,8 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     std::uint64_t host[2] = {hash, hash};
     auto* dh = reinterpret_cast<std::uint64_t*>(scratch);
     dev->copyToDevice(dh, host, sizeof host, dev->commStream());
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh, dh, 1, ncclUint64, ncclMin, comm.get(), cs));
-    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh + 1, dh + 1, 1, ncclUint64, ncclMax, comm.get(), cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh, dh, 1, ncclUint64, ncclMin, nccl, cs));
+    DDPSCOPE_NCCL_CHECK(ncclAllReduce(dh + 1, dh + 1, 1, ncclUint64, ncclMax, nccl, cs));
     dev->synchronize();
     watchdog->check();
     DDPSCOPE_CUDA_CHECK(cudaMemcpy(host, dh, sizeof host, cudaMemcpyDeviceToHost));
