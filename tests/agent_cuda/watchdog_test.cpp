@@ -24,6 +24,16 @@ struct FakeNccl {
   }
 };
 
+// A communicator whose NCCL calls are the fake's.
+struct Rig {
+  FakeNccl nccl;
+  Communicator c;
+  explicit Rig(std::string async = "") {
+    nccl.async = std::move(async);
+    c.attach(nccl.ops());
+  }
+};
+
 WatchdogOptions fast(double timeout_s, std::function<bool()> stop = {}) {
   WatchdogOptions o;
   o.timeout_s = timeout_s;
@@ -82,9 +92,8 @@ TEST(Communicator, AbortsOnceAndDestroysOnlyAHealthyOne) {
 }
 
 TEST(Watchdog, HealthyRanksAreLeftAlone) {
-  FakeNccl nccl;
-  Communicator c;
-  c.attach(nccl.ops());
+  Rig rig;
+  auto& [nccl, c] = rig;
   {
     Watchdog w(c, fast(2));
     for (int i = 0; i < 10; ++i) {
@@ -98,9 +107,8 @@ TEST(Watchdog, HealthyRanksAreLeftAlone) {
 }
 
 TEST(Watchdog, NoProgressForTheTimeoutGivesUp) {
-  FakeNccl nccl;
-  Communicator c;
-  c.attach(nccl.ops());
+  Rig rig;
+  auto& [nccl, c] = rig;
   Watchdog w(c, fast(0.05));
   std::this_thread::sleep_for(100ms);
   const std::string why = firedReason(w);
@@ -111,18 +119,15 @@ TEST(Watchdog, NoProgressForTheTimeoutGivesUp) {
 
 TEST(Watchdog, NcclsAsynchronousErrorAndTheLaunchersStopGiveUp) {
   {
-    FakeNccl nccl;
-    nccl.async = "remote process exited or there was a network error";
-    Communicator c;
-    c.attach(nccl.ops());
+    Rig rig("remote process exited or there was a network error");
+    auto& c = rig.c;
     Watchdog w(c, fast(60));
     EXPECT_NE(firedReason(w).find("NCCL reported an asynchronous error: remote process exited"),
               std::string::npos);
   }
   {
-    FakeNccl nccl;
-    Communicator c;
-    c.attach(nccl.ops());
+    Rig rig;
+    auto& [nccl, c] = rig;
     std::atomic<bool> stop{false};
     Watchdog w(c, fast(60, [&] { return stop.load(); }));
     EXPECT_NO_THROW(w.check());
@@ -134,9 +139,8 @@ TEST(Watchdog, NcclsAsynchronousErrorAndTheLaunchersStopGiveUp) {
 TEST(Watchdog, ItsThreadAbortsWhenTheMainThreadIsStuck) {
   // The main thread never calls check() (it is inside an NCCL call): after the timeout and the
   // grace the watchdog's thread aborts, once.
-  FakeNccl nccl;
-  Communicator c;
-  c.attach(nccl.ops());
+  Rig rig;
+  auto& [nccl, c] = rig;
   Watchdog w(c, fast(0.05));
   for (int i = 0; i < 1000 && nccl.aborts == 0; ++i)
     std::this_thread::sleep_for(10ms);
@@ -150,9 +154,8 @@ TEST(Watchdog, ItsThreadAbortsWhenTheMainThreadIsStuck) {
 TEST(Watchdog, TheMainThreadActsFirstWhenItPolls) {
   // The launcher's stop: the main thread sees it at its next check and aborts itself; the
   // thread, given its grace, has not aborted by then.
-  FakeNccl nccl;
-  Communicator c;
-  c.attach(nccl.ops());
+  Rig rig;
+  auto& [nccl, c] = rig;
   std::atomic<bool> stop{false};
   {
     auto options = fast(60, [&] { return stop.load(); });
