@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "agent/short_number.h"
 #include "agent/sim/sim_device.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
@@ -23,12 +24,6 @@ namespace {
 
 // A fixed base time so that a seed always gives the same bytes.
 constexpr trace::TimeNs kSimBaseTimeNs = 1'700'000'000'000'000'000;
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 void finishTrace(trace::RankTrace& t, const AgentOptions& o, const Trainer& trainer) {
   t.base_time_ns = kSimBaseTimeNs;
@@ -113,8 +108,8 @@ SimRunResult runSimulation(const AgentOptions& o, std::ostream* progress,
     if (loss) result.losses.push_back(*loss);
     if (progress) {
       *progress << "{\"event\":\"progress\",\"step\":" << step + 1 << ",\"steps\":" << o.steps
-                << ",\"step_ms\":" << number(slowest);
-      if (loss) *progress << ",\"loss\":" << number(*loss);
+                << ",\"step_ms\":" << shortNumber(slowest);
+      if (loss) *progress << ",\"loss\":" << shortNumber(*loss);
       *progress << "}\n" << std::flush;
     }
   }
@@ -204,7 +199,7 @@ int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
     const auto message = faultMessage(o, result, o.out_dir);
     out << "{\"event\":\"error\",\"error\":\"simulated_fault\",\"fault\":" << jsonString(o.fault)
         << ",\"rank\":" << a.fault.rank << ",\"step\":" << a.step << ",\"bucket\":" << a.bucket
-        << ",\"timeout_s\":" << number(o.timeout_s) << ",\"aborted_ranks\":["
+        << ",\"timeout_s\":" << shortNumber(o.timeout_s) << ",\"aborted_ranks\":["
         << rankList(a.waiting_ranks, ",") << "],\"written_ranks\":["
         << rankList(writtenRanks(result), ",") << "],\"completed_steps\":" << result.step_ms.size()
         << ",\"incomplete\":true,\"out\":" << jsonString(o.out_dir)
@@ -221,12 +216,12 @@ int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   out << "{\"event\":\"done\",\"backend\":\"sim\",\"ranks\":" << o.world_size
       << ",\"steps\":" << o.steps << ",\"buckets\":" << result.buckets
-      << ",\"mean_step_ms\":" << number(mean)
-      << ",\"last_step_ms\":" << number(result.step_ms.back());
+      << ",\"mean_step_ms\":" << shortNumber(mean)
+      << ",\"last_step_ms\":" << shortNumber(result.step_ms.back());
   if (!result.losses.empty())
-    out << ",\"first_loss\":" << number(result.losses.front())
-        << ",\"final_loss\":" << number(result.losses.back());
-  out << ",\"wall_s\":" << number(wall) << ",\"out\":" << jsonString(o.out_dir) << "}\n"
+    out << ",\"first_loss\":" << shortNumber(result.losses.front())
+        << ",\"final_loss\":" << shortNumber(result.losses.back());
+  out << ",\"wall_s\":" << shortNumber(wall) << ",\"out\":" << jsonString(o.out_dir) << "}\n"
       << std::flush;
   return kExitOk;
 }
@@ -241,8 +236,8 @@ std::string faultMessage(const AgentOptions& o, const SimRunResult& result,
   const bool died = a.fault.kind == sim::FaultKind::Die;
   std::string m = "rank " + r + " did not join the allreduce of bucket " +
                   std::to_string(a.bucket) + " in step " + std::to_string(a.step) +
-                  " within --timeout-s " + number(o.timeout_s) + " (simulated fault: rank " + r +
-                  (died ? " died" : " hangs") + " at the start of its backward in step " +
+                  " within --timeout-s " + shortNumber(o.timeout_s) + " (simulated fault: rank " +
+                  r + (died ? " died" : " hangs") + " at the start of its backward in step " +
                   std::to_string(a.fault.step) + "); " + ranksPhrase(a.waiting_ranks) + " aborted";
   if (died) {
     m += " and wrote incomplete traces to " + dir + " (rank " + r + " wrote none)";

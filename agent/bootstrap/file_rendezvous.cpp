@@ -10,17 +10,12 @@
 #include <utility>
 
 #include "agent/bootstrap/bootstrap.h"
+#include "agent/short_number.h"
 #include "tracer/format/file_io.h"
 
 namespace ddpscope::agent::bootstrap {
 
 namespace {
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 class FileRendezvous final : public Bootstrap {
  public:
@@ -43,7 +38,8 @@ class FileRendezvous final : public Bootstrap {
       }
       if (std::chrono::steady_clock::now() > deadline || (o_.cancelled && o_.cancelled())) {
         throw std::runtime_error("rank " + std::to_string(o_.rank) + ": rank 0 did not publish " +
-                                 o_.what + " in " + o_.path + " within " + number(o_.timeout_s) +
+                                 o_.what + " in " + o_.path + " within " +
+                                 shortNumber(o_.timeout_s) +
                                  " s; is the folder shared between the ranks' machines?");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -28,6 +28,7 @@
 #include "agent/cuda/watchdog.h"
 #include "agent/model.h"
 #include "agent/run_agent.h"
+#include "agent/short_number.h"
 #include "agent/trainer.h"
 #include "tracer/cupti/cupti_tracer.h"
 #include "tracer/format/file_io.h"
@@ -58,12 +59,6 @@ std::uint64_t cuptiNow() {
   std::uint64_t t = 0;
   cuptiGetTimestamp(&t);
   return t;
-}
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 // NCCL's calls, for the watchdog (agent/cuda/watchdog.h).
@@ -241,8 +236,8 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
       if (r.loss) outcome.losses.push_back(*r.loss);
       if (id.rank == 0) {
         out << "{\"event\":\"progress\",\"step\":" << step + 1 << ",\"steps\":" << o.steps
-            << ",\"step_ms\":" << number(outcome.step_ms.back());
-        if (r.loss) out << ",\"loss\":" << number(*r.loss);
+            << ",\"step_ms\":" << shortNumber(outcome.step_ms.back());
+        if (r.loss) out << ",\"loss\":" << shortNumber(*r.loss);
         out << "}\n" << std::flush;
       }
     }
@@ -318,8 +313,8 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     mean /= static_cast<double>(std::max<std::size_t>(1, outcome.step_ms.size()));
     out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << id.world_size
         << ",\"steps\":" << o.steps << ",\"buckets\":" << outcome.buckets
-        << ",\"mean_step_ms\":" << number(mean) << ",\"traced\":" << (run.trace ? "true" : "false")
-        << ",\"out\":\"" << o.out_dir << "\"}\n"
+        << ",\"mean_step_ms\":" << shortNumber(mean)
+        << ",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\"" << o.out_dir << "\"}\n"
         << std::flush;
   }
   return kExitOk;

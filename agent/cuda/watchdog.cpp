@@ -1,7 +1,8 @@
 #include "agent/cuda/watchdog.h"
 
 #include <chrono>
-#include <cstdio>
+
+#include "agent/short_number.h"
 
 namespace ddpscope::agent::cuda {
 
@@ -11,12 +12,6 @@ std::int64_t steadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", s);
-  return buf;
 }
 
 }  // namespace
@@ -60,7 +55,7 @@ std::string Watchdog::problem(std::int64_t extra_ns) const {
     return "stopped by the launcher (another rank failed, or the run was cancelled)";
   }
   if (steadyNs() - last_progress_ns_.load() > timeout_ns_ + extra_ns) {
-    return "no progress for " + seconds(options_.timeout_s) +
+    return "no progress for " + shortNumber(options_.timeout_s) +
            " s (--timeout-s): a peer rank died or hangs";
   }
   return "";
@@ -107,7 +102,7 @@ InitGuard::InitGuard(double timeout_s, std::function<bool()> stop_requested,
             why = "stopped by the launcher while NCCL was initialising";
           } else if (std::chrono::steady_clock::now() >= deadline) {
             why = "NCCL's initialisation did not complete within --timeout-s " +
-                  seconds(timeout_s) + " s: a peer rank never joined";
+                  shortNumber(timeout_s) + " s: a peer rank never joined";
           }
           if (!why.empty()) {
             give_up(why);
