@@ -284,11 +284,17 @@ void RankAnalyzer::computeSteps(RankReport& out) {
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
+    // A host range is projected onto every stream that ran a kernel it launched: backward
+    // launches allreduces, so on a communication stream "backward" ends with the last of them.
+    bool comm_track = false;
+    for (std::size_t i = 0; i < t.size() && !comm_track; ++i) {
+      comm_track = classOf(t, i) == ActivityClass::Communication;
+    }
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (t.kind_of[i] == EventKind::GpuAnnotation) {
         // Our producers mark backward on the GPU exactly; Kineto's "## backward ##" is the
         // host range of the main thread and misses the autograd thread's kernels.
-        if (r_.ddpscope.present && r_.names[t.name[i]] == "backward") {
+        if (!comm_track && r_.ddpscope.present && r_.names[t.name[i]] == "backward") {
           const auto s = stepIndexOf(t, i);
           if (s >= 0) backward_end[s] = std::max(backward_end[s], t.end(i));
         }

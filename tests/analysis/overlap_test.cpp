@@ -205,6 +205,23 @@ TEST(Steps, BackwardMarkerDefinesTheTail) {
   EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700);
 }
 
+// On CUDA the host "backward" range is projected onto every stream that ran a kernel it
+// launched, the communication stream included, where it ends with the last allreduce: that
+// copy must not move the end of backward.
+TEST(Steps, BackwardProjectedOntoTheCommStreamIsIgnored) {
+  TraceBuilder b;
+  b.trace().ddpscope.present = true;
+  b.step(0, 0, 2000);
+  b.add({"backward", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
+  b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
+  b.add({"backward", 650, 300, 40, 0, EventKind::GpuAnnotation, -1, 0});
+  b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
+  b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});
+  const auto r = analyze(b);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700);
+}
+
 TEST(Steps, EventsAreAssignedByLaunchTime) {
   TraceBuilder b;
   b.step(0, 0, 100).step(1, 100, 100);
