@@ -3,6 +3,7 @@
 #include <cupti.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "cupti_names.h"
@@ -36,6 +37,15 @@ constexpr std::uint32_t kInvalidId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 bool isNcclMarker(std::string_view name, std::string_view domain) {
   return domain == "NCCL" || name.starts_with("nccl");
 }
+
+// Frees, on every way out, memory CUPTI handed over with a record.
+struct FreeAfter {
+  void* p;
+  explicit FreeAfter(void* owned) : p(owned) {}
+  FreeAfter(const FreeAfter&) = delete;
+  FreeAfter& operator=(const FreeAfter&) = delete;
+  ~FreeAfter() { std::free(p); }
+};
 
 }  // namespace
 
@@ -92,12 +102,18 @@ void ActivityConverter::addRecord(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_MARKER_DATA:
       addMarkerData(reinterpret_cast<const CUpti_ActivityMarkerData2&>(record));
       break;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      addOverhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto& o = reinterpret_cast<const CUpti_ActivityOverhead3&>(record);
+      const FreeAfter owned{options_.free_cupti_allocations ? o.overheadData : nullptr};
+      addOverhead(o);
       break;
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-      addDevice(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto& d = reinterpret_cast<const CUpti_ActivityDevice5&>(record);
+      const FreeAfter owned{options_.free_cupti_allocations ? const_cast<char*>(d.name) : nullptr};
+      addDevice(d);
       break;
+    }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto& c = reinterpret_cast<const CUpti_ActivityContext3&>(record);
       noteContext(c.contextId, c.deviceId);
@@ -267,12 +283,17 @@ void ActivityConverter::addMarker(const CUpti_ActivityMarker2& r) {
 }
 
 void ActivityConverter::addMarkerData(const CUpti_ActivityMarkerData2& r) {
-  // Only plain integer payloads can be read from the record; NVTX extended payloads (schemas)
-  // point into the traced process's memory and are not decoded.
+  // Only plain integer payloads can be read from the record. CUPTI 13 also hands over NVTX
+  // extended payloads (kind NVTX_EXTENDED_PAYLOAD, an opaque value read through the domain's
+  // schema, cuptiDomainId); they are counted, and NCCL's sizes come from the tracer's NVTX
+  // callback instead (nvtx_payload.h), which does not depend on that undocumented layout.
   if (r.payloadKind == CUPTI_METRIC_VALUE_KIND_UINT64) {
     marker_bytes_[r.id] = static_cast<std::int64_t>(r.payload.metricValueUint64);
   } else if (r.payloadKind == CUPTI_METRIC_VALUE_KIND_INT64) {
     marker_bytes_[r.id] = r.payload.metricValueInt64;
+  } else if (r.payloadKind == CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD) {
+    ++stats_.marker_extended_payloads;
+    ++stats_.ignored;
   } else {
     ++stats_.ignored;
   }
@@ -632,6 +653,10 @@ trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) 
   b.dropped_records = static_cast<std::int64_t>(stats_.droppedRecords());
   b.config = finish_options.config;
   b.config.emplace_back("tracer", "\"cupti\"");
+  if (stats_.marker_extended_payloads > 0) {
+    b.config.emplace_back("cupti_marker_extended_payloads",
+                          std::to_string(stats_.marker_extended_payloads));
+  }
   if (stats_.nvtx_payloads > 0) {
     b.config.emplace_back("nvtx_payloads", std::to_string(stats_.nvtx_payloads));
     b.config.emplace_back("nvtx_payloads_sized", std::to_string(stats_.nvtx_payloads_matched));

@@ -35,6 +35,9 @@ struct ConverterOptions {
   // Driver API records inside a runtime call on the same thread are that call's own driver
   // calls; dropped unless kept here (Triton's direct cuLaunchKernel stays either way).
   bool keep_nested_driver_calls = false;
+  // Records straight from CUPTI: free what CUPTI allocated for the client (an overhead record's
+  // overheadData, a device record's name; cupti_activity.h). Off for hand-built records.
+  bool free_cupti_allocations = false;
 };
 
 struct ConverterStats {
@@ -46,8 +49,9 @@ struct ConverterStats {
   std::uint64_t unmatched_markers = 0;      // NVTX range starts/ends without their other half
   std::uint64_t nvtx_payloads = 0;          // extended payloads the tracer captured
   std::uint64_t nvtx_payloads_matched = 0;  // ... matched to their NCCL range
-  std::uint64_t dropped_by_cupti = 0;       // from cuptiActivityGetNumDroppedRecords
-  std::uint64_t dropped_by_tracer = 0;      // lost to the buffer-memory cap or conversion errors
+  std::uint64_t marker_extended_payloads = 0;  // CUPTI marker data holding an extended payload
+  std::uint64_t dropped_by_cupti = 0;          // from cuptiActivityGetNumDroppedRecords
+  std::uint64_t dropped_by_tracer = 0;         // lost to the buffer-memory cap or conversion errors
   // What the trace's "dropped_records" says: records the tracer could not keep.
   std::uint64_t droppedRecords() const {
     return dropped_by_cupti + dropped_by_tracer + without_timestamps + implausible_times;

@@ -35,7 +35,8 @@ struct CuptiTracer::State {
   // of their own, so that a range push never waits for a buffer being converted.
   std::mutex payload_mutex;
   std::vector<NvtxPayloadCapture> payloads;
-  bool system_thread_ids = false;  // CUPTI names threads by gettid(), else by pthread_self()
+  bool system_thread_ids = false;   // CUPTI names threads by gettid(), else by pthread_self()
+  std::uint32_t cupti_version = 0;  // cuptiGetVersion of the libcupti loaded (0: unknown)
 };
 
 namespace {
@@ -105,7 +106,9 @@ void captureNvtxPayload(CuptiTracer::State& s, CUpti_CallbackId cbid, const void
 void CUPTIAPI tracerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                              const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    // Completed buffers only: the context's work may still be running, and a forced flush
+    // would hand over its last kernels without end times, never to come again.
+    cuptiActivityFlushAll(0);
   } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
     if (auto* s = g_active.load(); s != nullptr) captureNvtxPayload(*s, cbid, data);
   }
@@ -130,6 +133,21 @@ void routeNvtxToCupti(std::vector<std::string>& warnings) {
     return;
   }
   setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+// The libcupti loaded may be older than the headers the record structs come from (a pinned
+// wheel): such a library can lack fixes or records, so the trace says which one it was.
+void checkCuptiVersion(CuptiTracer::State& s) {
+  std::uint32_t version = 0;
+  if (cuptiGetVersion(&version) != CUPTI_SUCCESS) return;
+  std::lock_guard lock(s.mutex);
+  s.cupti_version = version;
+  if (version < CUPTI_API_VERSION) {
+    s.warnings.push_back("libcupti reports API version " + std::to_string(version) +
+                         ", older than the " + std::to_string(CUPTI_API_VERSION) +
+                         " this tracer was built with: records may be missing; use the CUDA "
+                         "toolkit's libcupti if the trace looks incomplete");
+  }
 }
 
 }  // namespace
@@ -164,8 +182,10 @@ void CuptiTracer::start() {
       options.base_ns = static_cast<std::int64_t>(t0);
       options.epoch_offset_ns = epoch - static_cast<std::int64_t>(t0);
       if (options.process_id == 0) options.process_id = getpid();
+      options.free_cupti_allocations = true;
       state_->converter = ActivityConverter(options);
     }
+    checkCuptiVersion(*state_);
     if (options_.nvtx) routeNvtxToCupti(state_->warnings);
     // Thread ids as the system gives them (what other profilers show), and the ones the NVTX
     // callback can name to pair payloads with markers.
@@ -253,7 +273,9 @@ void CuptiTracer::flush(bool forced) {
 
 void CuptiTracer::stop() {
   if (!running()) return;
-  const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // Recording stops first, then everything recorded is flushed: records made between a flush
+  // and the disable (the flush's own overhead record, other threads' work) would land in a
+  // buffer nobody flushes. A plain flush before the forced one lets finished work complete.
   for (auto k : state_->enabled)
     cuptiActivityDisable(k);
   state_->enabled.clear();
@@ -261,6 +283,8 @@ void CuptiTracer::stop() {
     cuptiUnsubscribe(state_->subscriber);
     state_->subscriber = nullptr;
   }
+  cuptiActivityFlushAll(0);
+  const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
   {
@@ -291,6 +315,9 @@ trace::RankTrace CuptiTracer::takeTrace(const FinishOptions& options) {
   auto finish = options;
   if (const auto refused = state_->pool.refused(); refused > 0) {
     finish.config.emplace_back("cupti_buffers_refused", std::to_string(refused));
+  }
+  if (state_->cupti_version != 0) {
+    finish.config.emplace_back("cupti_api_version", std::to_string(state_->cupti_version));
   }
   finish.config.emplace_back("cupti_buffer_cap_mb",
                              std::to_string(options_.buffer_cap_bytes >> 20));
