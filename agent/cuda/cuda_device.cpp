@@ -165,6 +165,10 @@ void CudaDevice::mark(StreamId /*stream*/, std::string_view name, Tags /*tags*/)
 
 void CudaDevice::gemm(StreamId stream, const GemmArgs& a, Tags tags) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  // Shapes are checked as the simulated device checks them: a wrong view would otherwise be
+  // silent corruption or an illegal address.
+  if (a.a.count != a.m * a.k || a.b.count != a.k * a.n || a.c.count != a.m * a.n)
+    throw std::invalid_argument("CUDA device: gemm operand sizes do not match m, n, k");
   const float* pa = ptr(a.a, "gemm A");
   const float* pb = ptr(a.b, "gemm B");
   float* pc = ptr(a.c, "gemm C");
