@@ -3,8 +3,10 @@
 // DDPSCOPE_TRACE_DIR when it exits normally, or, marked incomplete, when SIGTERM stops it (a
 // launcher ending the job). Errors go to stderr; the program is never stopped by the tracer.
 
+#include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -27,6 +29,7 @@ struct Injection {
   ddpscope::cupti::RunIdentity id;
   std::unique_ptr<CuptiTracer> tracer;
   pid_t pid = 0;  // forked children (data loaders) inherit atexit handlers: they write nothing
+  std::int64_t started_ns = 0;  // when tracing began (CLOCK_REALTIME): later files are siblings'
   std::once_flag written;
 };
 
@@ -61,8 +64,22 @@ void writeTrace(int signo) {
       }
       const auto trace = inj->tracer->takeTrace(finish);
       std::filesystem::create_directories(inj->id.trace_dir);
-      const std::string path = ddpscope::cupti::rankTracePath(inj->id);
-      ddpscope::trace::writeTraceFile(trace, path);
+      ddpscope::trace::WriteOptions write;
+      write.final_path = [inj](const std::string& p) {
+        return ddpscope::cupti::unclaimedTracePath(p, inj->id.rank, inj->pid, inj->started_ns);
+      };
+      const std::string wanted = ddpscope::cupti::rankTracePath(inj->id);
+      const std::string path = ddpscope::trace::writeTraceFile(trace, wanted, write);
+      if (path != wanted) {
+        std::fprintf(stderr,
+                     "ddpscope: %s was written by another process of this run claiming rank %d%s; "
+                     "this process's trace keeps its own name\n",
+                     wanted.c_str(), static_cast<int>(inj->id.rank),
+                     inj->id.rank_variable.empty()
+                         ? " (no RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID is set: set RANK for "
+                           "each process)"
+                         : "");
+      }
       std::fprintf(stderr, "ddpscope: wrote %s (%zu events, %lld records dropped%s)\n",
                    path.c_str(), trace.eventCount(),
                    static_cast<long long>(trace.ddpscope.dropped_records),
@@ -85,6 +102,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       for (const auto& w : inj->id.warnings)
         std::fprintf(stderr, "ddpscope: %s\n", w.c_str());
       inj->pid = getpid();
+      timespec now{};
+      clock_gettime(CLOCK_REALTIME, &now);
+      inj->started_ns = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
       ddpscope::cupti::TracerOptions options;
       options.buffer_cap_bytes = inj->id.buffer_cap_bytes;
       if (options.buffer_bytes > options.buffer_cap_bytes) {

@@ -1,5 +1,7 @@
 #include "run_identity.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
@@ -66,6 +68,18 @@ RunIdentity runIdentityFromEnvironment(const EnvLookup& env) {
   }
   id.buffer_cap_bytes = mb * std::size_t{1024} * 1024;
   return id;
+}
+
+std::string unclaimedTracePath(const std::string& path, std::int32_t rank, std::int64_t pid,
+                               std::int64_t since_ns) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path;
+  const std::int64_t written =
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  if (written < since_ns) return path;
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  return dir + "rank-" + std::to_string(rank) + ".pid" + std::to_string(pid) + ".json.gz";
 }
 
 std::string rankTracePath(const RunIdentity& id) {

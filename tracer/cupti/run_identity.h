@@ -33,4 +33,13 @@ RunIdentity runIdentityFromEnvironment(const EnvLookup& env = processEnvironment
 // "<trace_dir>/rank-<rank>.json.gz".
 std::string rankTracePath(const RunIdentity& id);
 
+// The name a traced process publishes its trace under, chosen just before the rename: `path`
+// (rankTracePath), unless a file of that name was written at or after `since_ns` (ns since the
+// Unix epoch: when this process started tracing), i.e. by another process of the same run that
+// claims the same rank (RANK unset under torch.multiprocessing.spawn, a CUDA subprocess that
+// inherited RANK). Then "<dir>/rank-<rank>.pid<pid>.json.gz", so that neither trace is lost.
+// A file older than since_ns is an earlier run's and is replaced.
+std::string unclaimedTracePath(const std::string& path, std::int32_t rank, std::int64_t pid,
+                               std::int64_t since_ns);
+
 }  // namespace ddpscope::cupti

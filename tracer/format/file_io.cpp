@@ -231,7 +231,8 @@ std::string gzipBytes(std::string_view plain, int level) {
   return out;
 }
 
-void writeFileAtomically(const std::string& path, std::string_view bytes) {
+std::string writeFileAtomically(const std::string& path, std::string_view bytes,
+                                const FinalPath& final_path) {
   static std::atomic<unsigned> counter{0};
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -264,11 +265,21 @@ void writeFileAtomically(const std::string& path, std::string_view bytes) {
     ::unlink(tmp.c_str());
     throw std::runtime_error("cannot write " + path + " (close): " + std::strerror(err));
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  std::string target = path;
+  if (final_path) {
+    try {
+      target = final_path(path);
+    } catch (...) {
+      ::unlink(tmp.c_str());
+      throw;
+    }
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + " (rename): " + std::strerror(err));
+    throw std::runtime_error("cannot write " + target + " (rename): " + std::strerror(err));
   }
+  return target;
 }
 
 }  // namespace ddpscope::trace

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,9 +57,14 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
 
 std::string gzipBytes(std::string_view plain, int level = 3);
 
+// Chooses, just before the rename, the name a written file gets (in the same folder as the path
+// it is given); empty: that path.
+using FinalPath = std::function<std::string(const std::string& path)>;
+
 // Writes bytes to path atomically: a temporary file in the same folder, flushed, then renamed.
 // On any failure (disk full, permissions) the temporary is removed, the destination is left as it
-// was, and a std::runtime_error says what happened.
-void writeFileAtomically(const std::string& path, std::string_view bytes);
+// was, and a std::runtime_error says what happened. Returns the path written.
+std::string writeFileAtomically(const std::string& path, std::string_view bytes,
+                                const FinalPath& final_path = {});
 
 }  // namespace ddpscope::trace

@@ -195,16 +195,15 @@ std::string serializeTrace(const RankTrace& trace) {
   return out;
 }
 
-void writeTraceFile(const RankTrace& trace, const std::string& path, const WriteOptions& options) {
+std::string writeTraceFile(const RankTrace& trace, const std::string& path,
+                           const WriteOptions& options) {
   const bool gzip = options.compression == WriteOptions::Compression::Gzip ||
                     (options.compression == WriteOptions::Compression::ByPath && path.size() >= 3 &&
                      path.compare(path.size() - 3, 3, ".gz") == 0);
   const std::string json = serializeTrace(trace);
-  if (gzip) {
-    writeFileAtomically(path, gzipBytes(json, options.gzip_level));
-  } else {
-    writeFileAtomically(path, json);
-  }
+  if (gzip)
+    return writeFileAtomically(path, gzipBytes(json, options.gzip_level), options.final_path);
+  return writeFileAtomically(path, json, options.final_path);
 }
 
 }  // namespace ddpscope::trace
