@@ -328,6 +328,28 @@ TEST(CuptiConverter, LaunchToKernelFlows) {
   EXPECT_EQ(triton.to_ts, 15600);
 }
 
+// Without driver records (DDPSCOPE_CUPTI_DRIVER=0) a copy still reaches the runtime call that
+// made it, through the runtime correlation id the record carries.
+TEST(CuptiConverter, CopiesLinkToTheirRuntimeCallWithoutDriverRecords) {
+  RecordBuffer b;
+  runtimeCall(b, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 100, 180, 10);
+  auto& copy = b.add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  copy.bytes = 4096;
+  copy.start = kBase + 200;
+  copy.end = kBase + 300;
+  copy.streamId = 7;
+  copy.correlationId = 110;  // the driver call's, not recorded
+  copy.runtimeCorrelationId = 10;
+  ActivityConverter c(options());
+  c.addBuffer(b.data(), b.size());
+  const auto t = c.finish();
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.flows[0].id, 10u);
+  EXPECT_EQ(t.flows[0].from_ts, 100);
+  EXPECT_EQ(t.flows[0].to_ts, 200);
+}
+
 TEST(CuptiConverter, NvtxRangesAndTheirGpuProjection) {
   const auto t = convertStep();
   const auto step = only(t, "ProfilerStep#3", EventKind::UserAnnotation);

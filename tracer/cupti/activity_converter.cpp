@@ -202,10 +202,16 @@ template <typename CopyRecord>
 void ActivityConverter::addCopy(const CopyRecord& r) {
   noteContext(r.contextId, r.deviceId);
   if (!timed(r.start, r.end)) return;
+  // A copy names the driver call that made it; one made by a runtime call also names that call
+  // (runtimeCorrelationId), which links it even when driver records are off.
+  std::uint32_t correlation = r.correlationId;
+  if constexpr (requires { r.runtimeCorrelationId; }) {
+    if (r.runtimeCorrelationId != 0) correlation = r.runtimeCorrelationId;
+  }
   push(track(TrackKind::Gpu, r.deviceId, r.streamId),
        {rel(r.start), static_cast<TimeNs>(r.end - r.start),
         trace_.names.intern(memcpyName(r.copyKind, r.srcKind, r.dstKind)), EventKind::Memcpy,
-        static_cast<std::int64_t>(r.correlationId), static_cast<std::int64_t>(r.bytes)});
+        static_cast<std::int64_t>(correlation), static_cast<std::int64_t>(r.bytes)});
 }
 
 void ActivityConverter::addMemcpy(const CUpti_ActivityMemcpy6& r) {
