@@ -32,6 +32,7 @@
 #include "agent/trainer.h"
 #include "tracer/cupti/cupti_tracer.h"
 #include "tracer/format/file_io.h"
+#include "tracer/format/json_text.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
 
@@ -126,6 +127,12 @@ std::uint64_t parameterHash(Trainer& trainer) {
     }
   }
   return h;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out;
+  trace::appendJsonString(out, s);
+  return out;
 }
 
 struct RankOutcome {
@@ -313,8 +320,13 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
     mean /= static_cast<double>(std::max<std::size_t>(1, outcome.step_ms.size()));
     out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << id.world_size
         << ",\"steps\":" << o.steps << ",\"buckets\":" << outcome.buckets
-        << ",\"mean_step_ms\":" << shortNumber(mean)
-        << ",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\"" << o.out_dir << "\"}\n"
+        << ",\"mean_step_ms\":" << shortNumber(mean);
+    if (!outcome.losses.empty()) {  // as the simulated device reports them, to compare the two
+      out << ",\"first_loss\":" << shortNumber(outcome.losses.front())
+          << ",\"final_loss\":" << shortNumber(outcome.losses.back());
+    }
+    out << ",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":" << quoted(o.out_dir)
+        << "}\n"
         << std::flush;
   }
   return kExitOk;
@@ -423,8 +435,8 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
   if (exit_code == kExitOk) {
     out << "{\"event\":\"done\",\"backend\":\"cuda\",\"ranks\":" << o.world_size
         << ",\"steps\":" << o.steps
-        << ",\"launch\":\"local\",\"traced\":" << (run.trace ? "true" : "false") << ",\"out\":\""
-        << o.out_dir << "\"}\n"
+        << ",\"launch\":\"local\",\"traced\":" << (run.trace ? "true" : "false")
+        << ",\"out\":" << quoted(o.out_dir) << "}\n"
         << std::flush;
   }
   return exit_code;
