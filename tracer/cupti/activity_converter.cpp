@@ -3,7 +3,6 @@
 #include <cupti.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 #include "cupti_names.h"
@@ -38,13 +37,16 @@ bool isNcclMarker(std::string_view name, std::string_view domain) {
   return domain == "NCCL" || name.starts_with("nccl");
 }
 
-// Frees, on every way out, memory CUPTI handed over with a record.
-struct FreeAfter {
+// Releases, on every way out, memory CUPTI handed over with a record.
+struct ReleaseAfter {
+  void (*release)(void*);
   void* p;
-  explicit FreeAfter(void* owned) : p(owned) {}
-  FreeAfter(const FreeAfter&) = delete;
-  FreeAfter& operator=(const FreeAfter&) = delete;
-  ~FreeAfter() { std::free(p); }
+  ReleaseAfter(void (*r)(void*), const void* owned) : release(r), p(const_cast<void*>(owned)) {}
+  ReleaseAfter(const ReleaseAfter&) = delete;
+  ReleaseAfter& operator=(const ReleaseAfter&) = delete;
+  ~ReleaseAfter() {
+    if (release != nullptr && p != nullptr) release(p);
+  }
 };
 
 }  // namespace
@@ -104,13 +106,13 @@ void ActivityConverter::addRecord(const CUpti_Activity& record) {
       break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto& o = reinterpret_cast<const CUpti_ActivityOverhead3&>(record);
-      const FreeAfter owned{options_.free_cupti_allocations ? o.overheadData : nullptr};
+      const ReleaseAfter owned(options_.release, o.overheadData);
       addOverhead(o);
       break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       const auto& d = reinterpret_cast<const CUpti_ActivityDevice5&>(record);
-      const FreeAfter owned{options_.free_cupti_allocations ? const_cast<char*>(d.name) : nullptr};
+      const ReleaseAfter owned(options_.release, d.name);
       addDevice(d);
       break;
     }

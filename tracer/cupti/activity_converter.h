@@ -35,9 +35,10 @@ struct ConverterOptions {
   // Driver API records inside a runtime call on the same thread are that call's own driver
   // calls; dropped unless kept here (Triton's direct cuLaunchKernel stays either way).
   bool keep_nested_driver_calls = false;
-  // Records straight from CUPTI: free what CUPTI allocated for the client (an overhead record's
-  // overheadData, a device record's name; cupti_activity.h). Off for hand-built records.
-  bool free_cupti_allocations = false;
+  // Records straight from CUPTI: what CUPTI allocated for the client (an overhead record's
+  // overheadData, a device record's name; cupti_activity.h) is handed here once converted.
+  // The live tracer passes std::free; null (hand-built records) keeps it.
+  void (*release)(void*) = nullptr;
 };
 
 struct ConverterStats {

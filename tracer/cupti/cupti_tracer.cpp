@@ -182,7 +182,7 @@ void CuptiTracer::start() {
       options.base_ns = static_cast<std::int64_t>(t0);
       options.epoch_offset_ns = epoch - static_cast<std::int64_t>(t0);
       if (options.process_id == 0) options.process_id = getpid();
-      options.free_cupti_allocations = true;
+      options.release = &std::free;
       state_->converter = ActivityConverter(options);
     }
     checkCuptiVersion(*state_);
