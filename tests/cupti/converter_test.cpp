@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <cupti.h>
 #include "app/analysis/analysis.h"
