@@ -192,34 +192,24 @@ TEST(Steps, PerStepMetricsAndDpEfficiency) {
   EXPECT_DOUBLE_EQ(*r.steps[1].dp_efficiency, 0.8);
 }
 
+// Our traces mark backward on the GPU; on CUDA the host range is also projected onto every
+// stream that ran a kernel it launched, the communication stream included, where it ends with
+// the last allreduce: that copy must not move the end of backward.
 TEST(Steps, BackwardMarkerDefinesTheTail) {
-  TraceBuilder b;
-  b.trace().ddpscope.present = true;  // our traces mark backward on the GPU
-  b.step(0, 0, 2000);
-  b.add({"backward", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
-  b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
-  b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
-  b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});
-  const auto r = analyze(b);
-  ASSERT_EQ(r.steps.size(), 1u);
-  EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700);
-}
-
-// On CUDA the host "backward" range is projected onto every stream that ran a kernel it
-// launched, the communication stream included, where it ends with the last allreduce: that
-// copy must not move the end of backward.
-TEST(Steps, BackwardProjectedOntoTheCommStreamIsIgnored) {
-  TraceBuilder b;
-  b.trace().ddpscope.present = true;
-  b.step(0, 0, 2000);
-  b.add({"backward", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
-  b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
-  b.add({"backward", 650, 300, 40, 0, EventKind::GpuAnnotation, -1, 0});
-  b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
-  b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});
-  const auto r = analyze(b);
-  ASSERT_EQ(r.steps.size(), 1u);
-  EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700);
+  for (const bool projected_onto_comm : {false, true}) {
+    TraceBuilder b;
+    b.trace().ddpscope.present = true;
+    b.step(0, 0, 2000);
+    b.add({"backward", 0, 700, 7, 0, EventKind::GpuAnnotation, -1, 0});
+    b.add({"gemm", 0, 700, 7, 0, EventKind::Kernel, -1, 0});
+    if (projected_onto_comm) b.add({"backward", 650, 300, 40, 0, EventKind::GpuAnnotation, -1, 0});
+    b.add({"ncclDevKernel_AllReduce", 650, 300, 40, 0, EventKind::Kernel, -1, 0});
+    b.add({"sgd_update", 950, 100, 7, 0, EventKind::Kernel, -1, 0});
+    const auto r = analyze(b);
+    ASSERT_EQ(r.steps.size(), 1u);
+    EXPECT_EQ(r.steps[0].exposed_tail_ns, 950 - 700)
+        << "projected onto comm: " << projected_onto_comm;
+  }
 }
 
 TEST(Steps, EventsAreAssignedByLaunchTime) {
