@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
       "{\"event\":\"done\",\"rank\":%d,\"world_size\":%d,\"steps\":%d,\"buckets\":%d,"
       "\"bucket_mb\":%g,\"median_step_us\":%.1f}\n",
       rank, world, steps, buckets, bucket_mb, median);
+  std::fflush(stdout);  // the line must be out even if teardown below hangs
   NCCL_CHECK(ncclCommDestroy(comm));
   for (int b = 0; b < buckets; ++b) {
     cudaFree(grads[b]);
