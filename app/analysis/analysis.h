@@ -49,7 +49,9 @@ struct StepReport {
   TimeNs dur_ns = 0;    // step time
   OverlapMetrics metrics;
   TimeNs exposed_tail_ns = 0;           // end of backward compute -> end of the last allreduce
-  TimeNs compute_critical_ns = 0;       // compute-only critical path
+  // The compute-only critical path: what the step would take if communication were free,
+  // step time - exposed communication (DESIGN.md "DP efficiency").
+  TimeNs compute_critical_ns = 0;
   std::optional<double> dp_efficiency;  // compute_critical / step time
   std::int32_t allreduces = 0;
 };
