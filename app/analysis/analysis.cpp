@@ -637,7 +637,6 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
     TimeNs sum = 0;
     sp.min_ns = v.front().first;
     sp.max_ns = v.front().first;
-    sp.slowest_rank = v.front().second;
     for (const auto& [d, rank] : v) {
       sum += d;
       sp.min_ns = std::min(sp.min_ns, d);
@@ -646,6 +645,9 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
         sp.slowest_rank = rank;
       }
     }
+    // Ranks that wait for each other in every allreduce take the same step time: then no
+    // rank is the slowest here (the stragglers above say who made the others wait).
+    if (sp.max_ns == sp.min_ns) sp.slowest_rank = -1;
     sp.mean_ns = sum / static_cast<TimeNs>(v.size());
     out.step_spread.push_back(sp);
   }

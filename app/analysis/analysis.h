@@ -48,7 +48,7 @@ struct StepReport {
   TimeNs start_ns = 0;  // the step marker's range
   TimeNs dur_ns = 0;    // step time
   OverlapMetrics metrics;
-  TimeNs exposed_tail_ns = 0;           // end of backward compute -> end of the last allreduce
+  TimeNs exposed_tail_ns = 0;  // end of backward compute -> end of the last allreduce
   // The compute-only critical path: what the step would take if communication were free,
   // step time - exposed communication (DESIGN.md "DP efficiency").
   TimeNs compute_critical_ns = 0;
@@ -116,7 +116,7 @@ struct StragglerReport {
 struct StepSpread {
   std::int32_t step = 0;
   TimeNs min_ns = 0, max_ns = 0, mean_ns = 0;
-  std::int32_t slowest_rank = 0;
+  std::int32_t slowest_rank = -1;  // -1: every rank took the same time
 };
 
 struct RunReport {

@@ -1,7 +1,10 @@
 #include "report_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <vector>
 
 #include "tracer/format/json_text.h"
 
@@ -266,8 +269,12 @@ std::string reportToJson(const RunReport& report) {
     j.micros(sp.max_ns);
     j.key("mean_us");
     j.micros(sp.mean_ns);
-    j.key("slowest_rank");
-    j.integer(sp.slowest_rank);
+    j.key("slowest_rank");  // null: every rank took the same time
+    if (sp.slowest_rank >= 0) {
+      j.integer(sp.slowest_rank);
+    } else {
+      j.optional(std::nullopt);
+    }
     j.close('}');
   }
   j.close(']');
@@ -376,10 +383,39 @@ std::string reportToText(const RunReport& report) {
       s += "  warning: " + w + "\n";
     s += "\n";
   }
+  // Who made the others wait: per rank, the allreduces it reached last.
+  std::map<std::int32_t, std::pair<std::int32_t, TimeNs>> last;  // rank -> (count, margin sum)
+  for (const auto& st : report.stragglers) {
+    auto& [count, margin] = last[st.last_rank];
+    ++count;
+    margin += st.margin_ns;
+  }
+  if (!last.empty()) {
+    std::vector<std::pair<std::int32_t, std::int32_t>> by_count;  // (count, rank)
+    for (const auto& [rank, cm] : last)
+      by_count.emplace_back(cm.first, rank);
+    std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::snprintf(line, sizeof line, "stragglers: in %zu allreduces one rank was ready last\n",
+                  report.stragglers.size());
+    s += line;
+    for (std::size_t i = 0; i < by_count.size() && i < 5; ++i) {
+      const auto [count, rank] = by_count[i];
+      std::snprintf(line, sizeof line, "  rank %d: %d times, %s after the next rank on average\n",
+                    rank, count, formatDuration(last[rank].second / count).c_str());
+      s += line;
+    }
+  }
   for (const auto& sp : report.step_spread) {
-    std::snprintf(line, sizeof line, "step %d across ranks: min %s, max %s (rank %d)\n", sp.step,
-                  formatDuration(sp.min_ns).c_str(), formatDuration(sp.max_ns).c_str(),
-                  sp.slowest_rank);
+    if (sp.slowest_rank >= 0) {
+      std::snprintf(line, sizeof line, "step %d across ranks: min %s, max %s (rank %d)\n", sp.step,
+                    formatDuration(sp.min_ns).c_str(), formatDuration(sp.max_ns).c_str(),
+                    sp.slowest_rank);
+    } else {
+      std::snprintf(line, sizeof line, "step %d across ranks: %s on every rank\n", sp.step,
+                    formatDuration(sp.min_ns).c_str());
+    }
     s += line;
   }
   return s;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/report_json.h"
 #include "tests/common/trace_builder.h"
 
 using namespace ddpscope;
@@ -85,4 +86,11 @@ TEST(Stragglers, LastRankToReachEachAllreduce) {
   EXPECT_EQ(s.margin_ns, 700);
   ASSERT_EQ(rep.step_spread.size(), 1u);
   EXPECT_EQ(rep.step_spread[0].min_ns, 10'000);
+  // The step markers are the same on every rank: no rank is the slowest by step time, and the
+  // text names the straggler from the allreduces instead.
+  EXPECT_EQ(rep.step_spread[0].slowest_rank, -1);
+  const auto text = analysis::reportToText(rep);
+  EXPECT_NE(text.find("rank 2: 1 times, 700 ns after the next rank"), std::string::npos) << text;
+  EXPECT_NE(text.find("step 0 across ranks: 10.0 µs on every rank"), std::string::npos) << text;
+  EXPECT_NE(analysis::reportToJson(rep).find("\"slowest_rank\": null"), std::string::npos);
 }
