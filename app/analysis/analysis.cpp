@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -602,10 +604,57 @@ std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, 
   return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
 }
 
+namespace {
+
+std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
+  std::string s;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1)
+      ++j;
+    if (!s.empty()) s += ", ";
+    s += std::to_string(sorted[i]);
+    if (j > i) s += "-" + std::to_string(sorted[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+void checkRunCompleteness(RunReport& out) {
+  if (out.ranks.empty()) return;
+  std::set<std::int32_t> worlds, present;
+  for (const auto& r : out.ranks) {
+    worlds.insert(r.world_size);
+    present.insert(r.rank);
+  }
+  if (worlds.size() > 1) {
+    std::string list;
+    for (auto w : worlds)
+      list += (list.empty() ? "" : ", ") + std::to_string(w);
+    out.warnings.push_back("the traces disagree on the world size (" + list +
+                           "): are they from one run? Open each run's files separately");
+  }
+  const std::int32_t world = *worlds.rbegin();
+  // A world of thousands with a few files loaded: list only what fits in a message.
+  for (std::int32_t r = 0; r < world && out.missing_ranks.size() < 4096; ++r) {
+    if (!present.contains(r)) out.missing_ranks.push_back(r);
+  }
+  if (!out.missing_ranks.empty()) {
+    const auto n = static_cast<std::int32_t>(present.size());
+    out.warnings.push_back(
+        "only " + std::to_string(n) + " of " + std::to_string(world) +
+        " ranks have a trace (missing: rank" + (out.missing_ranks.size() == 1 ? " " : "s ") +
+        rankRanges(out.missing_ranks) + "); the numbers cover only the ranks loaded");
+  }
+}
+
+}  // namespace
+
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
   RunReport out;
   for (const auto& r : run.ranks)
     out.ranks.push_back(analyzeRank(r, options));
+  checkRunCompleteness(out);
   if (out.ranks.size() < 2) return out;
   // Stragglers: per (step, bucket), the rank whose bucket was ready last.
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>>

@@ -123,6 +123,10 @@ struct RunReport {
   std::vector<RankReport> ranks;
   std::vector<StragglerReport> stragglers;
   std::vector<StepSpread> step_spread;
+  // About the files as a run: ranks of the declared world with no trace, traces that disagree
+  // on the world size (files of different runs opened together).
+  std::vector<std::int32_t> missing_ranks;
+  std::vector<std::string> warnings;
 };
 
 // The intervals of one rank's GPU activity by class, after the window of the options.

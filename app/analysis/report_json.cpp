@@ -240,6 +240,16 @@ std::string reportToJson(const RunReport& report) {
   for (const auto& r : report.ranks)
     writeRank(j, r);
   j.close(']');
+  j.key("warnings");  // about the files as a run (each rank has its own too)
+  j.open('[');
+  for (const auto& w : report.warnings)
+    j.str(w);
+  j.close(']');
+  j.key("missing_ranks");
+  j.open('[');
+  for (auto r : report.missing_ranks)
+    j.integer(r);
+  j.close(']');
   j.key("stragglers");
   j.open('[');
   for (const auto& st : report.stragglers) {
@@ -317,6 +327,9 @@ std::string pctText(const std::optional<double>& v) {
 std::string reportToText(const RunReport& report) {
   std::string s;
   char line[512];
+  for (const auto& w : report.warnings)
+    s += "warning: " + w + "\n";
+  if (!report.warnings.empty()) s += "\n";
   for (const auto& r : report.ranks) {
     std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
                   r.source == "sim"    ? "SIMULATED"

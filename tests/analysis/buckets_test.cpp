@@ -94,3 +94,38 @@ TEST(Stragglers, LastRankToReachEachAllreduce) {
   EXPECT_NE(text.find("step 0 across ranks: 10.0 µs on every rank"), std::string::npos) << text;
   EXPECT_NE(analysis::reportToJson(rep).find("\"slowest_rank\": null"), std::string::npos);
 }
+
+// A run's files are checked as a run: ranks of the declared world with no trace, and traces
+// that disagree on the world size, are said in the report, its JSON and its text.
+TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
+  trace::Run run;
+  for (int rank : {0, 1, 3, 7}) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 8;
+    run.ranks.push_back(b.build());
+  }
+  auto rep = analysis::analyzeRun(run);
+  EXPECT_EQ(rep.missing_ranks, (std::vector<std::int32_t>{2, 4, 5, 6}));
+  ASSERT_EQ(rep.warnings.size(), 1u);
+  EXPECT_EQ(rep.warnings[0],
+            "only 4 of 8 ranks have a trace (missing: ranks 2, 4-6); the numbers cover only the "
+            "ranks loaded");
+  EXPECT_EQ(analysis::reportToText(rep).rfind("warning: only 4 of 8 ranks", 0), 0u);
+  EXPECT_NE(analysis::reportToJson(rep).find("\"missing_ranks\": [2, 4, 5, 6]"), std::string::npos);
+
+  run.ranks[1].world_size = 2;  // a file of another run
+  rep = analysis::analyzeRun(run);
+  ASSERT_EQ(rep.warnings.size(), 2u);
+  EXPECT_NE(rep.warnings[0].find("disagree on the world size (2, 8)"), std::string::npos);
+
+  trace::Run whole;  // every rank there, one world size: nothing to say
+  for (int rank : {0, 1}) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    whole.ranks.push_back(b.build());
+  }
+  EXPECT_TRUE(analysis::analyzeRun(whole).warnings.empty());
+  EXPECT_TRUE(analysis::analyzeRun(whole).missing_ranks.empty());
+}
