@@ -75,7 +75,7 @@ Table bucketTable(const RunReport& report) {
 }
 
 Table sweepTable(const std::vector<SweepPoint>& points) {
-  Table t{{"bucket MB", "step time", "overlap", "exposed / step", "allreduces / step"}};
+  Table t{{"bucket MiB", "step time", "overlap", "exposed / step", "allreduces / step"}};
   for (const auto& p : points) {
     char ar[32], mb[32];
     std::snprintf(ar, sizeof ar, "%.1f", p.summary.allreduces_per_step);

@@ -80,8 +80,8 @@ std::string fmtPct(double v) {
 }
 std::string fmtMb(double mb) {
   char b[32];
-  if (mb == 0) return "per-tensor (0 MB)";
-  std::snprintf(b, sizeof b, "%g MB", mb);
+  if (mb == 0) return "per-tensor (0 MiB)";
+  std::snprintf(b, sizeof b, "%g MiB", mb);  // as --bucket-mb and PyTorch's bucket_cap_mb
   return b;
 }
 std::optional<double> gainOver(const std::vector<SweepPoint>& points, double mb, TimeNs best_ns) {
@@ -117,8 +117,9 @@ SweepRecommendation recommendBucketSize(std::vector<SweepPoint>& points, double 
     t += " It saves " + fmtPct(*rec.gain_vs_current_pct) + " of step time over the current " +
          fmtMb(current_mb) + ".";
   }
-  if (rec.gain_vs_ddp_default_pct && std::fabs(25.0 - best.bucket_mb) > 1e-9) {
-    t += " Against PyTorch DDP's default 25 MB it saves " + fmtPct(*rec.gain_vs_ddp_default_pct) +
+  if (rec.gain_vs_ddp_default_pct && std::fabs(25.0 - best.bucket_mb) > 1e-9 &&
+      std::fabs(25.0 - current_mb) > 1e-9) {  // the current size said it already
+    t += " Against PyTorch DDP's default 25 MiB it saves " + fmtPct(*rec.gain_vs_ddp_default_pct) +
          ".";
   }
   if (rec.best_at_edge)
@@ -144,7 +145,7 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     rows.push_back(r);
   };
   auto addNumber = [&](const char* metric, std::optional<double> x, std::optional<double> y,
-                       const char* unit, int decimals) {
+                       const char* unit, int decimals, const char* delta_unit = nullptr) {
     char buf[64];
     auto f = [&](std::optional<double> v) {
       if (!v) return std::string("n/a");
@@ -153,18 +154,20 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     };
     ComparisonRow r{metric, f(x), f(y), "n/a", x.value_or(0), y.value_or(0)};
     if (x && y) {
-      std::snprintf(buf, sizeof buf, "%+.*f%s", decimals, *y - *x, unit);
+      std::snprintf(buf, sizeof buf, "%+.*f%s", decimals, *y - *x,
+                    delta_unit != nullptr ? delta_unit : unit);
       r.delta = buf;
     }
     rows.push_back(r);
   };
   addTime("step time", sa.step_ns, sb.step_ns);
-  addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 1);
+  // Differences of percentages are percentage points.
+  addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 1, " pp");
   addTime("exposed communication / step", sa.exposed_ns_per_step, sb.exposed_ns_per_step);
   addNumber("allreduces / step", sa.allreduces_per_step, sb.allreduces_per_step, "", 1);
-  addNumber("DP efficiency",
-            sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
-            sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1);
+  addNumber(
+      "DP efficiency", sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
+      sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1, " pp");
   addTime("mean bucket wait", sa.mean_bucket_wait_ns, sb.mean_bucket_wait_ns);
   return rows;
 }

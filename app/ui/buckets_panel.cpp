@@ -57,7 +57,7 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   layout->addWidget(split, 1);
 
   table_->setColumnCount(kColumns);
-  table_->setHorizontalHeaderLabels({tr("rank"), tr("step"), tr("bucket"), tr("tensors"), tr("MB"),
+  table_->setHorizontalHeaderLabels({tr("rank"), tr("step"), tr("bucket"), tr("tensors"), tr("MiB"),
                                      tr("ready"), tr("wait"), tr("allreduce"), tr("busbw"),
                                      tr("exposed")});
   table_->verticalHeader()->setVisible(false);
@@ -66,7 +66,7 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setAlternatingRowColors(true);
   params_->setColumnCount(2);
-  params_->setHeaderLabels({tr("parameter"), tr("MB")});
+  params_->setHeaderLabels({tr("parameter"), tr("MiB")});
   params_->setRootIsDecorated(false);
   params_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
 

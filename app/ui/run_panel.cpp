@@ -38,7 +38,7 @@ QDoubleSpinBox* megabytesBox(QWidget* parent) {
   auto* box = new QDoubleSpinBox(parent);
   box->setRange(0, 100000);
   box->setDecimals(2);
-  box->setSuffix(QStringLiteral(" MB"));
+  box->setSuffix(QStringLiteral(" MiB"));
   return box;
 }
 }  // namespace

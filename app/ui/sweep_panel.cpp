@@ -38,10 +38,11 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
     : QWidget(parent), session_(session), base_(std::move(base)) {
   auto* layout = new QVBoxLayout(this);
   auto* row = new QHBoxLayout;
-  row->addWidget(new QLabel(tr("Bucket sizes (MB):"), this));
+  row->addWidget(new QLabel(tr("Bucket sizes (MiB):"), this));
   sizes_edit_ = new QLineEdit(sizesText(analysis::defaultSweepSizes()), this);
   sizes_edit_->setToolTip(
-      tr("Comma-separated bucket caps in MB; 0 = one allreduce per tensor. The other settings "
+      tr("Comma-separated bucket caps in MiB (as --bucket-mb and PyTorch's bucket_cap_mb); 0 = one "
+         "allreduce per tensor. The other settings "
          "come from the run panel."));
   row->addWidget(sizes_edit_, 1);
   start_ = new QPushButton(tr("Run sweep"), this);
@@ -63,7 +64,7 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   layout->addWidget(chart_, 1);
 
   chart_->xAxis->setScaleType(QCPAxis::stLogarithmic);
-  chart_->xAxis->setLabel(tr("bucket size (MB, log scale)"));
+  chart_->xAxis->setLabel(tr("bucket size (MiB, log scale)"));
   chart_->yAxis->setLabel(tr("time per step (ms)"));
   chart_->yAxis2->setLabel(tr("communication hidden (%)"));
   chart_->yAxis2->setVisible(true);
@@ -291,7 +292,7 @@ void SweepPanel::replot() {
     label->setPadding(QMargins(6, 0, 0, 0));
     label->setTextAlignment(Qt::AlignLeft);
     label->setText(tr("best: %1%2\n%3 / step")
-                       .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MB") : QString(),
+                       .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MiB") : QString(),
                             formatTime(best.summary.step_ns)));
     label->setFont(QFont(font().family(), 9, QFont::Bold));
     label->setColor(palette().color(QPalette::WindowText));

@@ -77,8 +77,12 @@ TEST(Sweep, RecommendationNamesTheBestSizeAndItsGains) {
   EXPECT_NEAR(*rec.gain_vs_current_pct, 100.0 * 2 / 12, 1e-9);
   ASSERT_TRUE(rec.gain_vs_ddp_default_pct);
   EXPECT_NEAR(*rec.gain_vs_ddp_default_pct, 100.0 / 11, 1e-9);
-  EXPECT_NE(rec.text.find("5 MB"), std::string::npos) << rec.text;
-  EXPECT_NE(rec.text.find("25 MB"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("5 MiB"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("25 MiB"), std::string::npos) << rec.text;
+  // When the current size is DDP's default, the saving is said once.
+  const auto at_default = analysis::recommendBucketSize(pts, 25);
+  EXPECT_EQ(at_default.text.find("Against PyTorch DDP"), std::string::npos) << at_default.text;
+  EXPECT_NE(at_default.text.find("over the current 25 MiB"), std::string::npos) << at_default.text;
 }
 
 TEST(Sweep, BestAtTheEdgeIsSaid) {
@@ -125,7 +129,7 @@ TEST(Compare, RowsForTheDesignReviewTable) {
   EXPECT_EQ(rows[1].metric, "overlap");
   EXPECT_EQ(rows[1].a, "0.0 %");
   EXPECT_EQ(rows[1].b, "100.0 %");
-  EXPECT_EQ(rows[1].delta, "+100.0 %");
+  EXPECT_EQ(rows[1].delta, "+100.0 pp");  // percentage points
 }
 
 TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
@@ -150,7 +154,7 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
     EXPECT_NE(doc->find(overlap), std::string::npos) << overlap;
     EXPECT_NE(doc->find(analysis::formatDuration(summary.step_ns)), std::string::npos);
     EXPECT_NE(doc->find("timeline.png"), std::string::npos);
-    EXPECT_NE(doc->find("Fastest bucket size: 25 MB"), std::string::npos);
+    EXPECT_NE(doc->find("Fastest bucket size: 25 MiB"), std::string::npos);
     EXPECT_NE(doc->find("bucket_mb"), std::string::npos);
   }
   EXPECT_NE(html.find("mlp &lt;b25&gt;"), std::string::npos);  // escaped
