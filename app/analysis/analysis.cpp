@@ -547,6 +547,11 @@ RankReport RankAnalyzer::report() {
   const RankActivity a = activity();
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);
+  if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
+    out.warnings.push_back(
+        "no GPU activity (kernels, copies, syncs) in this trace, so there is nothing to measure: "
+        "was the profiler run with CUDA activities (PyTorch: ProfilerActivity.CUDA)?");
+  }
 
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];

@@ -177,8 +177,12 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.integer(b.step);
     j.key("id");
     j.integer(b.id);
-    j.key("bytes");
-    j.integer(b.bytes);
+    j.key("bytes");  // null: the size is unknown
+    if (b.bytes >= 0) {
+      j.integer(b.bytes);
+    } else {
+      j.optional(std::nullopt);
+    }
     j.key("tensors");
     j.integer(b.tensors);
     j.key("ready_us");
@@ -324,6 +328,16 @@ std::string pctText(const std::optional<double>& v) {
 }
 }  // namespace
 
+namespace {
+// s left-aligned in `width` columns: UTF-8 continuation bytes ("µ") take no column.
+std::string padded(const std::string& s, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : s)
+    columns += (c & 0xC0) != 0x80;
+  return columns >= width ? s : s + std::string(width - columns, ' ');
+}
+}  // namespace
+
 std::string reportToText(const RunReport& report) {
   std::string s;
   char line[512];
@@ -362,13 +376,13 @@ std::string reportToText(const RunReport& report) {
     if (!r.steps.empty()) {
       s += "  step      time        overlap     exposed    tail       DP eff.  allreduces\n";
       for (const auto& st : r.steps) {
-        std::snprintf(line, sizeof line, "  %-8d  %-10s  %-10s  %-9s  %-9s  %-7s  %d\n", st.step,
-                      formatDuration(st.dur_ns).c_str(), pctText(st.metrics.overlap_pct).c_str(),
-                      formatDuration(st.metrics.exposed_ns).c_str(),
-                      formatDuration(st.exposed_tail_ns).c_str(),
-                      st.dp_efficiency ? pctText(*st.dp_efficiency * 100).c_str() : "n/a",
-                      st.allreduces);
-        s += line;
+        s += "  " + padded(std::to_string(st.step), 8) + "  " +
+             padded(formatDuration(st.dur_ns), 10) + "  " +
+             padded(pctText(st.metrics.overlap_pct), 10) + "  " +
+             padded(formatDuration(st.metrics.exposed_ns), 9) + "  " +
+             padded(formatDuration(st.exposed_tail_ns), 9) + "  " +
+             padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 7) + "  " +
+             std::to_string(st.allreduces) + "\n";
       }
     }
     if (!r.buckets.empty()) {
@@ -377,12 +391,15 @@ std::string reportToText(const RunReport& report) {
       for (const auto& b : r.buckets) {
         char bw[32] = "n/a";
         if (b.busbw_gbps) std::snprintf(bw, sizeof bw, "%.1f GB/s", *b.busbw_gbps);
-        std::snprintf(line, sizeof line, "  %-4d  %-4d  %-8.3f  %-9s  %-9s  %-9s  %s\n", b.step,
-                      b.id, b.bytes >= 0 ? static_cast<double>(b.bytes) / (1 << 20) : -1.0,
-                      formatDuration(b.wait_ns).c_str(),
-                      formatDuration(b.end_ns - b.start_ns).c_str(),
-                      formatDuration(b.exposed_ns).c_str(), bw);
-        s += line;
+        char mib[32] = "n/a";
+        if (b.bytes >= 0) {
+          std::snprintf(mib, sizeof mib, "%.3f", static_cast<double>(b.bytes) / (1 << 20));
+        }
+        s += "  " + padded(b.step == trace::kNoStep ? "-" : std::to_string(b.step), 4) + "  " +
+             padded(std::to_string(b.id), 4) + "  " + padded(mib, 8) + "  " +
+             padded(formatDuration(b.wait_ns), 9) + "  " +
+             padded(formatDuration(b.end_ns - b.start_ns), 9) + "  " +
+             padded(formatDuration(b.exposed_ns), 9) + "  " + bw + "\n";
       }
     }
     if (!r.violations.empty()) {

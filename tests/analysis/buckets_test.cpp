@@ -129,3 +129,23 @@ TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
   EXPECT_TRUE(analysis::analyzeRun(whole).warnings.empty());
   EXPECT_TRUE(analysis::analyzeRun(whole).missing_ranks.empty());
 }
+
+// Nothing to measure is said, not shown as zeros; an unknown size is n/a (null), not -1.
+TEST(RunReport, NoGpuActivityAndUnknownSizesAreSaid) {
+  TraceBuilder b;
+  b.add({"cpu_op", 0, 100, 1, 0, EventKind::Runtime});
+  const auto r = analysis::analyzeRank(b.build());
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.back().find("no GPU activity"), std::string::npos);
+
+  analysis::RunReport rep;
+  rep.ranks.push_back(r);
+  analysis::BucketReport unknown;
+  unknown.bytes = -1;
+  rep.ranks[0].buckets.push_back(unknown);
+  rep.ranks[0].buckets_inferred = true;
+  EXPECT_NE(analysis::reportToJson(rep).find("\"bytes\": null"), std::string::npos);
+  const auto text = analysis::reportToText(rep);
+  EXPECT_EQ(text.find("-1.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("n/a"), std::string::npos) << text;
+}
