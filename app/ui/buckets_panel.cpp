@@ -76,6 +76,7 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
       0, 0,
       new QCPTextElement(chart_, tr("Allreduce per bucket, mean: hidden / exposed"),
                          QFont(font().family(), 9, QFont::Bold)));
+  putLegendBelow(chart_);
 
   connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
     const auto rows = table_->selectionModel()->selectedRows();
@@ -181,10 +182,9 @@ void BucketsPanel::refresh() {
   chart_->xAxis->setLabel(tr("bucket"));
   chart_->yAxis->setLabel(tr("allreduce, ms"));
   chart_->legend->setVisible(!keys.isEmpty());
-  chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   if (!keys.isEmpty()) {
     chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);
-    chart_->yAxis->setRange(0, top * 1.35);
+    chart_->yAxis->setRange(0, top * 1.1);
   }
   applyPlotTheme(chart_, PlotTheme::System);
   chart_->replot();

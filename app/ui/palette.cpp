@@ -132,4 +132,14 @@ void applyPlotTheme(QCustomPlot* plot, PlotTheme theme) {
   }
 }
 
+void putLegendBelow(QCustomPlot* plot) {
+  auto* layout = plot->plotLayout();
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  const int row = layout->rowCount();
+  layout->addElement(row, 0, plot->legend);
+  plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot->legend->setMargins(QMargins(4, 0, 4, 2));
+  layout->setRowStretchFactor(row, 0.001);
+}
+
 }  // namespace ddpscope::ui

@@ -48,5 +48,8 @@ QColor badgeColour(std::string_view source);
 enum class PlotTheme { System, Light };
 // Colours a plot's axes, grid and background: the system palette, or white for export/slides.
 void applyPlotTheme(QCustomPlot* plot, PlotTheme theme);
+// Moves the plot's legend into a row of its own under everything else, laid out left to right,
+// so that it never hides a bar or a point.
+void putLegendBelow(QCustomPlot* plot);
 
 }  // namespace ddpscope::ui

@@ -54,6 +54,7 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
       0, 0,
       new QCPTextElement(chart_, tr("Step time: exposed communication vs the rest"),
                          QFont(font().family(), 9, QFont::Bold)));
+  putLegendBelow(chart_);
   applyPlotTheme(chart_, PlotTheme::System);
   connect(session_, &Session::currentRunChanged, this, &SummaryPanel::refresh);
   refresh();
@@ -165,14 +166,13 @@ void SummaryPanel::refresh() {
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
   chart_->legend->setVisible(!keys.isEmpty());
-  chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
   chart_->rescaleAxes();
   if (!keys.isEmpty()) {
     chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);
     double top = 0;
     for (int i = 0; i < keys.size(); ++i)
       top = std::max(top, rest[i] + exposed[i]);
-    chart_->yAxis->setRange(0, top * 1.15);
+    chart_->yAxis->setRange(0, top * 1.1);
   }
   applyPlotTheme(chart_, PlotTheme::System);
   chart_->replot();

@@ -83,11 +83,7 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   addGraph(chart_->yAxis2, tr("overlap %"), colours::kCommHidden, QCPScatterStyle::ssTriangle);
   // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
-  chart_->axisRect()->insetLayout()->take(chart_->legend);
-  chart_->plotLayout()->addElement(1, 0, chart_->legend);
-  chart_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-  chart_->legend->setMargins(QMargins(4, 0, 4, 2));
-  chart_->plotLayout()->setRowStretchFactor(1, 0.001);
+  putLegendBelow(chart_);
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
 
