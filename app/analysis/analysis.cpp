@@ -574,7 +574,13 @@ RankReport RankAnalyzer::report() {
       total += n;
     if (total == 0) continue;
     s.busy_ns = totalLength(u);
-    const auto top = std::max_element(busy.begin(), busy.end()) - busy.begin();
+    // Any collective makes a communication stream. Otherwise what runs there most often: a
+    // compute stream that also does one long copy stays "compute" (busy time said "copy").
+    std::size_t top = 1;
+    for (std::size_t c = 2; c < static_cast<std::size_t>(kActivityClassCount); ++c) {
+      if (s.counts[c] > s.counts[top] || (s.counts[c] == s.counts[top] && busy[c] > busy[top]))
+        top = c;
+    }
     static constexpr const char* kRole[] = {"communication", "compute", "copy", "sync"};
     s.role = s.counts[0] > 0 ? "communication" : kRole[top];
     out.streams.push_back(s);

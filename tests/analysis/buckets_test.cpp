@@ -1,6 +1,9 @@
 // Buckets from our metadata: ready, wait, exposed part, bandwidths, and the dependency check.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
 #include "tests/common/trace_builder.h"
@@ -148,4 +151,23 @@ TEST(RunReport, NoGpuActivityAndUnknownSizesAreSaid) {
   const auto text = analysis::reportToText(rep);
   EXPECT_EQ(text.find("-1.000"), std::string::npos) << text;
   EXPECT_NE(text.find("n/a"), std::string::npos) << text;
+}
+
+// A stream's role: communication when it runs any collective, else what runs there most often
+// (a compute stream with one long copy stays compute; by busy time it read "copy").
+TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i)
+    b.add({"gemm", i * 100, 50, 7, 0, EventKind::Kernel});
+  b.add({"Memcpy HtoD (Pageable -> Device)", 400, 10'000, 7, 0, EventKind::Memcpy});
+  b.add({"Memcpy DtoH (Device -> Pinned)", 0, 100, 20, 0, EventKind::Memcpy});
+  b.add({"ncclDevKernel_AllReduce_Sum_f32", 0, 10, 40, 0, EventKind::Kernel});
+  b.add({"Memcpy DtoD (Device -> Device)", 20, 500, 40, 0, EventKind::Memcpy});
+  const auto r = analysis::analyzeRank(b.build());
+  std::map<std::int64_t, std::string> role;
+  for (const auto& s : r.streams)
+    role[s.stream] = s.role;
+  EXPECT_EQ(role[7], "compute");
+  EXPECT_EQ(role[20], "copy");
+  EXPECT_EQ(role[40], "communication");
 }
