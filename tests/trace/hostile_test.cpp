@@ -491,6 +491,30 @@ TEST(HostileTracesGenerated, FilesOverTheSizeLimitAreRefusedBeforeReading) {
   fs::remove_all(dir);
 }
 
+TEST(HostileTracesGenerated, AnUnreadableSizeLimitIsSaidNotIgnored) {
+  const auto dir = freshDir("badlimit");
+  const auto plain = (dir / "rank-0.json").string();
+  writeFileAtomically(plain, R"({"traceEvents": []})");
+  const auto gz = (dir / "rank-1.json.gz").string();
+  writeFileAtomically(gz, gzipBytes(R"({"traceEvents": []})"));
+  for (const char* bad : {"abc", "-1", "0", "12MB", " 64"}) {
+    const ScopedEnv limit("DDPSCOPE_MAX_TRACE_MB", bad);
+    const auto msg = expectError(plain, std::string("DDPSCOPE_MAX_TRACE_MB=\"") + bad + "\"");
+    EXPECT_NE(msg.find("not a size in MiB"), std::string::npos) << msg;
+    expectError(gz, "not a size in MiB");
+  }
+  for (const char* good : {"64", "8192"}) {
+    const ScopedEnv limit("DDPSCOPE_MAX_TRACE_MB", good);
+    EXPECT_EQ(readTraceFile(plain).eventCount(), 0u);
+    EXPECT_EQ(readTraceFile(gz).eventCount(), 0u);
+  }
+  {
+    const ScopedEnv limit("DDPSCOPE_MAX_TRACE_MB", "");  // set but empty: the default
+    EXPECT_EQ(readTraceFile(plain).eventCount(), 0u);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(HostileTracesGenerated, PipesAndDevicesAreRefusedWithoutBlocking) {
   const auto dir = freshDir("fifo");
   const auto fifo = (dir / "rank-0.json").string();

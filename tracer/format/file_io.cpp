@@ -58,6 +58,10 @@ ReadLimits defaultReadLimits() {
     // Digits only (strtoull would take "-1" as a huge number); at most 2^40 MiB.
     if (end != env && *end == '\0' && env[0] >= '0' && env[0] <= '9' && mb > 0) {
       limits.max_bytes = std::uint64_t{std::min(mb, 1ull << 40)} << 20;
+    } else if (env[0] != '\0') {
+      limits.setting_error = std::string("DDPSCOPE_MAX_TRACE_MB=\"") + env +
+                             "\" is not a size in MiB (a whole number above 0, e.g. 8192); "
+                             "fix it, or unset it for the default of 4095 MiB";
     }
   }
   return limits;
@@ -88,6 +92,7 @@ std::string sizeText(std::uint64_t bytes) {
 
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits) {
+  if (!limits.setting_error.empty()) throw TraceError(name, kNoOffset, limits.setting_error);
   PaddedBuffer out;
   // A single-member gzip file ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE):
   // when it is plausible, allocate that once instead of growing (each growth copies everything).
@@ -153,6 +158,7 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
 }
 
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
+  if (!limits.setting_error.empty()) throw TraceError(path, kNoOffset, limits.setting_error);
   // Non-blocking: opening a named pipe for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)

@@ -37,6 +37,9 @@ class PaddedBuffer {
 struct ReadLimits {
   // Largest (decompressed) trace accepted; beyond it loading stops with a clear message.
   std::uint64_t max_bytes = std::uint64_t{4095} << 20;  // the JSON parser takes up to 4 GiB
+  // Set when DDPSCOPE_MAX_TRACE_MB holds no valid size: reading then refuses with this message
+  // rather than quietly applying the default the user meant to change.
+  std::string setting_error;
 };
 
 // The default limit, overridable by the DDPSCOPE_MAX_TRACE_MB environment variable.
