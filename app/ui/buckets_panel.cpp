@@ -99,7 +99,13 @@ void BucketsPanel::refresh() {
   params_->clear();
   chart_->clearPlottables();
   const auto run = session_->current();
-  if (!run) return;
+  if (!run) {
+    setEmptyNote(chart_, tr("No run loaded"), {chart_->xAxis, chart_->yAxis});
+    chart_->legend->setVisible(false);
+    applyPlotTheme(chart_, PlotTheme::System);
+    chart_->replot();
+    return;
+  }
   bool inferred = false;
   int rows = 0;
   for (const auto& r : run->report.ranks) {
@@ -107,7 +113,10 @@ void BucketsPanel::refresh() {
     inferred = inferred || r.buckets_inferred;
   }
   note_->setText(
-      inferred
+      rows == 0 ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
+                     "metadata nor allreduce kernels to infer them from · %1")
+                      .arg(sourceBadge(run->source()))
+      : inferred
           ? tr("<b>Buckets inferred</b> from the allreduce kernels (this trace has no ddpscope "
                "bucket metadata: "
                "one allreduce per bucket and step, sizes from the kernels' message sizes) · %1")
@@ -182,6 +191,8 @@ void BucketsPanel::refresh() {
   chart_->xAxis->setLabel(tr("bucket"));
   chart_->yAxis->setLabel(tr("allreduce, ms"));
   chart_->legend->setVisible(!keys.isEmpty());
+  setEmptyNote(chart_, keys.isEmpty() ? tr("No gradient buckets in this run") : QString(),
+               {chart_->xAxis, chart_->yAxis});
   if (!keys.isEmpty()) {
     chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);
     chart_->yAxis->setRange(0, top * 1.1);

@@ -12,6 +12,8 @@
 namespace ddpscope::ui {
 
 namespace {
+const QString kEmptyNoteName = QStringLiteral("ddpscope-empty-note");
+
 // Categorical colours for buckets that avoid the five role colours.
 const QColor kBucketPalette[kBucketColours] = {QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
                                                QColor(0xCC, 0x79, 0xA7), QColor(0x33, 0x22, 0x88),
@@ -125,6 +127,14 @@ void applyPlotTheme(QCustomPlot* plot, PlotTheme theme) {
     if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
       t->setTextColor(fg);
   }
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (auto* t = qobject_cast<QCPItemText*>(plot->item(i));
+        t && t->objectName() == kEmptyNoteName) {
+      QColor c = fg;
+      c.setAlpha(190);
+      t->setColor(c);
+    }
+  }
   if (plot->legend) {
     plot->legend->setBrush(bg);
     plot->legend->setTextColor(fg);
@@ -140,6 +150,45 @@ void putLegendBelow(QCustomPlot* plot) {
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
   plot->legend->setMargins(QMargins(4, 0, 4, 2));
   layout->setRowStretchFactor(row, 0.001);
+}
+
+namespace {
+QCPItemText* findEmptyNote(QCustomPlot* plot) {
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->objectName() == kEmptyNoteName)
+      return t;
+  }
+  return nullptr;
+}
+}  // namespace
+
+QString emptyNote(QCustomPlot* plot) {
+  const QCPItemText* note = findEmptyNote(plot);
+  return note ? note->text() : QString();
+}
+
+void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes) {
+  QCPItemText* note = findEmptyNote(plot);
+  for (QCPAxis* axis : axes)
+    axis->setTickLabels(text.isEmpty());
+  if (text.isEmpty()) {
+    if (note) plot->removeItem(note);
+    return;
+  }
+  if (!note) {
+    note = new QCPItemText(plot);
+    note->setObjectName(kEmptyNoteName);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.45);
+    note->setPositionAlignment(Qt::AlignCenter);
+    note->setTextAlignment(Qt::AlignCenter);
+    note->setClipToAxisRect(false);
+    note->setSelectable(false);
+  }
+  note->setText(text);
+  QFont font = plot->font();
+  font.setPointSizeF(font.pointSizeF() > 0 ? font.pointSizeF() + 1 : 10);
+  note->setFont(font);
 }
 
 }  // namespace ddpscope::ui

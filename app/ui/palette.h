@@ -3,10 +3,12 @@
 
 #include <QColor>
 #include <QString>
+#include <initializer_list>
 #include <optional>
 
 #include "tracer/format/trace_model.h"
 
+class QCPAxis;
 class QCustomPlot;
 class QIcon;
 
@@ -51,5 +53,11 @@ void applyPlotTheme(QCustomPlot* plot, PlotTheme theme);
 // Moves the plot's legend into a row of its own under everything else, laid out left to right,
 // so that it never hides a bar or a point.
 void putLegendBelow(QCustomPlot* plot);
+// Says in the middle of the plot why it is empty (no steps, no buckets, no GPU activity), and
+// hides the numbers of `axes`, which would otherwise show a meaningless default range. An
+// empty text removes the note and shows the numbers again.
+void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes);
+// The note setEmptyNote put on the plot; empty when there is none.
+QString emptyNote(QCustomPlot* plot);
 
 }  // namespace ddpscope::ui

@@ -65,6 +65,9 @@ void SummaryPanel::refresh() {
   chart_->clearPlottables();
   const auto run = session_->current();
   if (!run) {
+    setEmptyNote(chart_, tr("No run loaded"), {chart_->xAxis, chart_->yAxis});
+    chart_->legend->setVisible(false);
+    applyPlotTheme(chart_, PlotTheme::System);
     chart_->replot();
     return;
   }
@@ -166,6 +169,11 @@ void SummaryPanel::refresh() {
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
   chart_->legend->setVisible(!keys.isEmpty());
+  setEmptyNote(chart_,
+               keys.isEmpty() ? tr("No training steps found in this run\n(steps come from "
+                                   "ProfilerStep#N ranges or the agent's step markers)")
+                              : QString(),
+               {chart_->xAxis, chart_->yAxis});
   chart_->rescaleAxes();
   if (!keys.isEmpty()) {
     chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);

@@ -293,6 +293,13 @@ void SweepPanel::replot() {
     label->setFont(QFont(font().family(), 9, QFont::Bold));
     label->setColor(palette().color(QPalette::WindowText));
   }
+  setEmptyNote(chart_,
+               points_.empty() ? tr("No sweep yet: Sweep… (Run panel) runs the agent at several "
+                                    "bucket sizes\nand plots step time and exposed communication "
+                                    "per size here.")
+                               : QString(),
+               {chart_->xAxis, chart_->yAxis, chart_->yAxis2});
+  applyPlotTheme(chart_, PlotTheme::System);
   chart_->replot(QCustomPlot::rpQueuedReplot);
 }
 

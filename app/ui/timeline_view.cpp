@@ -142,6 +142,18 @@ void TimelineView::rebuild() {
     }
     content_height_ = static_cast<int>(y);
   }
+  const bool any_stream =
+      run_ && std::any_of(run_->timeline.lanes.begin(), run_->timeline.lanes.end(),
+                          [](const Lane& l) { return l.kind == LaneKind::Stream; });
+  QString note;
+  if (!run_) {
+    note = tr("No run loaded: File ▸ Open files… or Open folder…, or run the agent (Run panel)");
+  } else if (!any_stream) {
+    note =
+        tr("No GPU activity (kernels, copies, syncs) in this trace, so no stream to show.\n"
+           "Record it with CUDA activities on (PyTorch: ProfilerActivity.CUDA).");
+  }
+  setEmptyNote(plot_, note, {plot_->xAxis, plot_->xAxis2});
   plot_->yAxis->setTicker(labels);
   vscroll_->setValue(0);
   applyViewRange();

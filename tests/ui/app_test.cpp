@@ -18,6 +18,7 @@
 #include "app/ui/headline_bar.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
+#include "app/ui/palette.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
 #include "app/ui/summary_panel.h"
@@ -179,6 +180,46 @@ TEST(UiApp, ExportWritesNonBlankFilesOfTheRightSize) {
   EXPECT_TRUE(w->exportView("chart", dir.filePath("chart.png"), 1.0, &error))
       << error.toStdString();
   EXPECT_GT(nonWhitePixels(QImage(dir.filePath("chart.png"))), 500);
+}
+
+TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.resize(1400, 900);
+  w.show();
+  auto* timeline = w.timeline()->plot();
+  auto* steps = w.summary()->chart();
+  auto* buckets = w.buckets()->chart();
+  // Nothing loaded.
+  EXPECT_TRUE(emptyNote(timeline).contains("No run loaded")) << emptyNote(timeline).toStdString();
+  EXPECT_TRUE(emptyNote(steps).contains("No run loaded"));
+  EXPECT_TRUE(emptyNote(buckets).contains("No run loaded"));
+  EXPECT_FALSE(timeline->xAxis2->tickLabels());  // no meaningless -1 ns .. 1 ns axis
+  // A trace of host events only: no stream, no step, no bucket.
+  QTemporaryDir dir;
+  QFile f(dir.filePath("rank-0.json"));
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1,
+              "tid": 1, "ts": 10, "dur": 5}]})");
+  f.close();
+  w.openPaths({f.fileName()});
+  ASSERT_TRUE(waitFor([&] { return !w.session()->runs().empty(); }));
+  QApplication::processEvents();
+  EXPECT_TRUE(emptyNote(timeline).contains("No GPU activity")) << emptyNote(timeline).toStdString();
+  EXPECT_TRUE(emptyNote(steps).contains("No training steps")) << emptyNote(steps).toStdString();
+  EXPECT_TRUE(emptyNote(buckets).contains("No gradient buckets"));
+  EXPECT_FALSE(steps->legend->visible());
+  // A real run: the notes go and the axes have numbers again.
+  w.openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 2; }));
+  QApplication::processEvents();
+  EXPECT_EQ(emptyNote(timeline), QString());
+  EXPECT_EQ(emptyNote(steps), QString());
+  EXPECT_EQ(emptyNote(buckets), QString());
+  EXPECT_TRUE(timeline->xAxis2->tickLabels());
+  EXPECT_TRUE(steps->yAxis->tickLabels());
+  EXPECT_TRUE(steps->legend->visible());
 }
 
 TEST(UiApp, MalformedFileLeavesEarlierRunsOpen) {
