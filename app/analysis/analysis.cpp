@@ -697,6 +697,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
     TimeNs sum = 0;
     sp.min_ns = v.front().first;
     sp.max_ns = v.front().first;
+    sp.slowest_rank = v.front().second;  // the first rank may be the slowest
     for (const auto& [d, rank] : v) {
       sum += d;
       sp.min_ns = std::min(sp.min_ns, d);

@@ -171,3 +171,24 @@ TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   EXPECT_EQ(role[20], "copy");
   EXPECT_EQ(role[40], "communication");
 }
+
+TEST(Stragglers, TheSlowestRankByStepTimeIsNamedWhicheverRankItIs) {
+  // Rank 0 first, last and in the middle of the list: the slowest is named each time.
+  for (const int slow : {0, 1, 2}) {
+    trace::Run run;
+    for (int rank = 0; rank < 3; ++rank) {
+      ddpscope::testing::TraceBuilder b;
+      b.trace().rank = rank;
+      b.step(0, 0, rank == slow ? 12'000 : 10'000 + 100 * rank);
+      b.kernel("gemm", 0, 5'000);
+      run.ranks.push_back(b.build());
+    }
+    const auto rep = analysis::analyzeRun(run);
+    ASSERT_EQ(rep.step_spread.size(), 1u);
+    EXPECT_EQ(rep.step_spread[0].max_ns, 12'000) << slow;
+    EXPECT_EQ(rep.step_spread[0].slowest_rank, slow);
+    const auto text = analysis::reportToText(rep);
+    EXPECT_EQ(text.find("on every rank"), std::string::npos) << text;
+    EXPECT_NE(text.find("(rank " + std::to_string(slow) + ")"), std::string::npos) << text;
+  }
+}
