@@ -1,6 +1,7 @@
 #include "app/ui/draw_list.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -123,13 +124,52 @@ std::size_t firstEventEndingAfter(const LaneEvents& events, TimeNs t) {
   return i;
 }
 
+namespace {
+
+// The time each style takes in a merged box, so that the box shows the style that takes most of
+// it (a box of many short hidden pieces and one long exposed tail is mostly hidden). A few styles
+// meet in one box; past kSlots, further styles are not counted.
+class StyleTotals {
+ public:
+  void reset(std::uint8_t style, TimeNs dur) {
+    n_ = 1;
+    slots_[0] = {style, dur};
+    best_ = 0;
+  }
+  // Adds dur to style; returns the style with the most time so far.
+  std::uint8_t add(std::uint8_t style, TimeNs dur) {
+    if (slots_[best_].first == style) {  // the common case: more of the leading style
+      slots_[best_].second += dur;
+      return style;
+    }
+    int k = 0;
+    while (k < n_ && slots_[k].first != style)
+      ++k;
+    if (k == n_) {
+      if (n_ == kSlots) return slots_[best_].first;
+      slots_[n_++] = {style, 0};
+    }
+    slots_[k].second += dur;
+    if (slots_[k].second > slots_[best_].second) best_ = k;
+    return slots_[best_].first;
+  }
+
+ private:
+  static constexpr int kSlots = 8;
+  std::array<std::pair<std::uint8_t, TimeNs>, kSlots> slots_{};
+  int n_ = 0;
+  int best_ = 0;
+};
+
+}  // namespace
+
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
                                    int merge_below_px) {
   std::vector<DrawBox> out;
   if (view.width <= 0 || view.hi <= view.lo || events.size() == 0) return out;
   const std::size_t n = events.size();
   DrawBox run;
-  TimeNs run_longest = -1;
+  StyleTotals totals;
   bool have_run = false;
   bool sorted = true;
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
@@ -147,10 +187,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       if (s < e ? xe <= run.x1 : xe < run.x1) {
         ++run.count;
         run.busy_ns += e - s;
-        if (e - s > run_longest) {
-          run_longest = e - s;
-          run.style = events.style(i);
-        }
+        run.style = totals.add(events.style(i), e - s);
         continue;
       }
     }
@@ -162,14 +199,14 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       out.push_back({px.x0, px.x1, events.style(i), index, 1, e - s});
       continue;
     }
-    if (have_run && px.x0 <= run.x1) {
+    // A touching event joins the run, unless it would carry the run's colour into columns of
+    // its own while it has another: then it starts a run (sharing at most the run's last column),
+    // so that the colours along a lane follow the events even at a far zoom.
+    if (have_run && px.x0 <= run.x1 && (px.x1 <= run.x1 || events.style(i) == run.style)) {
       run.x1 = std::max(run.x1, px.x1);
       ++run.count;
       run.busy_ns += e - s;
-      if (e - s > run_longest) {
-        run_longest = e - s;
-        run.style = events.style(i);
-      }
+      run.style = totals.add(events.style(i), e - s);
       continue;
     }
     if (have_run) {
@@ -177,7 +214,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       out.push_back(run);
     }
     run = {px.x0, px.x1, events.style(i), index, 1, e - s};
-    run_longest = e - s;
+    totals.reset(events.style(i), e - s);
     have_run = true;
   }
   if (have_run) {

@@ -88,7 +88,7 @@ class LaneEvents {
 // A box to paint: a run of columns with the events drawn in it.
 struct DrawBox {
   int x0 = 0, x1 = 0;       // columns [x0, x1)
-  std::uint8_t style = 0;   // the event's style, or the style of the longest event of a merged run
+  std::uint8_t style = 0;   // the event's style; in a merged box, the style taking most time
   std::uint32_t first = 0;  // index (in LaneEvents) of its first event
   std::uint32_t count = 0;  // events merged into it
   TimeNs busy_ns = 0;       // sum of their durations
@@ -96,7 +96,9 @@ struct DrawBox {
 
 // Events at least `merge_below_px` columns wide get their own box; narrower events that touch or
 // overlap (in pixels) are merged into one box, and so is any event lying wholly inside the
-// columns of such a merged box. The union of the boxes' columns equals the union of
+// columns of such a merged box. A narrow event of another style than the merged box it touches
+// starts a box of its own when it reaches columns beyond it (the two may share one column), so
+// colours follow the events at any zoom. The union of the boxes' columns equals the union of
 // the events' columns exactly. Boxes are sorted by x0. Cost: log(n) + events in the window.
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
                                    int merge_below_px = 3);

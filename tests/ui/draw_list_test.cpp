@@ -34,6 +34,15 @@ std::vector<bool> rasterBoxes(const std::vector<DrawBox>& boxes, int width) {
   return px;
 }
 
+// The style painted in each column (boxes painted in order, the last one wins), -1 where none.
+std::vector<int> paintedStyles(const std::vector<DrawBox>& boxes, int width) {
+  std::vector<int> px(static_cast<std::size_t>(width), -1);
+  for (const auto& b : boxes)
+    for (int x = std::max(0, b.x0); x < std::min(width, b.x1); ++x)
+      px[static_cast<std::size_t>(x)] = b.style;
+  return px;
+}
+
 // A lane like a GPU stream (back-to-back kernels of very different lengths), or with nested and
 // overlapping events (annotations, bucket rows) when `overlapping`.
 LaneEvents randomLane(std::mt19937_64& rng, std::size_t n, bool overlapping) {
@@ -97,6 +106,37 @@ TEST(UiDrawList, WideEventsKeepTheirOwnBoxesAndNarrowOnesMerge) {
   EXPECT_EQ(boxes[2].first, 4u);
 }
 
+TEST(UiDrawList, AMergedBoxShowsTheStyleTakingMostOfItsTime) {
+  // One allreduce, a pixel wide: eight short hidden pieces and one longer exposed tail.
+  LaneEvents ev;
+  for (int k = 0; k < 8; ++k)
+    ev.add(100 * k, 100 * k + 90, 1, static_cast<std::uint32_t>(k));  // 720 ns hidden
+  ev.add(800, 1000, 2, 8);                                            // 200 ns exposed
+  ev.finish();
+  const auto boxes = buildDrawList(ev, {0, 100'000, 100});  // 1000 ns per column
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_EQ(boxes[0].count, 9u);
+  EXPECT_EQ(boxes[0].style, 1);  // mostly hidden, though the exposed piece is the longest
+}
+
+TEST(UiDrawList, ColoursFollowTheEventsAcrossColumnsAtAFarZoom) {
+  // Sub-pixel events, back to back: 30 columns of style 1, 30 of style 2, 40 of style 1 again.
+  LaneEvents ev;
+  std::uint32_t i = 0;
+  for (TimeNs t = 0; t < 1000; t += 3, ++i) {
+    const std::uint8_t style = t < 300 ? 1 : t < 600 ? 2 : 1;
+    ev.add(t, std::min<TimeNs>(t + 3, t < 300 ? 300 : t < 600 ? 600 : 1000), style, i);
+  }
+  ev.finish();
+  const ViewWindow w{0, 1000, 100};  // 10 ns per column
+  const auto boxes = buildDrawList(ev, w);
+  EXPECT_EQ(rasterBoxes(boxes, w.width), rasterEvents(ev, w));
+  const auto painted = paintedStyles(boxes, w.width);
+  for (int x = 0; x < 100; ++x)
+    EXPECT_EQ(painted[static_cast<std::size_t>(x)], x < 30 || x >= 60 ? 1 : 2) << "column " << x;
+  EXPECT_LE(boxes.size(), 3u);
+}
+
 TEST(UiDrawList, LongEventStartingBeforeTheWindowIsFound) {
   LaneEvents ev;
   ev.add(0, 1'000'000, 0, 0);  // spans the window
@@ -128,6 +168,23 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
     const auto boxes = buildDrawList(ev, w);
     EXPECT_EQ(rasterBoxes(boxes, w.width), rasterEvents(ev, w))
         << "zoom " << zoom << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+    // Each column shows the style of an event in it: colours follow the events (on these lanes;
+    // a box of zero-length events that another style outweighs could in principle spill).
+    {
+      std::vector<std::uint32_t> styles_in(static_cast<std::size_t>(w.width), 0);  // bit set
+      for (std::size_t i = 0; i < ev.size(); ++i) {
+        const PixelSpan s = pixelSpan(ev.start(i), ev.end(i), w);
+        for (int x = s.x0; x < s.x1; ++x)
+          styles_in[static_cast<std::size_t>(x)] |= 1u << ev.style(i);
+      }
+      const auto painted = paintedStyles(boxes, w.width);
+      int wrong = 0;
+      for (int x = 0; x < w.width; ++x) {
+        const int p = painted[static_cast<std::size_t>(x)];
+        if (p >= 0 && !(styles_in[static_cast<std::size_t>(x)] & (1u << p))) ++wrong;
+      }
+      EXPECT_EQ(wrong, 0) << "zoom " << zoom;
+    }
     // Every visible event is in exactly one box; boxes are sorted.
     std::size_t visible = 0;
     for (std::size_t i = 0; i < ev.size(); ++i)
