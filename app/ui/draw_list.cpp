@@ -181,8 +181,9 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
     const std::uint32_t d = durations[i];
     const TimeNs e = d != LaneEvents::kLongDuration ? s + static_cast<TimeNs>(d) : events.end(i);
     // Fast path (most events at a far zoom): the event lies inside the columns of the run being
-    // merged (its start is not before the run's, events being sorted), so it only joins it.
-    if (have_run && s >= view.lo) {
+    // merged (its start is not before the run's, events being sorted), so it only joins it, when
+    // it has the run's style or the run is one column (where the style taking most time shows).
+    if (have_run && s >= view.lo && (events.style(i) == run.style || run.x1 - run.x0 == 1)) {
       const double xe = static_cast<double>(e - view.lo) * scale;
       if (s < e ? xe <= run.x1 : xe < run.x1) {
         ++run.count;
@@ -199,15 +200,22 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
       out.push_back({px.x0, px.x1, events.style(i), index, 1, e - s});
       continue;
     }
-    // A touching event joins the run, unless it would carry the run's colour into columns of
-    // its own while it has another: then it starts a run (sharing at most the run's last column),
-    // so that the colours along a lane follow the events even at a far zoom.
-    if (have_run && px.x0 <= run.x1 && (px.x1 <= run.x1 || events.style(i) == run.style)) {
-      run.x1 = std::max(run.x1, px.x1);
-      ++run.count;
-      run.busy_ns += e - s;
-      run.style = totals.add(events.style(i), e - s);
-      continue;
+    // A touching event of the run's style joins it. One of another style does not carry the run's
+    // colour over columns of its own: reaching beyond the run, it starts a run (sharing at most
+    // the run's last column); inside the run's last column, that column becomes a run of its own.
+    // So the colours along a lane follow the events at any zoom. (In a lane whose events overlap,
+    // an event inside earlier columns of the run joins it.)
+    if (have_run && px.x0 <= run.x1) {
+      const bool inside = px.x1 <= run.x1;
+      if (events.style(i) == run.style ||
+          (inside && (run.x1 - run.x0 == 1 || px.x0 < run.x1 - 1))) {
+        run.x1 = std::max(run.x1, px.x1);
+        ++run.count;
+        run.busy_ns += e - s;
+        run.style = totals.add(events.style(i), e - s);
+        continue;
+      }
+      if (inside) --run.x1;  // px is the run's last column
     }
     if (have_run) {
       if (!out.empty() && run.x0 < out.back().x0) sorted = false;
