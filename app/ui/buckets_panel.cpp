@@ -235,4 +235,9 @@ void BucketsPanel::showSelection() {
   }
 }
 
+bool BucketsPanel::exportChart(const QString& path, double scale, QString* error) {
+  const auto run = session_->current();
+  return exportTitledChart(chart_, run ? runTitle(*run, true) : QString(), path, scale, error);
+}
+
 }  // namespace ddpscope::ui

@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include "app/ui/plot_export.h"
+
 class QTableWidget;
 class QTreeWidget;
 class QCustomPlot;
@@ -14,13 +16,15 @@ namespace ddpscope::ui {
 
 class Session;
 
-class BucketsPanel : public QWidget {
+class BucketsPanel : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   explicit BucketsPanel(Session* session, QWidget* parent = nullptr);
   QTableWidget* table() const { return table_; }
   QTreeWidget* params() const { return params_; }
   QCustomPlot* chart() const { return chart_; }
+  // The chart with the run's title line (name, source, headline numbers).
+  bool exportChart(const QString& path, double scale, QString* error) override;
   QString noteText() const;
 
  private:

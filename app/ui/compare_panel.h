@@ -20,7 +20,7 @@ namespace ddpscope::ui {
 class Session;
 struct LoadedRun;
 
-class ComparePanel : public QWidget {
+class ComparePanel : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   explicit ComparePanel(Session* session, QWidget* parent = nullptr);
@@ -40,7 +40,7 @@ class ComparePanel : public QWidget {
   // Start of the chosen step in each run (rank 0), in the run's time; -1 when it has no such step.
   trace::TimeNs stepStart(bool b) const;
   // Writes both runs' lanes in the light theme (PNG/SVG/PDF by extension), or renders them.
-  bool exportChart(const QString& path, double scale, QString* error);
+  bool exportChart(const QString& path, double scale, QString* error) override;
   bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
 
  private:

@@ -58,6 +58,11 @@ QString HeadlineBar::overlapText() const {
   return run ? formatPct(computeHeadline(run->report).overlap_pct) : QString();
 }
 
+QString HeadlineBar::dpEfficiencyText() const {
+  const auto run = session_->current();
+  return run ? formatPct(computeHeadline(run->report).dp_efficiency, 1) : QString();
+}
+
 QString HeadlineBar::badgeText() const {
   return badge_->text();
 }
@@ -83,8 +88,7 @@ void HeadlineBar::refresh() {
                                colours::kCommExposed));
   exposed_->setToolTip(tr("Communication not hidden by compute, mean per step"));
   step_->setText(metricHtml("step", h.has_steps ? formatTime(h.step_ns) : QStringLiteral("n/a")));
-  efficiency_->setText(metricHtml(
-      "DP eff.", h.dp_efficiency ? formatPct(h.dp_efficiency, 1) : QStringLiteral("n/a")));
+  efficiency_->setText(metricHtml("DP eff.", formatPct(h.dp_efficiency, 1)));
   efficiency_->setToolTip(tr("Compute-only critical path / step time, mean over steps and ranks"));
   name_->setText(QStringLiteral("%1 · %2 rank%3")
                      .arg(run->name)

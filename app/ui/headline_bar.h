@@ -14,6 +14,7 @@ class HeadlineBar : public QWidget {
  public:
   explicit HeadlineBar(Session* session, QWidget* parent = nullptr);
   QString overlapText() const;
+  QString dpEfficiencyText() const;
   QString badgeText() const;
   // The INCOMPLETE badge: its text ("" when the current run is complete) and its tooltip.
   QString incompleteText() const;

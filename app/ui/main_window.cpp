@@ -266,13 +266,15 @@ void MainWindow::reportError(const QString& title, const QString& message) {
 bool MainWindow::exportView(const QString& what, const QString& path, double scale,
                             QString* error) {
   if (what == QLatin1String("timeline")) return timeline_->exportImage(path, scale, error);
-  QCustomPlot* chart = tabs_->currentWidget() == buckets_ ? buckets_->chart() : summary_->chart();
-  applyPlotTheme(chart, PlotTheme::Light);
-  const int w = std::max(chart->width(), 640), h = std::max(chart->height(), 400);
-  const bool ok = exportPlot(chart, path, w, h, scale, error);
-  applyPlotTheme(chart, PlotTheme::System);
-  chart->replot();
-  return ok;
+  // The chart of the tab that is showing.
+  if (auto* panel = dynamic_cast<ChartExport*>(tabs_->currentWidget()))
+    return panel->exportChart(path, scale, error);
+  if (error) {
+    *error = tr("the %1 tab has no chart: choose Summary, Buckets, Sweep or Compare, or export "
+                "the timeline (File ▸ Export timeline…)")
+                 .arg(tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&')));
+  }
+  return false;
 }
 
 void MainWindow::exportDialog(bool timeline) {

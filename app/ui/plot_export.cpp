@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "app/ui/palette.h"
+
 namespace ddpscope::ui {
 
 std::optional<ExportFormat> exportFormatFor(const QString& path) {
@@ -223,6 +225,31 @@ bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, d
   QByteArray bytes;
   return renderPlot(plot, *format, width, height, scale, &bytes, error) &&
          writeFileAtomically(path, bytes, error);
+}
+
+bool exportTitledChart(QCustomPlot* chart, const QString& title, const QString& path, double scale,
+                       QString* error, int min_width, int min_height) {
+  const auto format = checkExportPath(path, error);
+  if (!format) return false;
+  QCPTextElement* line = nullptr;
+  int extra = 0;
+  if (!title.isEmpty()) {
+    line = new QCPTextElement(chart, title, QFont(chart->font().family(), 9, QFont::Bold));
+    chart->plotLayout()->insertRow(0);
+    chart->plotLayout()->addElement(0, 0, line);
+    extra = 16 * static_cast<int>(title.count(QLatin1Char('\n')) + 1) + 8;
+  }
+  applyPlotTheme(chart, PlotTheme::Light);
+  QByteArray bytes;
+  const bool ok = renderPlot(chart, *format, std::max(chart->width(), min_width),
+                             std::max(chart->height(), min_height) + extra, scale, &bytes, error);
+  if (line) {
+    chart->plotLayout()->remove(line);
+    chart->plotLayout()->simplify();
+  }
+  applyPlotTheme(chart, PlotTheme::System);
+  chart->replot(QCustomPlot::rpQueuedReplot);
+  return ok && writeFileAtomically(path, bytes, error);
 }
 
 bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error) {

@@ -37,9 +37,22 @@ std::optional<ExportFormat> checkExportPath(const QString& path, QString* error)
 bool writeFilesAtomically(const std::vector<std::pair<QString, QByteArray>>& files, QString* error);
 bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error);
 
+// A panel whose chart File ▸ Export current chart writes when its tab is showing.
+class ChartExport {
+ public:
+  virtual ~ChartExport() = default;
+  // Writes the chart in the light theme (PNG/SVG/PDF by the extension), with what a slide needs
+  // to say what it shows.
+  virtual bool exportChart(const QString& path, double scale, QString* error) = 0;
+};
+
 // checkExportPath + renderPlot + writeFileAtomically.
 bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
                 QString* error);
+// A chart of the app (light theme) with `title` as a line above it, at least min_width x
+// min_height: checkExportPath, render, write atomically; the chart is left as it was.
+bool exportTitledChart(QCustomPlot* chart, const QString& title, const QString& path, double scale,
+                       QString* error, int min_width = 640, int min_height = 400);
 // checkExportPath + renderWidget + writeFileAtomically.
 bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error);
 

@@ -1,5 +1,7 @@
 #include "app/ui/session.h"
 
+#include "app/ui/palette.h"
+
 #include <QFileInfo>
 #include <algorithm>
 #include <set>
@@ -101,6 +103,28 @@ QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded) {
   if (!c.producer_error.isEmpty())
     lines << QStringLiteral("The agent failed: %1").arg(c.producer_error);
   return lines.join(QLatin1Char('\n'));
+}
+
+QString runTitle(const LoadedRun& run, bool two_lines) {
+  const Headline hl = computeHeadline(run.report);
+  const auto& c = run.completeness;
+  const auto ranks = run.run.ranks.size();
+  QString badge = sourceBadge(run.source());
+  if (run.incomplete()) badge += QStringLiteral(" · ") + kIncompleteBadge;
+  // The headline pools ranks (Σ hidden / Σ comm); a slide should say so, and say when ranks
+  // of the run are not in it (missing, or a single rank's trace opened on purpose).
+  if (!c.missing_ranks.empty() ||
+      (c.world_size > 0 && ranks < static_cast<std::size_t>(c.world_size))) {
+    badge += QStringLiteral(" · %1 of %2 ranks").arg(ranks).arg(c.world_size);
+  } else if (ranks > 1) {
+    badge += QStringLiteral(" · %1 ranks pooled").arg(ranks);
+  }
+  return QStringLiteral("%1 [%2]%3overlap %4 · exposed %5%6 · step %7 · DP eff. %8")
+      .arg(run.name, badge, two_lines ? QStringLiteral("\n") : QStringLiteral(" · "),
+           formatPct(hl.overlap_pct), formatTime(hl.exposed_per_step_ns),
+           hl.has_steps ? QStringLiteral("/step") : QString(),
+           hl.has_steps ? formatTime(hl.step_ns) : QStringLiteral("n/a"),
+           formatPct(hl.dp_efficiency, 1));
 }
 
 Headline computeHeadline(const analysis::RunReport& report) {

@@ -82,6 +82,11 @@ struct Headline {
 };
 Headline computeHeadline(const analysis::RunReport& report);
 
+// The title of an exported figure, so that a slide says what it shows: the run's name, its source
+// badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.
+// two_lines: the numbers on a line of their own, for narrow figures.
+QString runTitle(const LoadedRun& run, bool two_lines = false);
+
 struct BucketKey {
   std::int32_t rank_index = 0;
   std::int32_t report_index = 0;  // index in RankReport::buckets

@@ -186,4 +186,9 @@ void SummaryPanel::refresh() {
   chart_->replot();
 }
 
+bool SummaryPanel::exportChart(const QString& path, double scale, QString* error) {
+  const auto run = session_->current();
+  return exportTitledChart(chart_, run ? runTitle(*run, true) : QString(), path, scale, error);
+}
+
 }  // namespace ddpscope::ui

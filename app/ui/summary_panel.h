@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include "app/ui/plot_export.h"
+
 class QTableWidget;
 class QCustomPlot;
 class QLabel;
@@ -12,12 +14,14 @@ namespace ddpscope::ui {
 
 class Session;
 
-class SummaryPanel : public QWidget {
+class SummaryPanel : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   explicit SummaryPanel(Session* session, QWidget* parent = nullptr);
   QTableWidget* table() const { return table_; }
   QCustomPlot* chart() const { return chart_; }
+  // The chart with the run's title line (name, source, headline numbers).
+  bool exportChart(const QString& path, double scale, QString* error) override;
 
  private:
   void refresh();

@@ -28,7 +28,7 @@ class AgentRunJob;
 class Session;
 struct LoadedRun;
 
-class SweepPanel : public QWidget {
+class SweepPanel : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   // `base` gives the run panel's current parameters (all but the bucket size).
@@ -52,7 +52,7 @@ class SweepPanel : public QWidget {
   // The chart's x position of a bucket size (0 MB sits left of the smallest positive size).
   double chartX(double mb) const;
   // Writes the chart in the light theme (PNG/SVG/PDF by extension).
-  bool exportChart(const QString& path, double scale, QString* error);
+  bool exportChart(const QString& path, double scale, QString* error) override;
   bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
 
  signals:

@@ -628,26 +628,7 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   // A title with the headline numbers and the source, so that a slide says what it shows.
   QCPTextElement* title = nullptr;
   if (run_) {
-    const Headline hl = computeHeadline(run_->report);
-    const auto& c = run_->completeness;
-    const auto ranks = run_->run.ranks.size();
-    QString badge = sourceBadge(run_->source());
-    if (run_->incomplete()) badge += QStringLiteral(" · ") + kIncompleteBadge;
-    // The headline pools ranks (Σ hidden / Σ comm); a slide should say so, and say when
-    // ranks of the run are missing.
-    if (!c.missing_ranks.empty()) {
-      badge += QStringLiteral(" · %1 of %2 ranks").arg(ranks).arg(c.world_size);
-    } else if (ranks > 1) {
-      badge += QStringLiteral(" · %1 ranks pooled").arg(ranks);
-    }
-    title = new QCPTextElement(
-        plot_,
-        QStringLiteral("%1 [%2] · overlap %3 · exposed %4%5 · step %6 · DP eff. %7")
-            .arg(run_->name, badge, formatPct(hl.overlap_pct), formatTime(hl.exposed_per_step_ns),
-                 hl.has_steps ? "/step" : "",
-                 hl.has_steps ? formatTime(hl.step_ns) : QStringLiteral("n/a"),
-                 formatPct(hl.dp_efficiency)),
-        QFont(font().family(), 10, QFont::Bold));
+    title = new QCPTextElement(plot_, runTitle(*run_), QFont(font().family(), 10, QFont::Bold));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, title);
   }

@@ -182,6 +182,39 @@ TEST(UiApp, ExportWritesNonBlankFilesOfTheRightSize) {
   EXPECT_GT(nonWhitePixels(QImage(dir.filePath("chart.png"))), 500);
 }
 
+TEST(UiApp, ExportCurrentChartWritesTheChartOfTheTabShowingWithTheRunTitle) {
+  auto w = openResnet();
+  QTemporaryDir dir;
+  QString error;
+  // Each tab's chart, as SVG so that its text can be read back.
+  const auto exported = [&](QWidget* tab, const QString& name) -> QByteArray {
+    w->tabs()->setCurrentWidget(tab);
+    const QString path = dir.filePath(name);
+    if (!w->exportView("chart", path, 1.0, &error)) return {};
+    QFile f(path);
+    EXPECT_TRUE(f.open(QIODevice::ReadOnly));
+    return f.readAll();
+  };
+  const QByteArray summary = exported(w->summary(), "summary.svg");
+  EXPECT_TRUE(summary.contains("Step time: exposed communication")) << error.toStdString();
+  const QByteArray buckets = exported(w->buckets(), "buckets.svg");
+  EXPECT_TRUE(buckets.contains("Allreduce per bucket")) << error.toStdString();
+  // The run's title line: name, source, the ranks it covers and the headline numbers (as the
+  // headline bar shows them: DP efficiency with one decimal).
+  for (const QByteArray* svg : {&summary, &buckets}) {
+    EXPECT_TRUE(svg->contains("resnet50_ddp_rank0.json.gz [IMPORTED · 1 of 2 ranks]"));
+    EXPECT_TRUE(svg->contains("overlap 15.61 %"));
+    EXPECT_TRUE(svg->contains("DP eff. " + w->headline()->dpEfficiencyText().toUtf8()))
+        << w->headline()->dpEfficiencyText().toStdString();
+  }
+  // The Details tab has no chart: said, and nothing written.
+  const QString none = dir.filePath("details.png");
+  w->tabs()->setCurrentWidget(w->details());
+  EXPECT_FALSE(w->exportView("chart", none, 1.0, &error));
+  EXPECT_TRUE(error.contains("Details tab has no chart")) << error.toStdString();
+  EXPECT_FALSE(QFile::exists(none));
+}
+
 TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   app();
   MainWindow w;
