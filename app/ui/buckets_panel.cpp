@@ -163,16 +163,12 @@ void BucketsPanel::refresh() {
     }
   }
   QVector<double> keys, hidden, exposed;
-  QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
   double top = 0;
   for (const auto& [id, v] : per_id) {
     keys.push_back(id);
     hidden.push_back(v[0] / v[2]);
     exposed.push_back(v[1] / v[2]);
     top = std::max(top, (v[0] + v[1]) / v[2]);
-    // Label at most about 12 buckets so that the labels never overlap.
-    const int every = std::max<int>(1, (static_cast<int>(per_id.size()) + 11) / 12);
-    if (keys.size() % every == 1 || every == 1) ticks->addTick(id, QStringLiteral("b%1").arg(id));
   }
   auto* hb = new QCPBars(chart_->xAxis, chart_->yAxis);
   hb->setName(tr("hidden under compute"));
@@ -187,14 +183,15 @@ void BucketsPanel::refresh() {
     b->setPen(Qt::NoPen);
     b->setWidth(0.7);
   }
-  chart_->xAxis->setTicker(ticks);
+  setIntegerTicker(chart_->xAxis, QStringLiteral("b"),
+                   keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("bucket"));
   chart_->yAxis->setLabel(tr("allreduce, ms"));
   chart_->legend->setVisible(!keys.isEmpty());
   setEmptyNote(chart_, keys.isEmpty() ? tr("No gradient buckets in this run") : QString(),
                {chart_->xAxis, chart_->yAxis});
   if (!keys.isEmpty()) {
-    chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);
+    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), 0.7);
     chart_->yAxis->setRange(0, top * 1.1);
   }
   applyPlotTheme(chart_, PlotTheme::System);

@@ -5,6 +5,9 @@
 #include <QIcon>
 #include <QPainter>
 #include <QPalette>
+#include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "app/analysis/report_json.h"
 #include "app/ui/timeline_model.h"
@@ -153,6 +156,43 @@ void putLegendBelow(QCustomPlot* plot) {
 }
 
 namespace {
+
+class IntegerTicker : public QCPAxisTicker {
+ public:
+  IntegerTicker(QCPAxis* axis, QString prefix, int label_px, std::int64_t last_key)
+      : axis_(axis), prefix_(std::move(prefix)), label_px_(label_px), last_key_(last_key) {}
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    // The ticker belongs to the axis, so the axis outlives it.
+    const int width = axis_->axisRect() ? axis_->axisRect()->width() : 0;
+    const double labels = std::max(2.0, static_cast<double>(width > 0 ? width : 400) / label_px_);
+    const double want = range.size() / labels;
+    double magnitude = 1;
+    while (magnitude * 10 <= want)
+      magnitude *= 10;
+    for (const double m : {1.0, 2.0, 5.0, 10.0})
+      if (m * magnitude >= want) return m * magnitude;
+    return 10 * magnitude;
+  }
+  int getSubTickCount(double) override { return 0; }
+  // No label past the last key (a "b150" under 149 buckets).
+  QVector<double> createTickVector(double step, const QCPRange& range) override {
+    QVector<double> ticks = QCPAxisTicker::createTickVector(step, range);
+    ticks.removeIf([&](double t) { return t > static_cast<double>(last_key_) + 0.5; });
+    return ticks;
+  }
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    return prefix_ + QString::number(std::llround(tick));
+  }
+
+ private:
+  QCPAxis* axis_;
+  QString prefix_;
+  int label_px_;
+  std::int64_t last_key_;
+};
+
 QCPItemText* findEmptyNote(QCustomPlot* plot) {
   for (int i = 0; i < plot->itemCount(); ++i) {
     if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->objectName() == kEmptyNoteName)
@@ -161,6 +201,21 @@ QCPItemText* findEmptyNote(QCustomPlot* plot) {
   return nullptr;
 }
 }  // namespace
+
+void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key) {
+  const QFontMetrics fm(axis->tickLabelFont());
+  const QString widest = prefix + QString::number(last_key);
+  // The label plus room for a gap of about two characters.
+  const int px = fm.horizontalAdvance(widest) + fm.horizontalAdvance(QLatin1Char('0')) + 6;
+  axis->setTicker(
+      QSharedPointer<IntegerTicker>::create(axis, prefix, std::max(px, 12), last_key));
+  axis->setSubTicks(false);
+}
+
+void setCategoryRange(QCPAxis* axis, double first, double last, double bar) {
+  const double margin = std::max(bar, 0.02 * (last - first));
+  axis->setRange(first - margin, last + margin);
+}
 
 QString emptyNote(QCustomPlot* plot) {
   const QCPItemText* note = findEmptyNote(plot);

@@ -53,6 +53,13 @@ void applyPlotTheme(QCustomPlot* plot, PlotTheme theme);
 // Moves the plot's legend into a row of its own under everything else, laid out left to right,
 // so that it never hides a bar or a point.
 void putLegendBelow(QCustomPlot* plot);
+// A ticker for a category axis of integer keys (steps, bucket ids): labels `prefix`N at integer
+// steps of 1, 2, 5, 10, 20, ... chosen so that labels as wide as the last key's never collide at
+// the axis's current width, on screen and in exports of any size; none past the last key.
+void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key);
+// The range that shows bars of width `bar` at keys first..last with a margin on both sides.
+void setCategoryRange(QCPAxis* axis, double first, double last, double bar);
+
 // Says in the middle of the plot why it is empty (no steps, no buckets, no GPU activity), and
 // hides the numbers of `axes`, which would otherwise show a meaningless default range. An
 // empty text removes the note and shows the numbers again.

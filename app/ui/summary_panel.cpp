@@ -145,12 +145,10 @@ void SummaryPanel::refresh() {
     }
   }
   QVector<double> keys, rest, exposed;
-  QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
   for (const auto& [step, v] : per_step) {
     keys.push_back(step);
     rest.push_back(v.first / counts[step]);
     exposed.push_back(v.second / counts[step]);
-    ticks->addTick(step, QString::number(step));
   }
   auto* rest_bars = new QCPBars(chart_->xAxis, chart_->yAxis);
   rest_bars->setName(tr("step time minus exposed comm"));
@@ -165,7 +163,7 @@ void SummaryPanel::refresh() {
   exposed_bars->moveAbove(rest_bars);
   for (auto* b : {rest_bars, exposed_bars})
     b->setWidth(0.7);
-  chart_->xAxis->setTicker(ticks);
+  setIntegerTicker(chart_->xAxis, QString(), keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
   chart_->legend->setVisible(!keys.isEmpty());
@@ -176,7 +174,7 @@ void SummaryPanel::refresh() {
                {chart_->xAxis, chart_->yAxis});
   chart_->rescaleAxes();
   if (!keys.isEmpty()) {
-    chart_->xAxis->setRange(keys.front() - 0.7, keys.back() + 0.7);
+    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), 0.7);
     double top = 0;
     for (int i = 0; i < keys.size(); ++i)
       top = std::max(top, rest[i] + exposed[i]);

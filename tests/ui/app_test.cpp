@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QFile>
+#include <QFontMetrics>
 #include <QImage>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -12,6 +13,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
+#include <cmath>
 
 #include "app/ui/buckets_panel.h"
 #include "app/ui/details_panel.h"
@@ -213,6 +215,38 @@ TEST(UiApp, ExportCurrentChartWritesTheChartOfTheTabShowingWithTheRunTitle) {
   EXPECT_FALSE(w->exportView("chart", none, 1.0, &error));
   EXPECT_TRUE(error.contains("Details tab has no chart")) << error.toStdString();
   EXPECT_FALSE(QFile::exists(none));
+}
+
+TEST(UiCharts, CategoryLabelsNeverCollideAndStopAtTheLastKey) {
+  app();
+  for (const int last : {4, 61, 148, 2999}) {
+    for (const int width : {260, 560, 1400}) {
+      QCustomPlot plot;
+      plot.resize(width, 300);
+      setIntegerTicker(plot.xAxis, QStringLiteral("b"), last);
+      setCategoryRange(plot.xAxis, 0, last, 0.7);
+      plot.replot();
+      const auto ticks = plot.xAxis->tickVector();
+      const auto labels = plot.xAxis->tickVectorLabels();
+      ASSERT_FALSE(ticks.isEmpty()) << last << " @ " << width;
+      const QFontMetrics fm(plot.xAxis->tickLabelFont());
+      for (int i = 0; i < ticks.size(); ++i) {
+        EXPECT_LE(ticks[i], last + 0.5) << labels[i].toStdString();
+        EXPECT_EQ(ticks[i], std::round(ticks[i]));  // keys are integers
+        if (i == 0) continue;
+        const double gap =
+            plot.xAxis->coordToPixel(ticks[i]) - plot.xAxis->coordToPixel(ticks[i - 1]);
+        EXPECT_GT(gap,
+                  0.5 * (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])))
+            << "labels " << labels[i - 1].toStdString() << " and " << labels[i].toStdString()
+            << " overlap at width " << width;
+      }
+      // Few keys: every one labelled when there is room.
+      if (last == 4 && width >= 560) {
+        EXPECT_EQ(ticks.size(), 5);
+      }
+    }
+  }
 }
 
 TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
