@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 
 namespace ddpscope::agent {
@@ -19,7 +21,7 @@ std::string jsonString(const std::string& s) {
 }  // our values need no escapes
 
 // Number validators with short messages (CLI11's own print the whole double range).
-CLI::Validator atLeast(double lo, bool inclusive) {
+CLI::Validator atLeast(double lo, bool inclusive, double hi = std::numeric_limits<double>::max()) {
   return CLI::Validator(
       [=](std::string& in) -> std::string {
         double v = 0;
@@ -30,12 +32,18 @@ CLI::Validator atLeast(double lo, bool inclusive) {
         } catch (const std::exception&) {
           return "'" + in + "' is not a number";
         }
-        if (inclusive ? v >= lo : v > lo) return "";
-        return "must be " + std::string(inclusive ? ">= " : "> ") + jsonNumber(lo) + ", got " + in;
+        if (!std::isfinite(v)) return "must be a finite number, got " + in;
+        if (!(inclusive ? v >= lo : v > lo))
+          return "must be " + std::string(inclusive ? ">= " : "> ") + jsonNumber(lo) + ", got " +
+                 in;
+        if (v > hi) return "must be at most " + jsonNumber(hi) + ", got " + in;
+        return "";
       },
       inclusive ? "NUMBER >= 0" : "NUMBER > 0");
 }
 const CLI::Validator kNonNegative = atLeast(0, true);
+// Bucket caps in MiB: up to 1 TiB, far beyond any model, well inside the bytes' 64 bits.
+const CLI::Validator kBucketMb = atLeast(0, true, 1024.0 * 1024.0);
 const CLI::Validator kPositive = atLeast(0, false);
 
 struct ModelDefaults {
@@ -177,10 +185,10 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
   app.add_option("--backend", o.backend, "sim | cuda")->check(CLI::IsMember({"sim", "cuda"}));
   app.add_option("--world-size", o.world_size, "number of ranks")->check(CLI::Range(1, 4096));
   app.add_option("--bucket-mb", o.bucket_mb, "bucket cap in MiB; 0: one allreduce per tensor")
-      ->check(kNonNegative);
+      ->check(kBucketMb);
   auto* first = app.add_option("--first-bucket-mb", o.first_bucket_mb,
                                "cap of the first bucket in MiB (default: min(1, bucket-mb))")
-                    ->check(kNonNegative);
+                    ->check(kBucketMb);
   app.add_flag("--no-overlap", no_overlap, "launch all allreduces after backward");
   app.add_option("--fusion", fusion, "copy (pack/unpack kernels) | view (gradients in the bucket)")
       ->check(CLI::IsMember({"copy", "view"}));

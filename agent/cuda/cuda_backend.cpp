@@ -175,7 +175,6 @@ void writeRankTrace(cupti::CuptiTracer& tracer, const AgentOptions& o, const Ran
 int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity& id,
             bootstrap::BootstrapKind kind, std::ostream& out, std::ostream& err) {
   signal(SIGTERM, onTerminate);
-  fs::create_directories(o.out_dir);
   int devices = 0;
   const cudaError_t probe = cudaGetDeviceCount(&devices);
   if (probe != cudaSuccess || devices < 1) {
@@ -184,6 +183,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
                                           : "no device visible; CUDA_VISIBLE_DEVICES?") +
                     "); use --backend sim, or run on a GPU machine");
   }
+  fs::create_directories(o.out_dir);  // only once there is a GPU to write a trace of
   cupti::CuptiTracer tracer;
   if (run.trace) tracer.start();  // before the CUDA context exists, so nothing is missed
   const int device = id.local_rank % devices;

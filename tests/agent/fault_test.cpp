@@ -318,6 +318,13 @@ TEST(Fault, BadCombinationsExitTwoWithAClearMessage) {
        "--fault needs --world-size of at least 2"},
       {{"--fault", "die", "--fault-rank", "0", "--fault-step", "0", "--timeout-s", "1e7"},
        "--timeout-s with --fault must be at most"},
+      // Bucket caps whose bytes would not fit (they wrapped to a negative cap and exit 1).
+      {{"--bucket-mb", "1e13"}, "--bucket-mb: must be at most 1048576, got 1e13"},
+      {{"--bucket-mb", "inf"}, "--bucket-mb: must be a finite number, got inf"},
+      {{"--bucket-mb", "nan"}, "--bucket-mb: must be a finite number"},
+      {{"--first-bucket-mb", "1e300"}, "--first-bucket-mb: must be at most 1048576"},
+      {{"--bucket-mb", "-0.5"}, "--bucket-mb: must be >= 0, got -0.5"},
+      {{"--jitter", "inf"}, "--jitter: must be a finite number"},
   };
   for (const auto& c : cases) {
     auto args = c.args;
