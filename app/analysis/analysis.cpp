@@ -359,8 +359,12 @@ void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) con
   if (b.bytes >= 0 && dur > 0) {
     const double algbw = static_cast<double>(b.bytes) / static_cast<double>(dur);  // B/ns = GB/s
     b.algbw_gbps = algbw;
-    const double p = static_cast<double>(std::max(1, r_.world_size));
-    b.busbw_gbps = algbw * 2.0 * (p - 1.0) / p;
+    // Bus bandwidth needs peers: with one rank (or an unknown world size) nothing crosses a
+    // link, and 2(p-1)/p would say 0 GB/s.
+    if (r_.world_size >= 2) {
+      const double p = static_cast<double>(r_.world_size);
+      b.busbw_gbps = algbw * 2.0 * (p - 1.0) / p;
+    }
   }
 }
 

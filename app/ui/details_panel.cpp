@@ -67,9 +67,9 @@ void DetailsPanel::refresh() {
   if (t.bucket[i] != trace::kNoBucket) html += row(tr("bucket"), QString::number(t.bucket[i]));
   if (t.bytes[i] >= 0) {
     html += row(tr("bytes"), QLocale().toString(static_cast<qlonglong>(t.bytes[i])));
-    if (dur > 0)
-      html += row(tr("bandwidth"),
-                  formatBandwidth(static_cast<double>(t.bytes[i]) / static_cast<double>(dur)));
+    for (const auto& [label, value] : bandwidthRows(
+             t.bytes[i], dur, cls == analysis::ActivityClass::Communication, name, rank.world_size))
+      html += row(label, value);
   }
   if (dur > 0) {
     if (cls == analysis::ActivityClass::Communication) {

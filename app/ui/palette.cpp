@@ -80,6 +80,26 @@ QString formatPct(const std::optional<double>& pct, int decimals) {
   return QString::number(*pct, 'f', decimals) + QStringLiteral(" %");
 }
 
+std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
+                                                       bool collective, std::string_view name,
+                                                       std::int32_t world_size) {
+  std::vector<std::pair<QString, QString>> rows;
+  if (bytes < 0 || dur <= 0) return rows;
+  const double gbps = static_cast<double>(bytes) / static_cast<double>(dur);  // B/ns = GB/s
+  if (!collective) {
+    rows.emplace_back(QStringLiteral("bandwidth"), formatBandwidth(gbps));
+    return rows;
+  }
+  rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(gbps));
+  const bool allreduce = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()))
+                             .contains(QLatin1String("allreduce"), Qt::CaseInsensitive);
+  if (allreduce && world_size >= 2) {
+    const double p = world_size;
+    rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(gbps * 2.0 * (p - 1.0) / p));
+  }
+  return rows;
+}
+
 QString formatMegabytes(std::int64_t bytes) {
   if (bytes < 0) return QStringLiteral("–");
   return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f',
@@ -207,8 +227,7 @@ void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_ke
   const QString widest = prefix + QString::number(last_key);
   // The label plus room for a gap of about two characters.
   const int px = fm.horizontalAdvance(widest) + fm.horizontalAdvance(QLatin1Char('0')) + 6;
-  axis->setTicker(
-      QSharedPointer<IntegerTicker>::create(axis, prefix, std::max(px, 12), last_key));
+  axis->setTicker(QSharedPointer<IntegerTicker>::create(axis, prefix, std::max(px, 12), last_key));
   axis->setSubTicks(false);
 }
 

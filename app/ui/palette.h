@@ -5,6 +5,9 @@
 #include <QString>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tracer/format/trace_model.h"
 
@@ -43,6 +46,12 @@ QString formatTime(trace::TimeNs ns);
 QString formatPct(const std::optional<double>& pct, int decimals = 2);
 QString formatMegabytes(std::int64_t bytes);
 QString formatBandwidth(const std::optional<double>& gbps);
+// The bandwidth rows of an event moving `bytes` in `dur`, as (label, value): "bandwidth" for a
+// copy; for a collective "algbw" (bytes / time) and, for an allreduce across 2 or more ranks,
+// "busbw" (algbw · 2(p−1)/p, NCCL's bus bandwidth, as the Buckets table gives it).
+std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
+                                                       bool collective, std::string_view name,
+                                                       std::int32_t world_size);
 // "SIMULATED", "CUDA", "IMPORTED" or "MIXED" for a run's source string.
 QString sourceBadge(std::string_view source);
 QColor badgeColour(std::string_view source);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/analysis/classify.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/plot_export.h"
 
@@ -454,9 +455,12 @@ QString TimelineView::hoverText(const QPointF& pos) const {
       if (bucket != trace::kNoBucket) html += row("bucket", QString::number(bucket));
       if (bytes >= 0) {
         html += row("bytes", bytesText(bytes));
-        if (dur > 0)
-          html += row("bandwidth",
-                      formatBandwidth(static_cast<double>(bytes) / static_cast<double>(dur)));
+        const std::string& name = rank.names[t.name[src]];
+        for (const auto& [label, value] : bandwidthRows(
+                 bytes, dur,
+                 analysis::classify(t.kind_of[src], name) == analysis::ActivityClass::Communication,
+                 name, rank.world_size))
+          html += row(label, value);
       }
       if (const auto st = lane.events.style(box->first);
           st == kStyleCommHidden || st == kStyleCommExposed) {

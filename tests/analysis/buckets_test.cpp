@@ -192,3 +192,19 @@ TEST(Stragglers, TheSlowestRankByStepTimeIsNamedWhicheverRankItIs) {
     EXPECT_NE(text.find("(rank " + std::to_string(slow) + ")"), std::string::npos) << text;
   }
 }
+
+TEST(Buckets, BusBandwidthNeedsPeers) {
+  for (const std::int32_t world : {0, 1, 2, 4}) {
+    auto b = twoBuckets();
+    b.trace().world_size = world;  // 0: not recorded
+    const auto r = analysis::analyzeRank(b.build());
+    ASSERT_FALSE(r.buckets.empty());
+    const auto& b0 = r.buckets[0];
+    EXPECT_DOUBLE_EQ(*b0.algbw_gbps, 2000.0) << world;
+    if (world < 2) {
+      EXPECT_FALSE(b0.busbw_gbps.has_value()) << world;  // not "0 GB/s"
+    } else {
+      EXPECT_DOUBLE_EQ(*b0.busbw_gbps, 2000.0 * 2 * (world - 1) / world);
+    }
+  }
+}

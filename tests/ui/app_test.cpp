@@ -464,6 +464,18 @@ TEST(UiApp, ClickingAKernelShowsItsDetails) {
   const QString text = w->details()->text();
   EXPECT_TRUE(text.contains("nccl")) << text.toStdString();
   EXPECT_TRUE(text.contains("hidden under compute")) << text.toStdString();
+  // An allreduce says which bandwidth it gives: algbw, and busbw as the Buckets table (world
+  // size 2: 2(p-1)/p = 1, the same number).
+  // The panel's plain text has each label on a line and its value on the next.
+  const QStringList lines = text.split('\n');
+  const auto value = [&](const QString& label) {
+    const auto k = lines.indexOf(label);
+    return k < 0 || k + 1 >= lines.size() ? QString() : lines[k + 1].trimmed();
+  };
+  EXPECT_TRUE(value("algbw").endsWith("GB/s")) << text.toStdString();
+  EXPECT_EQ(value("busbw"), value("algbw")) << text.toStdString();
+  EXPECT_EQ(value("busbw"), formatBandwidth(b.busbw_gbps));
+  EXPECT_FALSE(text.contains("bandwidth")) << text.toStdString();
   EXPECT_EQ(w->tabs()->currentWidget(), static_cast<QWidget*>(w->details()));
 }
 
