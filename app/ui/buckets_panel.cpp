@@ -57,18 +57,21 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   layout->addWidget(split, 1);
 
   table_->setColumnCount(kColumns);
-  table_->setHorizontalHeaderLabels({tr("rank"), tr("step"), tr("bucket"), tr("tensors"), tr("MiB"),
-                                     tr("ready"), tr("wait"), tr("allreduce"), tr("busbw"),
-                                     tr("exposed")});
+  table_->setHorizontalHeaderLabels({tr("rank"), tr("step"), tr("bucket"), tr("tensors"),
+                                     tr("size"), tr("ready"), tr("wait"), tr("allreduce"),
+                                     tr("busbw"), tr("exposed")});
   table_->verticalHeader()->setVisible(false);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setAlternatingRowColors(true);
   params_->setColumnCount(2);
-  params_->setHeaderLabels({tr("parameter"), tr("MiB")});
+  params_->setHeaderLabels({tr("parameter"), tr("size")});
   params_->setRootIsDecorated(false);
-  params_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  // Sizes always readable; long parameter names are elided (the tooltip has them whole).
+  params_->header()->setStretchLastSection(false);
+  params_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  params_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
 
   chart_->setMinimumWidth(240);
   chart_->plotLayout()->insertRow(0);
@@ -138,7 +141,7 @@ void BucketsPanel::refresh() {
       table_->setItem(row, kId, id);
       table_->setItem(row, kTensors,
                       cell(b.tensors > 0 ? QString::number(b.tensors) : "–", b.tensors));
-      table_->setItem(row, kMB, cell(formatMegabytes(b.bytes), static_cast<double>(b.bytes)));
+      table_->setItem(row, kMB, cell(formatBytes(b.bytes), static_cast<double>(b.bytes)));
       table_->setItem(row, kReady, cell(formatTime(b.ready_ns), static_cast<double>(b.ready_ns)));
       table_->setItem(row, kWait, cell(formatTime(b.wait_ns), static_cast<double>(b.wait_ns)));
       table_->setItem(
@@ -212,14 +215,17 @@ void BucketsPanel::showSelection() {
     if (def.id != b.id) continue;
     for (const auto& p : def.params) {
       auto* item =
-          new QTreeWidgetItem(params_, {QString::fromStdString(p.name), formatMegabytes(p.bytes)});
+          new QTreeWidgetItem(params_, {QString::fromStdString(p.name), formatBytes(p.bytes)});
       item->setTextAlignment(1, Qt::AlignRight);
       item->setToolTip(0, QString::fromStdString(p.name));
     }
   }
-  if (params_->topLevelItemCount() == 0)
-    new QTreeWidgetItem(params_,
-                        {tr("(no parameter list: bucket inferred from its allreduce)"), QString()});
+  if (params_->topLevelItemCount() == 0) {
+    auto* none = new QTreeWidgetItem(params_, {tr("(no parameter list: inferred bucket)")});
+    none->setFirstColumnSpanned(true);
+    none->setToolTip(0, tr("This bucket was inferred from its allreduce: the trace does not say "
+                           "which parameters it holds."));
+  }
   // Keep the table's selection in step when the bucket was selected elsewhere (the timeline).
   QSignalBlocker block(table_);
   for (int row = 0; row < table_->rowCount(); ++row) {

@@ -100,10 +100,19 @@ std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace
   return rows;
 }
 
-QString formatMegabytes(std::int64_t bytes) {
+QString formatBytes(std::int64_t bytes) {
   if (bytes < 0) return QStringLiteral("–");
-  return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f',
-                         2);  // MiB, as --bucket-mb and the CLI
+  if (bytes < 1024) return QString::number(bytes) + QStringLiteral(" B");
+  // Binary units, as --bucket-mb; three significant digits, as times.
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 3) {
+    v /= 1024.0;
+    ++u;
+  }
+  const int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  return QString::number(v, 'f', decimals) + QLatin1Char(' ') + QLatin1String(kUnits[u]);
 }
 
 QString formatBandwidth(const std::optional<double>& gbps) {

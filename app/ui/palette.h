@@ -44,7 +44,9 @@ QColor textOn(const QColor& fill);
 // Time in the unit that keeps three significant digits: "41.2 ms", "812 µs", "3.10 s".
 QString formatTime(trace::TimeNs ns);
 QString formatPct(const std::optional<double>& pct, int decimals = 2);
-QString formatMegabytes(std::int64_t bytes);
+// Bytes in binary units, three significant digits: "512 B", "3.00 KiB", "27.0 MiB"; "–" when
+// unknown (negative).
+QString formatBytes(std::int64_t bytes);
 QString formatBandwidth(const std::optional<double>& gbps);
 // The bandwidth rows of an event moving `bytes` in `dur`, as (label, value): "bandwidth" for a
 // copy; for a collective "algbw" (bytes / time) and, for an allreduce across 2 or more ranks,

@@ -24,13 +24,6 @@ constexpr double kKeyPan = 0.2;    // A/D pan by a fifth of the range
 constexpr TimeNs kMinRange = 100;  // 100 ns across the widget at the deepest zoom
 constexpr int kRankGap = 10;       // pixels between the lane groups of two ranks
 
-QString bytesText(std::int64_t bytes) {
-  if (bytes < 0) return QStringLiteral("–");
-  if (bytes >= 1'000'000) return QString::number(static_cast<double>(bytes) / 1e6, 'f', 2) + " MB";
-  if (bytes >= 1'000) return QString::number(static_cast<double>(bytes) / 1e3, 'f', 1) + " kB";
-  return QString::number(bytes) + " B";
-}
-
 QString row(const QString& key, const QString& value) {
   return QStringLiteral("<tr><td style='color:#777;padding-right:8px'>%1</td><td>%2</td></tr>")
       .arg(key, value.toHtmlEscaped());
@@ -454,7 +447,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
       }
       if (bucket != trace::kNoBucket) html += row("bucket", QString::number(bucket));
       if (bytes >= 0) {
-        html += row("bytes", bytesText(bytes));
+        html += row("bytes", formatBytes(bytes));
         const std::string& name = rank.names[t.name[src]];
         for (const auto& [label, value] : bandwidthRows(
                  bytes, dur,
@@ -487,7 +480,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
                  .arg(b.id)
                  .arg(b.inferred ? " (inferred)" : "");
       if (b.step != trace::kNoStep) html += row("step", QString::number(b.step));
-      html += row("bytes", bytesText(b.bytes));
+      html += row("bytes", formatBytes(b.bytes));
       if (b.tensors > 0) html += row("tensors", QString::number(b.tensors));
       html += row("ready", formatTime(b.ready_ns));
       html += row("wait", formatTime(b.wait_ns));

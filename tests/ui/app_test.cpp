@@ -249,6 +249,17 @@ TEST(UiCharts, CategoryLabelsNeverCollideAndStopAtTheLastKey) {
   }
 }
 
+TEST(UiFormats, BytesInBinaryUnitsWithThreeSignificantDigits) {
+  EXPECT_EQ(formatBytes(-1), "–");
+  EXPECT_EQ(formatBytes(0), "0 B");
+  EXPECT_EQ(formatBytes(1023), "1023 B");
+  EXPECT_EQ(formatBytes(3072), "3.00 KiB");  // a LayerNorm bias, not "0.00 MiB"
+  EXPECT_EQ(formatBytes(28'351'488), "27.0 MiB");
+  EXPECT_EQ(formatBytes(8'196'000), "7.82 MiB");
+  EXPECT_EQ(formatBytes(154'140'672), "147 MiB");
+  EXPECT_EQ(formatBytes(std::int64_t{3} << 30), "3.00 GiB");
+}
+
 TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   app();
   MainWindow w;
@@ -425,7 +436,7 @@ TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
   QTreeWidget* params = w.buckets()->params();
   ASSERT_EQ(params->topLevelItemCount(), 2);
   EXPECT_EQ(params->topLevelItem(0)->text(0), "fc2.weight");
-  EXPECT_EQ(params->topLevelItem(0)->text(1), "2.86");  // MiB
+  EXPECT_EQ(params->topLevelItem(0)->text(1), "2.86 MiB");
   // The timeline outlines the bucket and its allreduce and draws ready -> allreduce -> optimizer.
   auto* plot = w.timeline()->plot();
   int rects = 0, lines = 0;
