@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -670,6 +671,16 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
   for (const auto& r : run.ranks)
     out.ranks.push_back(analyzeRank(r, options));
   checkRunCompleteness(out);
+  if (!run.skipped_files.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)
+      names += (i ? ", " : "") + std::filesystem::path(run.skipped_files[i]).filename().string();
+    if (run.skipped_files.size() > 3)
+      names += " and " + std::to_string(run.skipped_files.size() - 3) + " more";
+    out.warnings.push_back(std::to_string(run.skipped_files.size()) +
+                           " trace file(s) beside the folder's rank-<r> files were not loaded (" +
+                           names + "); open such a file on its own to see it");
+  }
   if (out.ranks.size() < 2) return out;
   // Stragglers: per (step, bucket), the rank whose bucket was ready last.
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>>

@@ -208,3 +208,15 @@ TEST(Buckets, BusBandwidthNeedsPeers) {
     }
   }
 }
+
+TEST(RunReport, SkippedFilesOfTheFolderAreSaid) {
+  trace::Run run;
+  run.ranks.push_back(twoBuckets().build());
+  run.skipped_files = {"/data/run/a.json", "/data/run/b.json", "/data/run/c.json",
+                       "/data/run/d.json"};
+  const auto rep = analysis::analyzeRun(run);
+  ASSERT_FALSE(rep.warnings.empty());
+  EXPECT_EQ(rep.warnings.back(),
+            "4 trace file(s) beside the folder's rank-<r> files were not loaded (a.json, b.json, "
+            "c.json and 1 more); open such a file on its own to see it");
+}

@@ -71,6 +71,44 @@ TEST(RunLoader, DuplicateRanksAreAnError) {
   fs::remove_all(dir);
 }
 
+TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
+  const auto dir = freshDir("worlds");
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "a.json").string());
+  RankTrace other = oneKernelRank(1, 0, 0);
+  other.world_size = 8;
+  writeTraceFile(other, (dir / "b.json").string());
+  try {
+    loadRun({(dir / "a.json").string(), (dir / "b.json").string()});
+    FAIL() << "expected an error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.file(), (dir / "b.json").string());
+    EXPECT_NE(std::string(e.what()).find("its world size is 8, but " + (dir / "a.json").string() +
+                                         " says 2: the files are not from one run"),
+              std::string::npos)
+        << e.what();
+  }
+  // Two files of one world load.
+  other.world_size = 2;
+  writeTraceFile(other, (dir / "b.json").string());
+  EXPECT_EQ(loadRun({(dir / "a.json").string(), (dir / "b.json").string()}).ranks.size(), 2u);
+  fs::remove_all(dir);
+}
+
+TEST(RunLoader, OtherTracesBesideRankFilesAreListedAsSkipped) {
+  const auto dir = freshDir("skipped");
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "rank-0.json.gz").string());
+  writeTraceFile(oneKernelRank(1, 0, 0), (dir / "rank-1.json.gz").string());
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "resnet_rank0.json").string());
+  writeFileAtomically((dir / "notes.txt").string(), "not a trace");
+  const auto run = loadRun({dir.string()});
+  EXPECT_EQ(run.ranks.size(), 2u);
+  EXPECT_EQ(run.skipped_files, std::vector<std::string>{(dir / "resnet_rank0.json").string()});
+  // A folder of rank files only skips nothing.
+  fs::remove((dir / "resnet_rank0.json"));
+  EXPECT_TRUE(loadRun({dir.string()}).skipped_files.empty());
+  fs::remove_all(dir);
+}
+
 TEST(RunLoader, EmptyFolderAndBadFileAreNamed) {
   const auto dir = freshDir("empty");
   EXPECT_THROW(loadRun({dir.string()}), TraceError);

@@ -18,7 +18,8 @@ bool hasTraceSuffix(const std::string& name) {
 }
 }  // namespace
 
-std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths) {
+std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
+                                          std::vector<std::string>* skipped) {
   std::vector<std::string> files;
   for (const auto& p : paths) {
     std::error_code ec;
@@ -35,6 +36,10 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths)
       if (name.starts_with("rank-")) ranks.push_back(entry.path().string());
     }
     auto& chosen = ranks.empty() ? any : ranks;
+    if (skipped && !ranks.empty() && any.size() > ranks.size()) {
+      for (const auto& f : any)
+        if (!fs::path(f).filename().string().starts_with("rank-")) skipped->push_back(f);
+    }
     if (chosen.empty()) {
       throw TraceError(p, kNoOffset, "the folder contains no trace files (*.json, *.json.gz)");
     }
@@ -89,7 +94,8 @@ void alignRanks(Run& run) {
 }
 
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options) {
-  const auto files = expandTracePaths(paths);
+  std::vector<std::string> skipped;
+  const auto files = expandTracePaths(paths, &skipped);
   if (files.empty()) throw TraceError("", kNoOffset, "no trace files given");
   Run run;
   run.ranks.resize(files.size());
@@ -160,6 +166,19 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
                            "; a run holds one file per rank (open the files as separate runs)");
     }
   }
+  // Files of different runs: their ranks would be pooled into nonsense numbers.
+  const RankTrace* declared = nullptr;
+  for (const auto& r : run.ranks) {
+    if (r.world_size <= 0) continue;  // not recorded
+    if (!declared) {
+      declared = &r;
+    } else if (r.world_size != declared->world_size) {
+      throw TraceError(r.path, kNoOffset,
+                       "its world size is " + std::to_string(r.world_size) + ", but " +
+                           declared->path + " says " + std::to_string(declared->world_size) +
+                           ": the files are not from one run (open each run's files separately)");
+    }
+  }
   alignRanks(run);
   const fs::path first(files.front());
   run.name =
@@ -168,6 +187,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
     for (const auto& w : r.warnings)
       run.warnings.push_back(r.path + ": " + w);
   }
+  run.skipped_files = std::move(skipped);
   if (options.progress) options.progress(1.0);
   return run;
 }

@@ -20,12 +20,16 @@ struct RunLoadOptions {
 };
 
 // The trace files a path stands for: the path itself if it is a file; for a folder, its
-// rank-*.json[.gz] files, or when it has none, every *.json[.gz] in it. Sorted by name.
-std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths);
+// rank-*.json[.gz] files, or when it has none, every *.json[.gz] in it. Sorted by name. The
+// other trace files of a folder that has rank files go to *skipped when it is given.
+std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
+                                          std::vector<std::string>* skipped = nullptr);
 
 // Reads every file (in parallel), orders ranks, and aligns them on a common time base so that
 // equal absolute times have equal model times across ranks. Throws TraceError for a bad file
-// (naming it), for duplicate ranks, or when no trace file is found.
+// (naming it), for duplicate ranks, for files that declare different world sizes (not one run),
+// or when no trace file is found. Trace files of a folder left out (not rank-<r> files beside
+// rank files) are listed in run.skipped_files.
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
 // Aligns ranks already in memory on their common base (the earliest base among them). Throws

@@ -225,9 +225,11 @@ struct RankTrace {
 // One training run: a rank per file, aligned on a common time base.
 struct Run {
   std::string name;
-  std::vector<RankTrace> ranks;  // sorted by rank
-  TimeNs base_time_ns = 0;       // the common base all ranks were shifted to
-  std::vector<std::string> warnings;
+  std::vector<RankTrace> ranks;       // sorted by rank
+  TimeNs base_time_ns = 0;            // the common base all ranks were shifted to
+  std::vector<std::string> warnings;  // each rank's, prefixed by its file
+  // Trace files of a given folder that were not loaded: other traces beside its rank-<r> files.
+  std::vector<std::string> skipped_files;
 
   std::size_t eventCount() const;
   std::string_view source() const;  // ranks' source if all agree, else "mixed"

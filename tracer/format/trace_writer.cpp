@@ -156,8 +156,10 @@ std::string serializeTrace(const RankTrace& trace) {
     out += ", ";
   }
   appendKeyInt(out, "rank", trace.rank);
-  out += ", ";
-  appendKeyInt(out, "world_size", trace.world_size);
+  if (trace.world_size >= 1) {  // unknown (a model built in memory): left out, as readers expect
+    out += ", ";
+    appendKeyInt(out, "world_size", trace.world_size);
+  }
   out += "},\n  ";
   appendKeyInt(out, "baseTimeNanoseconds", trace.base_time_ns);
   out += ",\n  \"displayTimeUnit\": \"ms\",\n";
