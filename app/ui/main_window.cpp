@@ -121,12 +121,20 @@ MainWindow::MainWindow(QWidget* parent)
   connect(loader_, &RunLoadJob::loaded, this, [this](std::shared_ptr<LoadedRun> run) {
     addRecent(run->paths);
     const QString source = sourceBadge(run->source());
-    status_->setText(tr("%1 · %2 events · loaded in %3 s · %4")
-                         .arg(run->name)
-                         .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
-                         .arg(run->load_seconds, 0, 'f', 2)
-                         .arg(source));
+    const QStringList warnings = runWarnings(*run);
+    const QString text =
+        tr("%1 · %2 events · loaded in %3 s · %4")
+            .arg(run->name)
+            .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
+            .arg(run->load_seconds, 0, 'f', 2)
+            .arg(source) +
+        (warnings.isEmpty()
+             ? QString()
+             : QStringLiteral(" · %1: %2").arg(warningCount(warnings.size()), warnings.front()));
+    // After the views were rebuilt for the run (the timeline clears the status bar then).
     session_->addRun(std::move(run));
+    status_->setText(text);
+    status_->setToolTip(warnings.join(QLatin1Char('\n')));
     timeline_->setFocus();
   });
   connect(loader_, &RunLoadJob::failed, this, [this](const QString& message) {

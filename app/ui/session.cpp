@@ -105,6 +105,20 @@ QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded) {
   return lines.join(QLatin1Char('\n'));
 }
 
+QStringList runWarnings(const LoadedRun& run) {
+  QStringList out;
+  for (const auto& w : run.report.warnings)
+    out << QString::fromStdString(w);
+  for (const auto& r : run.report.ranks)
+    for (const auto& w : r.warnings)
+      out << QStringLiteral("rank %1: %2").arg(r.rank).arg(QString::fromStdString(w));
+  return out;
+}
+
+QString warningCount(qsizetype n) {
+  return n == 1 ? QObject::tr("1 warning") : QObject::tr("%1 warnings").arg(n);
+}
+
 QString runTitle(const LoadedRun& run, bool two_lines) {
   const Headline hl = computeHeadline(run.report);
   const auto& c = run.completeness;

@@ -84,6 +84,12 @@ Headline computeHeadline(const analysis::RunReport& report);
 
 // The title of an exported figure, so that a slide says what it shows: the run's name, its source
 // badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.
+// What the analysis warns about the run (the CLI's "warning:" lines): the run's, then each
+// rank's prefixed "rank R: ".
+QStringList runWarnings(const LoadedRun& run);
+// "1 warning", "3 warnings".
+QString warningCount(qsizetype n);
+
 // two_lines: the numbers on a line of their own, for narrow figures.
 QString runTitle(const LoadedRun& run, bool two_lines = false);
 

@@ -80,7 +80,18 @@ void SummaryPanel::refresh() {
                       ? QStringLiteral(" · <b style='color:%1'>%2</b>")
                             .arg(colours::kWarning.darker(140).name(), kIncompleteBadge)
                       : QString()));
-  note_->setToolTip(run->incompleteText());
+  // What the CLI prints as warnings: said here too, whole in the tooltip.
+  const QStringList warnings = runWarnings(*run);
+  if (!warnings.isEmpty()) {
+    note_->setText(note_->text() +
+                   QStringLiteral(" · <b style='color:%1'>%2</b>")
+                       .arg(colours::kWarning.darker(140).name(), warningCount(warnings.size())));
+  }
+  QStringList tip;
+  if (run->incomplete()) tip << run->incompleteText();
+  for (const auto& w : warnings)
+    tip << QStringLiteral("⚠ ") + w;
+  note_->setToolTip(tip.join(QLatin1Char('\n')));
   table_->setSortingEnabled(false);  // rows are filled in place, then sorted once
   table_->setRowCount(static_cast<int>(report.ranks.size()));
   int row = 0;

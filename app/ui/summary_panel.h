@@ -19,6 +19,7 @@ class SummaryPanel : public QWidget, public ChartExport {
  public:
   explicit SummaryPanel(Session* session, QWidget* parent = nullptr);
   QTableWidget* table() const { return table_; }
+  QLabel* note() const { return note_; }
   QCustomPlot* chart() const { return chart_; }
   // The chart with the run's title line (name, source, headline numbers).
   bool exportChart(const QString& path, double scale, QString* error) override;

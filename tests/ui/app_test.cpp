@@ -8,6 +8,7 @@
 #include <QFontMetrics>
 #include <QImage>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -258,6 +259,30 @@ TEST(UiFormats, BytesInBinaryUnitsWithThreeSignificantDigits) {
   EXPECT_EQ(formatBytes(8'196'000), "7.82 MiB");
   EXPECT_EQ(formatBytes(154'140'672), "147 MiB");
   EXPECT_EQ(formatBytes(std::int64_t{3} << 30), "3.00 GiB");
+}
+
+TEST(UiApp, WarningsOfTheAnalysisAreShownAsTheCliPrintsThem) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.show();
+  w.openPaths({QStringLiteral(DDPSCOPE_TEST_DATA "/hostile/dur_negative.json")});
+  ASSERT_TRUE(waitFor([&] { return !w.session()->runs().empty(); }));
+  QApplication::processEvents();
+  const QString expected =
+      QStringLiteral("rank 0: 2 events with a negative or impossible duration were skipped");
+  EXPECT_TRUE(w.summary()->note()->text().contains("1 warning"))
+      << w.summary()->note()->text().toStdString();
+  EXPECT_TRUE(w.summary()->note()->toolTip().contains(expected))
+      << w.summary()->note()->toolTip().toStdString();
+  EXPECT_TRUE(w.statusText().contains("1 warning: " + expected)) << w.statusText().toStdString();
+  // A run without warnings says none.
+  w.openPaths({QStringLiteral(DDPSCOPE_TEST_DATA "/../../resources/sample")});
+  ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 2; }));
+  QApplication::processEvents();
+  EXPECT_FALSE(w.summary()->note()->text().contains("warning"));
+  EXPECT_TRUE(w.statusText().contains("loaded in")) << w.statusText().toStdString();
+  EXPECT_FALSE(w.statusText().contains("warning")) << w.statusText().toStdString();
 }
 
 TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
