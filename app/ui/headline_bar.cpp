@@ -63,6 +63,10 @@ QString HeadlineBar::dpEfficiencyText() const {
   return run ? formatPct(computeHeadline(run->report).dp_efficiency, 1) : QString();
 }
 
+QString HeadlineBar::nameText() const {
+  return name_->text();
+}
+
 QString HeadlineBar::badgeText() const {
   return badge_->text();
 }
@@ -90,10 +94,8 @@ void HeadlineBar::refresh() {
   step_->setText(metricHtml("step", h.has_steps ? formatTime(h.step_ns) : QStringLiteral("n/a")));
   efficiency_->setText(metricHtml("DP eff.", formatPct(h.dp_efficiency, 1)));
   efficiency_->setToolTip(tr("Compute-only critical path / step time, mean over steps and ranks"));
-  name_->setText(QStringLiteral("%1 · %2 rank%3")
-                     .arg(run->name)
-                     .arg(run->run.ranks.size())
-                     .arg(run->run.ranks.size() == 1 ? "" : "s"));
+  // Ranks of the run with no trace are said here too, not only in the INCOMPLETE tooltip.
+  name_->setText(QStringLiteral("%1 · %2").arg(run->name, ranksText(*run)));
   incomplete_->setVisible(run->incomplete());
   incomplete_->setToolTip(run->incompleteText());
   badge_->setText(sourceBadge(run->source()));

@@ -16,6 +16,8 @@ class HeadlineBar : public QWidget {
   QString overlapText() const;
   QString dpEfficiencyText() const;
   QString badgeText() const;
+  // The run's name and the ranks it holds ("b25 · 8 ranks", "die · 3 of 4 ranks").
+  QString nameText() const;
   // The INCOMPLETE badge: its text ("" when the current run is complete) and its tooltip.
   QString incompleteText() const;
   QString incompleteToolTip() const;

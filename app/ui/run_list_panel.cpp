@@ -39,12 +39,9 @@ void RunListPanel::refresh() {
   for (const auto& run : session_->runs()) {
     const QString badge = sourceBadge(run->source());
     auto* item = new QListWidgetItem(
-        QStringLiteral("%1\n%2 rank%3 · %4 events\n%5")
-            .arg(run->name)
-            .arg(run->run.ranks.size())
-            .arg(run->run.ranks.size() == 1 ? "" : "s")
-            .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
-            .arg(badge));
+        QStringLiteral("%1\n%2 · %3 events\n%4")
+            .arg(run->name, ranksText(*run),
+                 QLocale().toString(static_cast<qlonglong>(run->run.eventCount())), badge));
     item->setToolTip(run->paths.join('\n'));
     item->setForeground(QPalette().color(QPalette::Text));
     if (run->incomplete()) {

@@ -115,6 +115,13 @@ QStringList runWarnings(const LoadedRun& run) {
   return out;
 }
 
+QString ranksText(const LoadedRun& run) {
+  const auto loaded = run.run.ranks.size();
+  const auto world = static_cast<std::size_t>(std::max(0, run.completeness.world_size));
+  if (world > loaded) return QObject::tr("%1 of %2 ranks").arg(loaded).arg(world);
+  return loaded == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(loaded);
+}
+
 QString warningCount(qsizetype n) {
   return n == 1 ? QObject::tr("1 warning") : QObject::tr("%1 warnings").arg(n);
 }

@@ -87,6 +87,8 @@ Headline computeHeadline(const analysis::RunReport& report);
 // What the analysis warns about the run (the CLI's "warning:" lines): the run's, then each
 // rank's prefixed "rank R: ".
 QStringList runWarnings(const LoadedRun& run);
+// "1 rank", "8 ranks", or "3 of 4 ranks" when ranks of the run's world have no trace here.
+QString ranksText(const LoadedRun& run);
 // "1 warning", "3 warnings".
 QString warningCount(qsizetype n);
 

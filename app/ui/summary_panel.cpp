@@ -93,7 +93,10 @@ void SummaryPanel::refresh() {
     tip << QStringLiteral("⚠ ") + w;
   note_->setToolTip(tip.join(QLatin1Char('\n')));
   table_->setSortingEnabled(false);  // rows are filled in place, then sorted once
-  table_->setRowCount(static_cast<int>(report.ranks.size()));
+  // Ranks of the run without a trace get a row too, so that the table shows the whole world.
+  const auto& missing = run->completeness.missing_ranks;
+  const int missing_rows = static_cast<int>(std::min<std::size_t>(missing.size(), 1024));
+  table_->setRowCount(static_cast<int>(report.ranks.size()) + missing_rows);
   int row = 0;
   for (const auto& r : report.ranks) {
     TimeNs step_sum = 0, exposed_sum = 0;
@@ -140,6 +143,19 @@ void SummaryPanel::refresh() {
     table_->setItem(row, col++,
                     numberItem(QLocale().toString(static_cast<qlonglong>(kernels)),
                                static_cast<double>(kernels)));
+    ++row;
+  }
+  for (int k = 0; k < missing_rows; ++k) {
+    const auto rank = missing[static_cast<std::size_t>(k)];
+    table_->setItem(row, 0, numberItem(QString::number(rank), rank));
+    auto* src = new QTableWidgetItem(tr("no trace"));
+    src->setForeground(colours::kWarning.darker(140));
+    src->setToolTip(tr("Rank %1 of the run left no trace: its process failed before writing "
+                       "one, or its file was not opened with the others.")
+                        .arg(rank));
+    table_->setItem(row, 1, src);
+    for (int col = 2; col < table_->columnCount(); ++col)
+      table_->setItem(row, col, numberItem(QStringLiteral("–"), -1));
     ++row;
   }
   table_->setSortingEnabled(true);

@@ -514,6 +514,17 @@ TEST(AppFaults, IncompleteRunsAreMarkedInTheRunListHeadlineAndExports) {
   EXPECT_TRUE(tip.contains("Only 2 of 4 ranks are present (no trace for ranks 2 and 3)"))
       << tip.toStdString();
   EXPECT_FALSE(tip.contains(kIncompleteWhy)) << tip.toStdString();
+  // The headline says how many of the run's ranks it holds, as the export title does.
+  EXPECT_TRUE(headline->nameText().endsWith(" · 2 of 4 ranks"))
+      << headline->nameText().toStdString();
+  ASSERT_TRUE(f.window->timeline()->renderImage(ExportFormat::Svg, 1.0, &svg, &error));
+  EXPECT_TRUE(svg.contains("2 of 4 ranks"));
+  // The per-rank table has a row for each rank without a trace.
+  ASSERT_EQ(table->rowCount(), 4);
+  for (int r : {2, 3}) {
+    EXPECT_EQ(table->item(r, 0)->text(), QString::number(r));
+    EXPECT_EQ(table->item(r, 1)->text(), "no trace");
+  }
 
   // Complete runs show no marker: the sample (4 of 4 ranks) and a single imported rank file.
   for (int i : {0, 1}) {
