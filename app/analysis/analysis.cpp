@@ -548,6 +548,11 @@ RankReport RankAnalyzer::report() {
   out.incomplete = r_.ddpscope.incomplete;
   out.dropped_records = r_.ddpscope.dropped_records;
   out.warnings = r_.warnings;
+  if (options_.hta_compat && r_.steps.empty()) {
+    out.warnings.push_back(
+        "--hta-compat: the trace has no ProfilerStep# ranges, so there is no last step to cut "
+        "at; the figures cover all GPU work with a host launch");
+  }
 
   const RankActivity a = activity();
   out.counts = a.counts;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
@@ -58,7 +59,22 @@ int main(int argc, char** argv) {
   auto* conv =
       app.add_subcommand("convert", "Rewrite a trace (any supported format) in ddpscope's format");
   conv->add_option("IN", in, "Input trace")->required();
-  conv->add_option("OUT", out, "Output file (.json or .json.gz)")->required();
+  conv->add_option("OUT", out, "Output file (.json or .json.gz)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& p) -> std::string {
+            if (p.ends_with(".json") || p.ends_with(".json.gz")) return "";
+            return "'" + p + "' must end in .json (plain) or .json.gz (compressed)";
+          },
+          "FILE.json[.gz]"));
+
+  // An unknown command is named, not taken for a missing one.
+  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "summary" &&
+      std::string_view(argv[1]) != "convert") {
+    std::cerr << "ddpscope-cli: unknown command '" << argv[1]
+              << "'; the commands are summary and convert (ddpscope-cli --help)\n";
+    return 2;
+  }
 
   try {
     app.parse(argc, argv);

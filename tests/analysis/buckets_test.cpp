@@ -220,3 +220,19 @@ TEST(RunReport, SkippedFilesOfTheFolderAreSaid) {
             "4 trace file(s) beside the folder's rank-<r> files were not loaded (a.json, b.json, "
             "c.json and 1 more); open such a file on its own to see it");
 }
+
+TEST(RunReport, HtaCompatWithoutStepsSaysWhatItCovers) {
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 5'000);
+  const auto t = b.build();
+  analysis::AnalysisOptions hta;
+  hta.hta_compat = true;
+  const auto with = analysis::analyzeRank(t, hta);
+  ASSERT_FALSE(with.warnings.empty());
+  EXPECT_NE(with.warnings.front().find("--hta-compat: the trace has no ProfilerStep# ranges"),
+            std::string::npos);
+  EXPECT_TRUE(analysis::analyzeRank(t).warnings.empty());  // only with the option
+  auto stepped = twoBuckets();
+  for (const auto& w : analysis::analyzeRank(stepped.build(), hta).warnings)
+    EXPECT_EQ(w.find("--hta-compat"), std::string::npos) << w;  // it has a step to cut at
+}
