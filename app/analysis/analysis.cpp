@@ -327,7 +327,8 @@ void RankAnalyzer::computeSteps(RankReport& out) {
     // would instead count a slow data loader or launch-bound code as a cost of data
     // parallelism: a one-rank run would not be 100 % efficient.)
     st.compute_critical_ns = std::max<TimeNs>(0, st.dur_ns - st.metrics.exposed_ns);
-    if (st.dur_ns > 0) {
+    // A step without GPU work has nothing data parallelism could cost: no figure (n/a).
+    if (st.dur_ns > 0 && !all.empty()) {
       st.dp_efficiency = std::min(
           1.0, static_cast<double>(st.compute_critical_ns) / static_cast<double>(st.dur_ns));
     }

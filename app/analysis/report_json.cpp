@@ -372,10 +372,15 @@ std::string reportToText(const RunReport& report) {
                   pctText(m.overlap_pct).c_str(), formatDuration(m.comm_ns).c_str(),
                   formatDuration(m.overlap_ns).c_str(), formatDuration(m.exposed_ns).c_str());
     s += line;
-    std::snprintf(line, sizeof line,
-                  "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s\n",
-                  m.idle_pct, m.compute_pct, m.non_compute_pct, formatDuration(m.span_ns).c_str());
-    s += line;
+    if (m.span_ns > 0) {
+      std::snprintf(line, sizeof line,
+                    "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s\n",
+                    m.idle_pct, m.compute_pct, m.non_compute_pct,
+                    formatDuration(m.span_ns).c_str());
+      s += line;
+    } else {
+      s += "  time breakdown  n/a (no GPU activity)\n";
+    }
     if (!r.steps.empty()) {
       s += "  step      time        overlap     exposed    tail       DP eff.  allreduces\n";
       for (const auto& st : r.steps) {

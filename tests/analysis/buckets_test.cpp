@@ -236,3 +236,22 @@ TEST(RunReport, HtaCompatWithoutStepsSaysWhatItCovers) {
   for (const auto& w : analysis::analyzeRank(stepped.build(), hta).warnings)
     EXPECT_EQ(w.find("--hta-compat"), std::string::npos) << w;  // it has a step to cut at
 }
+
+TEST(RunReport, AStepWithoutGpuWorkHasNoDpEfficiency) {
+  ddpscope::testing::TraceBuilder b;
+  b.step(0, 0, 10'000);
+  b.step(1, 10'000, 10'000);
+  b.kernel("gemm", 12'000, 5'000);  // only step 1 has GPU work
+  const auto r = analysis::analyzeRank(b.build());
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_FALSE(r.steps[0].dp_efficiency.has_value());  // n/a, not 100 %
+  ASSERT_TRUE(r.steps[1].dp_efficiency.has_value());
+  EXPECT_DOUBLE_EQ(*r.steps[1].dp_efficiency, 1.0);  // no communication to expose
+  // A trace of host events only: no breakdown of a GPU time that does not exist.
+  ddpscope::testing::TraceBuilder host;
+  host.step(0, 0, 10'000);
+  trace::Run run;
+  run.ranks.push_back(host.build());
+  const auto text = analysis::reportToText(analysis::analyzeRun(run));
+  EXPECT_NE(text.find("time breakdown  n/a (no GPU activity)"), std::string::npos) << text;
+}
