@@ -617,20 +617,42 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   const QCPRange saved_y = plot_->yAxis->range();
   const bool scroll_visible = vscroll_->isVisible();
   applyPlotTheme(plot_, PlotTheme::Light);
-  plot_->yAxis->setRange(0, std::max(1, content_height_));
+  // A figure for a slide: the lanes of at most kExportRanks ranks (64 ranks stacked would make
+  // an image five times taller than wide); the app scrolls through all of them.
+  int shown_height = content_height_;
+  int shown_ranks = run_ ? static_cast<int>(run_->run.ranks.size()) : 0;
+  for (const LanePlottable* lane : lanes_) {
+    if (lane->lane().rank_index >= kExportRanks) {
+      shown_height = static_cast<int>(lane->top()) - kRankGap;
+      shown_ranks = kExportRanks;
+      break;
+    }
+  }
+  plot_->yAxis->setRange(0, std::max(1, shown_height));
   const int w = width > 0 ? width : std::max(plot_->width(), 1200);
   // Axis and margins around the lanes, so that lanes keep their on-screen height.
   const int chrome = std::max(0, plot_->height() - plot_->axisRect()->height());
-  const int h = content_height_ + std::max(chrome, 40);
+  const int h = shown_height + std::max(chrome, 40);
   // A title with the headline numbers and the source, so that a slide says what it shows.
   QCPTextElement* title = nullptr;
   if (run_) {
-    title = new QCPTextElement(plot_, runTitle(*run_), QFont(font().family(), 10, QFont::Bold));
+    QString text = runTitle(*run_);
+    const auto ranks = static_cast<int>(run_->run.ranks.size());
+    if (shown_ranks < ranks) {
+      text += tr("\nlanes of ranks %1–%2 shown (%3 more below them in the app); the numbers "
+                 "cover all %4")
+                  .arg(run_->run.ranks.front().rank)
+                  .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
+                  .arg(ranks - shown_ranks)
+                  .arg(ranks);
+    }
+    title = new QCPTextElement(plot_, text, QFont(font().family(), 10, QFont::Bold));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, title);
   }
   applyPlotTheme(plot_, PlotTheme::Light);
-  const bool ok = renderPlot(plot_, format, w, h + (title ? 28 : 0), scale, out, error);
+  const int title_height = title ? 28 * (1 + static_cast<int>(title->text().count('\n'))) : 0;
+  const bool ok = renderPlot(plot_, format, w, h + title_height, scale, out, error);
   if (title) {
     plot_->plotLayout()->remove(title);
     plot_->plotLayout()->simplify();

@@ -37,7 +37,9 @@ class TimelineView : public QWidget {
   // Text of the hover tooltip at a widget position of the plot ("" when nothing is there).
   QString hoverText(const QPointF& pos) const;
 
-  // Renders all lanes (not only the visible ones) in the light theme.
+  // Renders all lanes (not only the visible ones) in the light theme; of a run of many ranks,
+  // the first kExportRanks, the title saying how many of how many are shown.
+  static constexpr int kExportRanks = 8;
   bool exportImage(const QString& path, double scale, QString* error, int width = 0);
   // The same into memory (the design report writes its figures together).
   bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,

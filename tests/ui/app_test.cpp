@@ -285,6 +285,37 @@ TEST(UiApp, WarningsOfTheAnalysisAreShownAsTheCliPrintsThem) {
   EXPECT_FALSE(w.statusText().contains("warning")) << w.statusText().toStdString();
 }
 
+TEST(UiApp, TimelineExportOfManyRanksShowsTheFirstEightAndSaysSo) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.show();
+  trace::Run run;
+  for (int rank = 0; rank < 12; ++rank) {
+    auto b = ddpscope::testing::twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 12;
+    run.ranks.push_back(b.build());
+  }
+  w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("twelve")}));
+  QApplication::processEvents();
+  QString error;
+  QByteArray svg;
+  ASSERT_TRUE(w.timeline()->renderImage(ExportFormat::Svg, 1.0, &svg, &error))
+      << error.toStdString();
+  EXPECT_TRUE(
+      svg.contains("lanes of ranks 0–7 shown (4 more below them in the app); the numbers "
+                   "cover all 12"));
+  EXPECT_TRUE(svg.contains("rank 7 · steps"));
+  EXPECT_FALSE(svg.contains("rank 8 · steps"));
+  // Eight of twelve rank groups: about two thirds of the lanes' height, plus axis and title.
+  QByteArray png;
+  ASSERT_TRUE(w.timeline()->renderImage(ExportFormat::Png, 1.0, &png, &error));
+  const QImage image = QImage::fromData(png);
+  EXPECT_LT(image.height(), w.timeline()->contentHeight() * 8 / 12 + 200);
+  EXPECT_GT(image.height(), w.timeline()->contentHeight() * 8 / 12);
+}
+
 TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   app();
   MainWindow w;
