@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
   if (parser.isSet(QStringLiteral("export"))) {
     bool ok = false;
     const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
-    if (!ok || scale <= 0 || scale > 8) {
-      std::fprintf(stderr, "ddpscope: --scale must be a number in (0, 8]\n");
+    // Below half size the text of a figure cannot be read; above 8 a figure is hundreds of MB.
+    if (!ok || !(scale >= 0.5 && scale <= 8)) {
+      std::fprintf(stderr, "ddpscope: --scale must be a number from 0.5 to 8, got '%s'\n",
+                   qPrintable(parser.value(QStringLiteral("scale"))));
       return 2;
     }
     return exportHeadless(parser.value(QStringLiteral("export")), paths, scale);
