@@ -164,7 +164,10 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
   // Differences of percentages are percentage points.
   addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 1, " pp");
   addTime("exposed communication / step", sa.exposed_ns_per_step, sb.exposed_ns_per_step);
-  addNumber("allreduces / step", sa.allreduces_per_step, sb.allreduces_per_step, "", 1);
+  // A count: whole numbers unless a run's steps differ in it (a mean with a fraction).
+  const auto whole = [](double v) { return v == std::floor(v); };
+  addNumber("allreduces / step", sa.allreduces_per_step, sb.allreduces_per_step, "",
+            whole(sa.allreduces_per_step) && whole(sb.allreduces_per_step) ? 0 : 1);
   addNumber(
       "DP efficiency", sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
       sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1, " pp");

@@ -130,6 +130,20 @@ TEST(Compare, RowsForTheDesignReviewTable) {
   EXPECT_EQ(rows[1].a, "0.0 %");
   EXPECT_EQ(rows[1].b, "100.0 %");
   EXPECT_EQ(rows[1].delta, "+100.0 pp");  // percentage points
+  // A count is whole when every step has the same; a fraction keeps its decimal.
+  const auto count = std::find_if(rows.begin(), rows.end(),
+                                  [](const auto& r) { return r.metric == "allreduces / step"; });
+  ASSERT_NE(count, rows.end());
+  EXPECT_EQ(count->a, "4");
+  EXPECT_EQ(count->delta.substr(0, 2), "+0");
+  auto c = b;
+  c.ranks[0].steps[1].allreduces = 5;
+  const auto frac = analysis::compareRuns(a, c);
+  for (const auto& r : frac) {
+    if (r.metric == "allreduces / step") {
+      EXPECT_EQ(r.b, "4.5");  // steps 1 and 2 (the first is a warm-up)
+    }
+  }
 }
 
 TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
