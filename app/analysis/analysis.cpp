@@ -626,6 +626,10 @@ std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, 
   return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
 }
 
+std::string streamText(std::int64_t stream) {
+  return stream == -1 || stream == 0xFFFFFFFFll ? "none" : std::to_string(stream);
+}
+
 namespace {
 
 std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"

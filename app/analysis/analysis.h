@@ -86,6 +86,9 @@ struct Violation {
   std::string message;
 };
 std::string_view violationKindName(Violation::Kind k);
+// A stream id as shown: the number, or "none" for no stream (-1, or CUPTI's invalid id
+// 4294967295 as Kineto writes it: context-wide synchronisations).
+std::string streamText(std::int64_t stream);
 
 struct RankReport {
   std::int32_t rank = 0;

@@ -358,12 +358,9 @@ std::string reportToText(const RunReport& report) {
         static_cast<long long>(r.counts[2]), static_cast<long long>(r.counts[3]));
     s += line;
     for (const auto& st : r.streams) {
-      // No stream (-1, or CUPTI's invalid id as Kineto writes it): context-wide syncs.
-      const bool none = st.stream == -1 || st.stream == 0xFFFFFFFFll;
       std::snprintf(line, sizeof line, "  stream %-8s device %lld, %s, busy %s\n",
-                    none ? "none" : std::to_string(st.stream).c_str(),
-                    static_cast<long long>(st.device), st.role.c_str(),
-                    formatDuration(st.busy_ns).c_str());
+                    streamText(st.stream).c_str(), static_cast<long long>(st.device),
+                    st.role.c_str(), formatDuration(st.busy_ns).c_str());
       s += line;
     }
     const auto& m = r.whole;

@@ -130,7 +130,7 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
     lane.role = streamRole(rr, t);
     lane.height = kStreamLaneHeight;
     lane.label = (several_devices ? "gpu " + std::to_string(t.device()) + " · " : std::string()) +
-                 shortRole(lane.role) + " · stream " + std::to_string(t.stream());
+                 shortRole(lane.role) + " · stream " + analysis::streamText(t.stream());
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!trace::isGpuActivity(t.kind_of[i])) continue;
       ActivityClass c;

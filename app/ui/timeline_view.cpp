@@ -429,7 +429,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
       html = QStringLiteral("<b>%1</b><table>")
                  .arg(QString::fromStdString(rank.names[t.name[src]]).toHtmlEscaped());
       html += row("stream", QStringLiteral("%1 (%2) · gpu %3 · rank %4")
-                                .arg(lane.stream)
+                                .arg(QString::fromStdString(analysis::streamText(lane.stream)))
                                 .arg(QString::fromStdString(lane.role))
                                 .arg(lane.device)
                                 .arg(rank.rank));

@@ -59,6 +59,18 @@ TEST(UiTimelineModel, Resnet50LanesAndOverlap) {
   EXPECT_NEAR(*h.overlap_pct, 15.61, 0.005);
 }
 
+TEST(UiTimelineModel, ContextWideSyncsAreOnStreamNoneAsTheCliSaysIt) {
+  // AlexNet's Kineto trace has cudaDeviceSynchronize records on CUPTI's invalid stream id.
+  const auto run = prepareRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA) + "/alexnet_sync_events.json.gz"}), {});
+  bool none = false;
+  for (const Lane* lane : run->timeline.lanesOf(LaneKind::Stream, 0)) {
+    EXPECT_EQ(lane->label.find("4294967295"), std::string::npos) << lane->label;
+    none = none || lane->label.ends_with("stream none");
+  }
+  EXPECT_TRUE(none);
+}
+
 TEST(UiTimelineModel, CommSplitIntoHiddenAndExposedPieces) {
   ddpscope::testing::TraceBuilder b;
   b.kernel("gemm", 0, 100).kernel("gemm", 300, 100).comm(50, 300);  // comm [50,350)
