@@ -183,8 +183,12 @@ void writeRank(JsonOut& j, const RankReport& r) {
     } else {
       j.optional(std::nullopt);
     }
-    j.key("tensors");
-    j.integer(b.tensors);
+    j.key("tensors");  // null: an inferred bucket, whose tensors the trace does not list
+    if (b.tensors > 0) {
+      j.integer(b.tensors);
+    } else {
+      j.optional(std::nullopt);
+    }
     j.key("ready_us");
     j.micros(b.ready_ns);
     j.key("start_us");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/report_json.h"
 #include "tracer/format/trace_reader.h"
 
 using namespace ddpscope;
@@ -66,6 +67,12 @@ TEST(KinetoReference, World1OverlapIsUndefined) {
 TEST(KinetoReference, Resnet50InferredBuckets) {
   const auto r = analysis::analyzeRank(resnet());
   EXPECT_TRUE(r.buckets_inferred);
+  // The trace does not list an inferred bucket's tensors: null in JSON, not 0.
+  analysis::RunReport run;
+  run.ranks.push_back(r);
+  const auto json = analysis::reportToJson(run);
+  EXPECT_NE(json.find("\"tensors\": null"), std::string::npos);
+  EXPECT_EQ(json.find("\"tensors\": 0"), std::string::npos);
   // Per step, DDP allreduces the gradients in five buckets (broadcasts are not buckets).
   ASSERT_EQ(r.steps.size(), 3u);
   std::map<std::int32_t, std::vector<const analysis::BucketReport*>> by_step;
