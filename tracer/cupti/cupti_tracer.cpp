@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "active_slot.h"
 #include "buffer_pool.h"
 #include "cupti_error.h"
 
@@ -41,12 +42,14 @@ struct CuptiTracer::State {
 
 namespace {
 
-// CUPTI's buffer callbacks carry no user data, so the running tracer is a process global.
-std::atomic<CuptiTracer::State*> g_active{nullptr};
+// CUPTI's buffer callbacks carry no user data, so the running tracer is a process global. The
+// slot lets the destructor wait out a callback that is using the tracer on CUPTI's thread.
+ActiveSlot<CuptiTracer::State> g_active;
 
 void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *max_records = 0;
-  auto* s = g_active.load();
+  const ActiveSlot<CuptiTracer::State>::Use use(g_active);
+  auto* s = use.get();
   // Declining (nullptr) makes CUPTI drop records until a buffer is free again; it counts them
   // (cuptiActivityGetNumDroppedRecords).
   *buffer = s != nullptr ? s->pool.acquire() : nullptr;
@@ -55,7 +58,8 @@ void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::siz
 
 void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
                               std::size_t valid_size) {
-  auto* s = g_active.load();
+  const ActiveSlot<CuptiTracer::State>::Use use(g_active);
+  auto* s = use.get();
   if (s == nullptr) {
     std::free(buffer);  // its tracer is gone and left this buffer to us (see ~CuptiTracer)
     return;
@@ -110,7 +114,8 @@ void CUPTIAPI tracerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
     // would hand over its last kernels without end times, never to come again.
     cuptiActivityFlushAll(0);
   } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
-    if (auto* s = g_active.load(); s != nullptr) captureNvtxPayload(*s, cbid, data);
+    const ActiveSlot<CuptiTracer::State>::Use use(g_active);
+    if (auto* s = use.get(); s != nullptr) captureNvtxPayload(*s, cbid, data);
   }
 }
 
@@ -160,16 +165,17 @@ CuptiTracer::~CuptiTracer() {
     stop();
   } catch (...) {  // a destructor reports nothing; stop() errors were the caller's to see
   }
-  if (g_active.load() == state_.get()) g_active.store(nullptr);
-  // Buffers CUPTI still holds (a flush failed) come back after we are gone: leave the pool to
-  // them rather than free memory CUPTI may still write.
-  if (state_->pool.outstanding() > 0) static_cast<void>(state_.release());
+  // No callback reaches the state once this returns true (one inside is waited for).
+  const bool closed = g_active.close(state_.get());
+  // Buffers CUPTI still holds (a flush failed) come back after we are gone, and a callback
+  // stuck inside CUPTI may still use the state: leave it to them rather than free memory they
+  // may still write.
+  if (!closed || state_->pool.outstanding() > 0) static_cast<void>(state_.release());
 }
 
 void CuptiTracer::start() {
   if (running()) return;
-  State* expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, state_.get()) && expected != state_.get()) {
+  if (!g_active.claim(state_.get())) {
     throw std::logic_error("another CuptiTracer exists in this process (CUPTI is process-wide)");
   }
   try {
@@ -259,7 +265,7 @@ void CuptiTracer::start() {
     for (auto k : state_->enabled)
       cuptiActivityDisable(k);
     state_->enabled.clear();
-    g_active.store(nullptr);
+    g_active.close(state_.get());
     throw;
   }
   std::lock_guard lock(state_->mutex);
