@@ -50,6 +50,7 @@ QString LanePlottable::boxLabel(const DrawBox& box) const {
   const auto src = lane_->events.source(i);
   switch (lane_->kind) {
     case LaneKind::Steps:
+      if (box.count == 1 && src == rank_->steps.size()) return QStringLiteral("cut short");
       return box.count == 1 && src < rank_->steps.size()
                  ? QStringLiteral("step %1").arg(rank_->steps[src].number)
                  : QString();

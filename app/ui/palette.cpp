@@ -42,6 +42,8 @@ QColor styleColour(std::uint16_t style) {
       return colours::kSync;
     case kStyleStep:
       return colours::kStep;
+    case kStyleCutShort:
+      return colours::kWarning;
     default:
       break;
   }

@@ -22,6 +22,7 @@ enum Style : std::uint8_t {
   kStyleMemory,
   kStyleSync,
   kStyleStep,
+  kStyleCutShort,  // steps lane: from the last step to where a rank's incomplete trace ends
   kStyleBucketBase,
 };
 inline constexpr int kBucketColours = 6;

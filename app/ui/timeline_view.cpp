@@ -462,6 +462,15 @@ QString TimelineView::hoverText(const QPointF& pos) const {
       break;
     }
     case LaneKind::Steps: {
+      if (src >= rank.steps.size()) {
+        html = QStringLiteral("<b>cut short</b><table>");
+        html += row("from", formatTime(s));
+        html += row("to", formatTime(e));
+        html += row("", QStringLiteral("rank %1 stopped here before its step finished; its trace "
+                                       "is incomplete")
+                            .arg(rank.rank));
+        break;
+      }
       const auto& step = rank.steps[src];
       html = QStringLiteral("<b>step %1</b><table>").arg(step.number);
       html += row("start", formatTime(step.start));

@@ -206,3 +206,22 @@ TEST(UiTimeAxis, LabelsKeepOneUnitAndEnoughDecimals) {
   EXPECT_EQ(TimeTicker::formatTick(750, 250, 900), "750 ns");
   EXPECT_EQ(TimeTicker::formatTick(2500, 500, 9000), "2.5 µs");
 }
+
+TEST(UiTimelineModel, AnIncompleteRankShowsWhereItsUnfinishedStepWasCut) {
+  for (const bool incomplete : {false, true}) {
+    auto b = ddpscope::testing::twoBuckets();   // step 0: 0 .. 10 µs
+    b.kernel("gemm_fwd_step1", 10'500, 2'000);  // step 1 began, its range never closed
+    // The host waited in a synchronize until a watchdog fired: not part of the mark.
+    b.add({"cudaDeviceSynchronize", 12'600, 5'000'000, 1, 0, trace::EventKind::Runtime});
+    b.trace().ddpscope.present = true;
+    b.trace().ddpscope.incomplete = incomplete;
+    trace::Run run;
+    run.ranks.push_back(b.build());
+    const auto prepared = prepareRun(std::move(run), {});
+    const Lane& steps = *prepared->timeline.lanesOf(LaneKind::Steps, 0).front();
+    SCOPED_TRACE(incomplete);
+    EXPECT_EQ(lengthOfStyle(steps, kStyleStep), 10'000);
+    // From the end of the last step to the end of the last GPU work recorded.
+    EXPECT_EQ(lengthOfStyle(steps, kStyleCutShort), incomplete ? 2'500 : 0);
+  }
+}
