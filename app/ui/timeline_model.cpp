@@ -68,7 +68,7 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
                      static_cast<std::uint32_t>(i));
   // A rank whose trace is incomplete stopped inside a step that never closed: mark from the end
   // of its last step to the end of its last GPU work (source: one past the steps).
-  if (rank.ddpscope.incomplete) {
+  if (rank.ddpscope.incomplete && !rank.steps.empty()) {
     TimeNs last_step_end = 0, last_end = 0;
     for (const auto& st : rank.steps)
       last_step_end = std::max(last_step_end, st.end);

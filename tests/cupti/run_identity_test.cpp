@@ -30,6 +30,7 @@ TEST(RunIdentity, Defaults) {
   const auto id = identity({});
   EXPECT_EQ(id.rank, 0);
   EXPECT_EQ(id.world_size, 1);
+  EXPECT_FALSE(id.world_size_known);  // written as unknown, not compared with other files
   EXPECT_EQ(id.rank_variable, "");
   EXPECT_EQ(id.trace_dir, ".");
   EXPECT_EQ(id.buffer_cap_bytes, kDefaultBufferCapMb << 20);
@@ -41,6 +42,7 @@ TEST(RunIdentity, LaunchersInOrder) {
   auto id = identity({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(id.rank, 3);
   EXPECT_EQ(id.world_size, 8);
+  EXPECT_TRUE(id.world_size_known);
   EXPECT_EQ(id.rank_variable, "RANK");
   id = identity(
       {{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "16"}, {"SLURM_PROCID", "1"}});
@@ -60,7 +62,8 @@ TEST(RunIdentity, MalformedValuesAreReportedAndSkipped) {
                             {"DDPSCOPE_CUPTI_BUFFER_MB", "64MB"}});
   EXPECT_EQ(id.rank, 1);
   EXPECT_EQ(id.rank_variable, "SLURM_PROCID");
-  EXPECT_EQ(id.world_size, 2);  // at least rank + 1
+  EXPECT_EQ(id.world_size, 2);        // at least rank + 1
+  EXPECT_FALSE(id.world_size_known);  // a guess
   EXPECT_EQ(id.buffer_cap_bytes, kDefaultBufferCapMb << 20);
   EXPECT_EQ(id.warnings.size(), 3u);
 }

@@ -87,6 +87,18 @@ TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
               std::string::npos)
         << e.what();
   }
+  // A file that does not say its world size (read as 1) goes with any: a tracer launched with
+  // RANK but no WORLD_SIZE leaves it out.
+  other.world_size = 1;
+  other.world_size_declared = false;
+  writeTraceFile(other, (dir / "b.json").string());
+  {
+    const auto both = loadRun({(dir / "a.json").string(), (dir / "b.json").string()});
+    ASSERT_EQ(both.ranks.size(), 2u);
+    EXPECT_FALSE(both.ranks[1].world_size_declared);  // it round-trips as unknown
+    EXPECT_TRUE(both.ranks[0].world_size_declared);
+  }
+  other.world_size_declared = true;
   // Two files of one world load.
   other.world_size = 2;
   writeTraceFile(other, (dir / "b.json").string());

@@ -225,3 +225,14 @@ TEST(UiTimelineModel, AnIncompleteRankShowsWhereItsUnfinishedStepWasCut) {
     EXPECT_EQ(lengthOfStyle(steps, kStyleCutShort), incomplete ? 2'500 : 0);
   }
 }
+
+TEST(UiTimelineModel, AnIncompleteRankWithoutStepsGetsNoCutMark) {
+  ddpscope::testing::TraceBuilder b;  // e.g. a program stopped by SIGTERM, no ProfilerStep#
+  b.kernel("gemm", 50'000, 2'000);
+  b.trace().ddpscope.present = true;
+  b.trace().ddpscope.incomplete = true;
+  trace::Run run;
+  run.ranks.push_back(b.build());
+  const auto prepared = prepareRun(std::move(run), {});
+  EXPECT_EQ(prepared->timeline.lanesOf(LaneKind::Steps, 0).front()->events.size(), 0u);
+}

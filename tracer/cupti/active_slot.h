@@ -22,8 +22,12 @@ class ActiveSlot {
       // close() either sees this callback inside or this callback sees nullptr.
       slot_.inside_.fetch_add(1);
       object_ = slot_.active_.load();
+      // Found nothing: out at once, so that close() never waits on callbacks that hold nothing.
+      if (object_ == nullptr) slot_.inside_.fetch_sub(1);
     }
-    ~Use() { slot_.inside_.fetch_sub(1); }
+    ~Use() {
+      if (object_ != nullptr) slot_.inside_.fetch_sub(1);
+    }
     Use(const Use&) = delete;
     Use& operator=(const Use&) = delete;
     T* get() const { return object_; }

@@ -628,6 +628,7 @@ trace::RankTrace ActivityConverter::finish(const FinishOptions& finish_options) 
   trace::RankTrace out = std::move(trace_);
   out.rank = finish_options.rank;
   out.world_size = finish_options.world_size;
+  out.world_size_declared = finish_options.world_size_declared;
   out.distributed_backend = finish_options.distributed_backend;
   TimeNs base = 0;
   if (__builtin_add_overflow(options_.base_ns, options_.epoch_offset_ns, &base)) {

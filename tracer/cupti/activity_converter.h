@@ -62,7 +62,8 @@ struct ConverterStats {
 struct FinishOptions {
   std::int32_t rank = 0;
   std::int32_t world_size = 1;
-  bool incomplete = false;  // the traced program did not reach a normal end
+  bool world_size_declared = true;  // false: a guess (no launcher variable gave it)
+  bool incomplete = false;          // the traced program did not reach a normal end
   std::string distributed_backend;
   // Extra "config" entries of the ddpscope block: key -> raw JSON value.
   std::vector<std::pair<std::string, std::string>> config;

@@ -57,6 +57,7 @@ void writeTrace(int signo) {
       ddpscope::cupti::FinishOptions finish;
       finish.rank = inj->id.rank;
       finish.world_size = inj->id.world_size;
+      finish.world_size_declared = inj->id.world_size_known;
       finish.config.emplace_back("launcher", "\"CUDA_INJECTION64_PATH\"");
       if (signo != 0) {
         finish.incomplete = true;

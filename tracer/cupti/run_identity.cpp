@@ -53,11 +53,15 @@ RunIdentity runIdentityFromEnvironment(const EnvLookup& env) {
                  id.warnings)) {
     if (world >= 1) {
       id.world_size = world;
+      id.world_size_known = true;
     } else {
       id.warnings.push_back("ignoring a world size of 0");
     }
   }
-  if (id.rank >= id.world_size) id.world_size = id.rank + 1;
+  if (id.rank >= id.world_size) {
+    id.world_size = id.rank + 1;
+    id.world_size_known = false;  // a rank past the world size: the size is not to be trusted
+  }
   if (const char* dir = env("DDPSCOPE_TRACE_DIR"); dir != nullptr && *dir != '\0') {
     id.trace_dir = dir;
   }

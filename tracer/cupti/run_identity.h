@@ -17,7 +17,8 @@ EnvLookup processEnvironment();
 struct RunIdentity {
   std::int32_t rank = 0;
   std::int32_t world_size = 1;
-  std::string rank_variable;  // the variable the rank came from; "" when defaulted to 0
+  bool world_size_known = false;  // from WORLD_SIZE & co., not the rank + 1 guessed
+  std::string rank_variable;      // the variable the rank came from; "" when defaulted to 0
   std::string trace_dir = ".";
   std::size_t buffer_cap_bytes = 0;
   std::vector<std::string> warnings;  // ignored malformed values, for stderr

@@ -169,7 +169,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   // Files of different runs: their ranks would be pooled into nonsense numbers.
   const RankTrace* declared = nullptr;
   for (const auto& r : run.ranks) {
-    if (r.world_size <= 0) continue;  // not recorded
+    if (!r.world_size_declared || r.world_size <= 0) continue;  // not said, or a guess
     if (!declared) {
       declared = &r;
     } else if (r.world_size != declared->world_size) {

@@ -315,6 +315,7 @@ std::string describeDifference(const RankTrace& a, const RankTrace& b) {
   std::ostringstream out;
   if (a.rank != b.rank) return "rank differs";
   if (a.world_size != b.world_size) return "world_size differs";
+  if (a.world_size_declared != b.world_size_declared) return "world_size_declared differs";
   if (a.schema_version != b.schema_version) return "schema_version differs";
   if (a.base_time_ns != b.base_time_ns) {
     return "base_time_ns differs: " + std::to_string(a.base_time_ns) + " vs " +

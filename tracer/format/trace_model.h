@@ -191,6 +191,9 @@ struct RankTrace {
   std::string path;  // where it was loaded from ("" when built in memory)
   std::int32_t rank = 0;
   std::int32_t world_size = 1;
+  // False when the trace does not say its world size (world_size is then 1, or the rank + 1 a
+  // tracer guessed): such a value is not compared with other files'.
+  bool world_size_declared = true;
   std::int64_t schema_version = 1;
   // Absolute time (ns since the producer's epoch) of time 0 of this rank's events.
   TimeNs base_time_ns = 0;

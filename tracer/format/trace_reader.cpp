@@ -588,6 +588,7 @@ class TraceParser {
   RankTrace out_;
   bool saw_events_ = false;
   bool saw_rank_ = false;
+  bool saw_world_size_ = false;
   std::uint64_t event_offset_ = kNoOffset;
   std::size_t event_index_ = 0;
   std::size_t skipped_other_phase_ = 0;
@@ -1060,6 +1061,7 @@ RankTrace TraceParser::finish() {
     }
   }
   if (out_.world_size < 1) out_.world_size = 1;
+  out_.world_size_declared = saw_world_size_;
   checkTimes();
   canonicalize(out_);
   out_.rebaseToEarliestEvent();
@@ -1133,6 +1135,7 @@ void TraceParser::parseDistributedInfo(od::object info) {
             "distributedInfo.world_size out of range (" + std::to_string(n) + "; 1 to 1000000)");
       }
       out_.world_size = static_cast<std::int32_t>(n);
+      saw_world_size_ = true;
     } else if (key == "backend" && v.type() == od::json_type::string) {
       out_.distributed_backend = std::string(v.get_string().value());
     }

@@ -156,7 +156,7 @@ std::string serializeTrace(const RankTrace& trace) {
     out += ", ";
   }
   appendKeyInt(out, "rank", trace.rank);
-  if (trace.world_size >= 1) {  // unknown (a model built in memory): left out, as readers expect
+  if (trace.world_size_declared && trace.world_size >= 1) {  // unknown: left out
     out += ", ";
     appendKeyInt(out, "world_size", trace.world_size);
   }
