@@ -247,6 +247,13 @@ void setCategoryRange(QCPAxis* axis, double first, double last, double bar) {
   axis->setRange(first - margin, last + margin);
 }
 
+void showNoRun(QCustomPlot* chart) {
+  setEmptyNote(chart, QObject::tr("No run loaded"), {chart->xAxis, chart->yAxis});
+  chart->legend->setVisible(false);
+  applyPlotTheme(chart, PlotTheme::System);
+  chart->replot();
+}
+
 QString emptyNote(QCustomPlot* plot) {
   const QCPItemText* note = findEmptyNote(plot);
   return note ? note->text() : QString();

@@ -75,6 +75,8 @@ void setCategoryRange(QCPAxis* axis, double first, double last, double bar);
 // hides the numbers of `axes`, which would otherwise show a meaningless default range. An
 // empty text removes the note and shows the numbers again.
 void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes);
+// An empty chart of a panel with no run: the note "No run loaded", no legend, replotted.
+void showNoRun(QCustomPlot* chart);
 // The note setEmptyNote put on the plot; empty when there is none.
 QString emptyNote(QCustomPlot* plot);
 

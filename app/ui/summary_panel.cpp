@@ -65,10 +65,7 @@ void SummaryPanel::refresh() {
   chart_->clearPlottables();
   const auto run = session_->current();
   if (!run) {
-    setEmptyNote(chart_, tr("No run loaded"), {chart_->xAxis, chart_->yAxis});
-    chart_->legend->setVisible(false);
-    applyPlotTheme(chart_, PlotTheme::System);
-    chart_->replot();
+    showNoRun(chart_);
     return;
   }
   const auto& report = run->report;
