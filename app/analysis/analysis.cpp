@@ -361,12 +361,7 @@ void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) con
   if (b.bytes >= 0 && dur > 0) {
     const double algbw = static_cast<double>(b.bytes) / static_cast<double>(dur);  // B/ns = GB/s
     b.algbw_gbps = algbw;
-    // Bus bandwidth needs peers: with one rank (or an unknown world size) nothing crosses a
-    // link, and 2(p-1)/p would say 0 GB/s.
-    if (r_.world_size >= 2) {
-      const double p = static_cast<double>(r_.world_size);
-      b.busbw_gbps = algbw * 2.0 * (p - 1.0) / p;
-    }
+    b.busbw_gbps = allreduceBusBandwidth(algbw, r_.world_size);
   }
 }
 
@@ -544,6 +539,7 @@ RankReport RankAnalyzer::report() {
   RankReport out;
   out.rank = r_.rank;
   out.world_size = r_.world_size;
+  out.world_size_declared = r_.world_size_declared;
   out.source = std::string(r_.source());
   out.path = r_.path;
   out.incomplete = r_.ddpscope.incomplete;
@@ -626,6 +622,12 @@ std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, 
   return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
 }
 
+std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t world_size) {
+  if (world_size < 2) return std::nullopt;
+  const double p = static_cast<double>(world_size);
+  return algbw_gbps * 2.0 * (p - 1.0) / p;
+}
+
 std::string streamText(std::int64_t stream) {
   return stream == -1 || stream == 0xFFFFFFFFll ? "none" : std::to_string(stream);
 }
@@ -648,14 +650,15 @@ std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
 
 void checkRunCompleteness(RunReport& out) {
   if (out.ranks.empty()) return;
-  std::set<std::int32_t> worlds, present;
+  std::set<std::int32_t> worlds, declared, present;
   for (const auto& r : out.ranks) {
     worlds.insert(r.world_size);
+    if (r.world_size_declared) declared.insert(r.world_size);
     present.insert(r.rank);
   }
-  if (worlds.size() > 1) {
+  if (declared.size() > 1) {  // a size the trace did not say is not a disagreement
     std::string list;
-    for (auto w : worlds)
+    for (auto w : declared)
       list += (list.empty() ? "" : ", ") + std::to_string(w);
     out.warnings.push_back("the traces disagree on the world size (" + list +
                            "): are they from one run? Open each run's files separately");

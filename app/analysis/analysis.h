@@ -86,6 +86,9 @@ struct Violation {
   std::string message;
 };
 std::string_view violationKindName(Violation::Kind k);
+// NCCL's bus bandwidth of an allreduce over world_size ranks: algbw · 2(p−1)/p. None with one
+// rank (or an unknown world size): nothing crosses a link, and the formula would say 0.
+std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t world_size);
 // A stream id as shown: the number, or "none" for no stream (-1, or CUPTI's invalid id
 // 4294967295 as Kineto writes it: context-wide synchronisations).
 std::string streamText(std::int64_t stream);
@@ -93,6 +96,7 @@ std::string streamText(std::int64_t stream);
 struct RankReport {
   std::int32_t rank = 0;
   std::int32_t world_size = 1;
+  bool world_size_declared = true;  // false: the trace did not say it (see RankTrace)
   std::string source;
   std::string path;
   bool incomplete = false;

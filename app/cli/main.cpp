@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <iostream>
-#include <string_view>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
@@ -69,8 +68,8 @@ int main(int argc, char** argv) {
           "FILE.json[.gz]"));
 
   // An unknown command is named, not taken for a missing one.
-  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "summary" &&
-      std::string_view(argv[1]) != "convert") {
+  const auto named = [&](const CLI::App* s) { return s->get_name() == argv[1]; };
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
     std::cerr << "ddpscope-cli: unknown command '" << argv[1]
               << "'; the commands are summary and convert (ddpscope-cli --help)\n";
     return 2;

@@ -95,10 +95,8 @@ std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace
   rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(gbps));
   const bool allreduce = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()))
                              .contains(QLatin1String("allreduce"), Qt::CaseInsensitive);
-  if (allreduce && world_size >= 2) {
-    const double p = world_size;
-    rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(gbps * 2.0 * (p - 1.0) / p));
-  }
+  if (const auto busbw = analysis::allreduceBusBandwidth(gbps, world_size); allreduce && busbw)
+    rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(busbw));
   return rows;
 }
 

@@ -121,6 +121,11 @@ TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
   rep = analysis::analyzeRun(run);
   ASSERT_EQ(rep.warnings.size(), 2u);
   EXPECT_NE(rep.warnings[0].find("disagree on the world size (2, 8)"), std::string::npos);
+  // A size the trace did not say (read as 1, or guessed) is no disagreement.
+  run.ranks[1].world_size = 1;
+  run.ranks[1].world_size_declared = false;
+  for (const auto& w : analysis::analyzeRun(run).warnings)
+    EXPECT_EQ(w.find("disagree"), std::string::npos) << w;
 
   trace::Run whole;  // every rank there, one world size: nothing to say
   for (int rank : {0, 1}) {
