@@ -1,5 +1,5 @@
 #pragma once
-// The ddpscope-agent command line (DESIGN.md "Command-line contracts") as a plain struct.
+// The ddpscope-agent command line (docs/CLI.md "ddpscope-agent") as a plain struct.
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 #pragma once
-// Assigns gradient tensors to fused buckets with PyTorch DDP's rules (DESIGN.md "Gradient fusion"):
-// parameters are taken in reverse registration order (the order backward produces them), a bucket
-// closes once it holds at least the cap, the first bucket of each dtype has its own (smaller) cap,
-// each bucket holds a single dtype, and a cap of 0 gives one bucket per tensor. After the first
-// step the plan can be rebuilt once in the gradient-ready order that was observed.
+// Assigns gradient tensors to fused buckets with PyTorch DDP's rules (docs/DESIGN.md "Gradient
+// fusion"): parameters are taken in reverse registration order (the order backward produces them),
+// a bucket closes once it holds at least the cap, the first bucket of each dtype has its own
+// (smaller) cap, each bucket holds a single dtype, and a cap of 0 gives one bucket per tensor.
+// After the first step the plan can be rebuilt once in the gradient-ready order that was observed.
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// ddpscope-agent: see agent/run_agent.h and DESIGN.md "Command-line contracts".
+// ddpscope-agent: see agent/run_agent.h and docs/CLI.md "ddpscope-agent".
 #include <iostream>
 
 #include "agent/run_agent.h"

@@ -1,7 +1,7 @@
 #pragma once
-// The simulated device (DESIGN.md "What real means"): N virtual ranks in one process, in virtual
-// time, deterministic for a seed. Streams are in-order queues; an event completes when the work
-// recorded before it completes; a wait delays the waiting stream; an allreduce starts on all
+// The simulated device (docs/DESIGN.md "What real means"): N virtual ranks in one process, in
+// virtual time, deterministic for a seed. Streams are in-order queues; an event completes when the
+// work recorded before it completes; a wait delays the waiting stream; an allreduce starts on all
 // ranks when the last rank's communication stream reaches it. Work is resolved lazily, in global
 // time order, when the host synchronizes (or downloads), so every rank must have launched a
 // collective before any rank waits for it. With `math` on, kernels do their arithmetic on the CPU

@@ -30,35 +30,19 @@ std::string_view violationKindName(Violation::Kind k) {
 
 namespace {
 
-bool containsNoCase(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    std::size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k]) {
-      ++k;
-    }
-    if (k == needle.size()) return true;
+// Copies and synchronisations are classified by their kind, kernels by their name's class.
+ActivityClass classOfKind(EventKind kind, ActivityClass kernel_class) {
+  switch (kind) {
+    case EventKind::Kernel:
+      return kernel_class;
+    case EventKind::Memcpy:
+    case EventKind::Memset:
+      return ActivityClass::Memory;
+    case EventKind::Sync:
+      return ActivityClass::Other;
+    default:
+      return ActivityClass::None;
   }
-  return false;
-}
-
-bool isAllreduceName(std::string_view name) {
-  return containsNoCase(name, "allreduce") || containsNoCase(name, "all_reduce");
-}
-
-// What a kernel tagged with a bucket does to that bucket.
-enum class KernelRole : std::uint8_t { Gradient, Pack, Allreduce, Unpack, Optimizer, ReadyMarker };
-
-KernelRole roleOf(EventKind kind, ActivityClass cls, std::string_view name) {
-  if (cls == ActivityClass::Communication) return KernelRole::Allreduce;
-  if (kind == EventKind::GpuAnnotation) return KernelRole::ReadyMarker;
-  if (containsNoCase(name, "unpack")) return KernelRole::Unpack;
-  if (containsNoCase(name, "pack")) return KernelRole::Pack;
-  if (containsNoCase(name, "sgd") || containsNoCase(name, "optimizer") ||
-      containsNoCase(name, "adam") || containsNoCase(name, "update")) {
-    return KernelRole::Optimizer;
-  }
-  return KernelRole::Gradient;
 }
 
 // Builds a union from several tracks, each visited in start order.
@@ -118,7 +102,7 @@ class RankAnalyzer {
   RankAnalyzer(const RankTrace& r, const AnalysisOptions& o) : r_(r), options_(o) {}
 
   RankActivity activity();
-  RankReport report();
+  RankReport report(RankActivity* keep_activity = nullptr);
 
  private:
   void prepare();
@@ -126,8 +110,7 @@ class RankAnalyzer {
     return include_.empty() || include_[t][i] != 0;
   }
   ActivityClass classOf(const Track& t, std::size_t i) const {
-    if (!trace::isGpuActivity(t.kind_of[i])) return ActivityClass::None;
-    return name_class_[t.name[i]];
+    return classOfKind(t.kind_of[i], name_class_[t.name[i]]);
   }
   std::int32_t stepContaining(TimeNs t) const;
   std::int32_t stepIndexOf(const Track& t, std::size_t i) const;
@@ -160,7 +143,7 @@ void RankAnalyzer::prepare() {
       if (known[n]) continue;
       known[n] = 1;
       name_class_[n] = classify(EventKind::Kernel, r_.names[n]);
-      name_role_[n] = roleOf(EventKind::Kernel, name_class_[n], r_.names[n]);
+      name_role_[n] = kernelRole(EventKind::Kernel, name_class_[n], r_.names[n]);
     }
   }
   // Non-kernel GPU activity is classified by its kind, not its name.
@@ -211,6 +194,7 @@ void RankAnalyzer::prepare() {
 RankActivity RankAnalyzer::activity() {
   prepare();
   RankActivity a;
+  a.kernel_class = name_class_;
   ClassUnions u;
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
@@ -534,7 +518,7 @@ void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& co
   }
 }
 
-RankReport RankAnalyzer::report() {
+RankReport RankAnalyzer::report(RankActivity* keep_activity) {
   prepare();
   RankReport out;
   out.rank = r_.rank;
@@ -551,7 +535,7 @@ RankReport RankAnalyzer::report() {
         "at; the figures cover all GPU work with a host launch");
   }
 
-  const RankActivity a = activity();
+  RankActivity a = activity();
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);
   if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
@@ -588,8 +572,9 @@ RankReport RankAnalyzer::report() {
       if (s.counts[c] > s.counts[top] || (s.counts[c] == s.counts[top] && busy[c] > busy[top]))
         top = c;
     }
-    static constexpr const char* kRole[] = {"communication", "compute", "copy", "sync"};
-    s.role = s.counts[0] > 0 ? "communication" : kRole[top];
+    static constexpr StreamRole kRole[] = {StreamRole::Communication, StreamRole::Compute,
+                                           StreamRole::Copy, StreamRole::Sync};
+    s.role = s.counts[0] > 0 ? StreamRole::Communication : kRole[top];
     out.streams.push_back(s);
   }
 
@@ -600,6 +585,7 @@ RankReport RankAnalyzer::report() {
     out.buckets_inferred = true;
     computeInferredBuckets(out, a.compute);
   }
+  if (keep_activity) *keep_activity = std::move(a);
   return out;
 }
 
@@ -610,9 +596,14 @@ RankActivity rankActivity(const RankTrace& rank, const AnalysisOptions& options)
   return analyzer.activity();
 }
 
-RankReport analyzeRank(const RankTrace& rank, const AnalysisOptions& options) {
+RankReport analyzeRank(const RankTrace& rank, const AnalysisOptions& options,
+                       RankActivity* activity) {
   RankAnalyzer analyzer(rank, options);
-  return analyzer.report();
+  return analyzer.report(activity);
+}
+
+ActivityClass RankActivity::classOf(EventKind kind, trace::NameId name) const {
+  return classOfKind(kind, name < kernel_class.size() ? kernel_class[name] : ActivityClass::None);
 }
 
 std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, TimeNs hi) {
@@ -648,14 +639,21 @@ std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
   return s;
 }
 
-void checkRunCompleteness(RunReport& out) {
+void checkRunCompleteness(const trace::Run& run, RunReport& out) {
   if (out.ranks.empty()) return;
+  auto& c = out.completeness;
   std::set<std::int32_t> worlds, declared, present;
-  for (const auto& r : out.ranks) {
+  bool written_by_ddpscope = false;
+  for (std::size_t i = 0; i < out.ranks.size(); ++i) {
+    const auto& r = out.ranks[i];
     worlds.insert(r.world_size);
     if (r.world_size_declared) declared.insert(r.world_size);
     present.insert(r.rank);
+    if (r.incomplete) c.incomplete_ranks.push_back(r.rank);
+    written_by_ddpscope = written_by_ddpscope || run.ranks[i].ddpscope.present;
   }
+  std::sort(c.incomplete_ranks.begin(), c.incomplete_ranks.end());
+  c.missing_is_incomplete = written_by_ddpscope || out.ranks.size() > 1;
   if (declared.size() > 1) {  // a size the trace did not say is not a disagreement
     std::string list;
     for (auto w : declared)
@@ -663,27 +661,30 @@ void checkRunCompleteness(RunReport& out) {
     out.warnings.push_back("the traces disagree on the world size (" + list +
                            "): are they from one run? Open each run's files separately");
   }
-  const std::int32_t world = *worlds.rbegin();
+  c.world_size = *worlds.rbegin();
   // A world of thousands with a few files loaded: list only what fits in a message.
-  for (std::int32_t r = 0; r < world && out.missing_ranks.size() < 4096; ++r) {
-    if (!present.contains(r)) out.missing_ranks.push_back(r);
+  for (std::int32_t r = 0; r < c.world_size && c.missing_ranks.size() < 4096; ++r) {
+    if (!present.contains(r)) c.missing_ranks.push_back(r);
   }
-  if (!out.missing_ranks.empty()) {
+  if (!c.missing_ranks.empty()) {
     const auto n = static_cast<std::int32_t>(present.size());
     out.warnings.push_back(
-        "only " + std::to_string(n) + " of " + std::to_string(world) +
-        " ranks have a trace (missing: rank" + (out.missing_ranks.size() == 1 ? " " : "s ") +
-        rankRanges(out.missing_ranks) + "); the numbers cover only the ranks loaded");
+        "only " + std::to_string(n) + " of " + std::to_string(c.world_size) +
+        " ranks have a trace (missing: rank" + (c.missing_ranks.size() == 1 ? " " : "s ") +
+        rankRanges(c.missing_ranks) + "); the numbers cover only the ranks loaded");
   }
 }
 
 }  // namespace
 
-RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options) {
+RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
+                     std::vector<RankActivity>* activities) {
   RunReport out;
-  for (const auto& r : run.ranks)
-    out.ranks.push_back(analyzeRank(r, options));
-  checkRunCompleteness(out);
+  if (activities) activities->assign(run.ranks.size(), {});
+  for (std::size_t i = 0; i < run.ranks.size(); ++i)
+    out.ranks.push_back(
+        analyzeRank(run.ranks[i], options, activities ? &(*activities)[i] : nullptr));
+  checkRunCompleteness(run, out);
   if (!run.skipped_files.empty()) {
     std::string names;
     for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)

@@ -1,5 +1,5 @@
 #pragma once
-// The analysis engine: every number of DESIGN.md "Definitions", per rank, per step, per bucket,
+// The analysis engine: every number of docs/METRICS.md, per rank, per step, per bucket,
 // and across ranks. Exact in integer nanoseconds; no Qt.
 
 #include <array>
@@ -38,7 +38,7 @@ struct OverlapMetrics {
 struct StreamReport {
   std::int64_t device = 0;
   std::int64_t stream = 0;
-  std::string role;  // "compute", "communication", "copy", "sync"
+  StreamRole role = StreamRole::Compute;
   std::array<std::int64_t, kActivityClassCount> counts{};
   TimeNs busy_ns = 0;
 };
@@ -50,7 +50,7 @@ struct StepReport {
   OverlapMetrics metrics;
   TimeNs exposed_tail_ns = 0;  // end of backward compute -> end of the last allreduce
   // The compute-only critical path: what the step would take if communication were free,
-  // step time - exposed communication (DESIGN.md "DP efficiency").
+  // step time - exposed communication (docs/METRICS.md "DP efficiency").
   TimeNs compute_critical_ns = 0;
   std::optional<double> dp_efficiency;  // compute_critical / step time
   std::int32_t allreduces = 0;
@@ -126,13 +126,27 @@ struct StepSpread {
   std::int32_t slowest_rank = -1;  // -1: every rank took the same time
 };
 
+// Whether the traces cover the whole run: computed once, here (analyzeRun).
+struct Completeness {
+  std::int32_t world_size = 0;                 // the largest world size the traces declare
+  std::vector<std::int32_t> missing_ranks;     // ranks of that world with no trace
+  std::vector<std::int32_t> incomplete_ranks;  // traces whose producer stopped early
+  // Whether missing ranks make the run incomplete: when the traces were written by ddpscope
+  // or several ranks were opened together. A single imported rank file is how PyTorch
+  // profiles are shared, and is not flagged (its figures still say "1 of W ranks").
+  bool missing_is_incomplete = false;
+  bool incomplete() const {
+    return !incomplete_ranks.empty() || (missing_is_incomplete && !missing_ranks.empty());
+  }
+};
+
 struct RunReport {
   std::vector<RankReport> ranks;
   std::vector<StragglerReport> stragglers;
   std::vector<StepSpread> step_spread;
-  // About the files as a run: ranks of the declared world with no trace, traces that disagree
-  // on the world size (files of different runs opened together).
-  std::vector<std::int32_t> missing_ranks;
+  // About the files as a run: ranks of the declared world with no trace, traces cut short,
+  // traces that disagree on the world size (files of different runs opened together).
+  Completeness completeness;
   std::vector<std::string> warnings;
 };
 
@@ -140,14 +154,22 @@ struct RunReport {
 struct RankActivity {
   IntervalSet comm, compute, memory, other, all;
   std::array<std::int64_t, kActivityClassCount> counts{};
+  // The class of each kernel name of the rank (by NameId), classified once per load.
+  std::vector<ActivityClass> kernel_class;
+  // The class of a GPU event: copies and synchronisations by their kind, kernels by name.
+  ActivityClass classOf(trace::EventKind kind, trace::NameId name) const;
 };
 
 RankActivity rankActivity(const trace::RankTrace& rank, const AnalysisOptions& options = {});
 OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
                               const IntervalSet& all);
 
-RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& options = {});
-RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options = {});
+// With `activity`, also the rank's activity (as rankActivity gives it) from the same pass.
+RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& options = {},
+                       RankActivity* activity = nullptr);
+// With `activities`, also each rank's activity, in the order of run.ranks.
+RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options = {},
+                     std::vector<RankActivity>* activities = nullptr);
 
 // Overlap % of a rank inside [lo, hi) (for a range the user selects); empty when no comm there.
 std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, TimeNs hi);

@@ -1,5 +1,5 @@
 #pragma once
-// Classification of GPU activity by name (DESIGN.md "Definitions").
+// Classification of GPU activity by name (docs/METRICS.md "Classification").
 
 #include <cstdint>
 #include <string_view>
@@ -20,5 +20,20 @@ inline constexpr int kActivityClassCount = 4;
 bool isCommunicationName(std::string_view name);
 ActivityClass classify(trace::EventKind kind, std::string_view name);
 std::string_view className(ActivityClass c);  // "communication", "computation", ...
+
+// What a kernel does to a gradient bucket, by its name: the one list every part of ddpscope
+// uses (the bucket analysis, the timeline's "consumer of the reduced gradients").
+enum class KernelRole : std::uint8_t { Gradient, Pack, Allreduce, Unpack, Optimizer, ReadyMarker };
+KernelRole kernelRole(trace::EventKind kind, ActivityClass cls, std::string_view name);
+// An optimizer update (SGD, Adam, PyTorch's multi-tensor / foreach kernels, "update").
+bool isOptimizerName(std::string_view name);
+// A communication kernel that is an allreduce (NCCL's AllReduce, PyTorch's all_reduce).
+bool isAllreduceName(std::string_view name);
+
+// What a stream is for, from what runs there: any collective makes a communication stream;
+// otherwise the class that runs there most often.
+enum class StreamRole : std::uint8_t { Communication, Compute, Copy, Sync };
+std::string_view streamRoleName(StreamRole r);       // "communication", "compute", "copy", "sync"
+std::string_view streamRoleShortName(StreamRole r);  // "comm", "compute", "copy", "sync"
 
 }  // namespace ddpscope::analysis

@@ -1,5 +1,6 @@
 #include "app/analysis/design_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/analysis/report_json.h"
@@ -10,13 +11,6 @@ namespace {
 
 // A table as rows of cells; the first row is the header.
 using Table = std::vector<std::vector<std::string>>;
-
-std::string pct(const std::optional<double>& v) {
-  if (!v) return "n/a";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f %%", *v);
-  return b;
-}
 
 std::string mib(std::int64_t bytes) {
   if (bytes < 0) return "?";
@@ -40,13 +34,18 @@ std::string sourceLabel(const std::string& s) {
 
 Table headline(const DesignReportInput& in) {
   Table t{{"metric", "value"}};
-  const auto s = summarizeRun(*in.report);
+  const RunSummary s = summarizeRun(*in.report);
+  const auto f = runFigureText(s);
   t.push_back({"source", sourceLabel(in.source)});
-  t.push_back({"ranks", std::to_string(s.ranks)});
-  t.push_back({"step time (mean, slowest rank)", formatDuration(s.step_ns)});
-  t.push_back({"communication hidden (overlap)", pct(s.overlap_pct)});
-  t.push_back({"exposed communication per step", formatDuration(s.exposed_ns_per_step)});
-  t.push_back({"DP efficiency", s.dp_efficiency ? pct(*s.dp_efficiency * 100) : "n/a"});
+  t.push_back({"ranks", f.ranks});
+  t.push_back({"steps covered", f.scope});
+  t.push_back({"step time (mean, slowest rank)", f.step});
+  t.push_back({"communication hidden (overlap)", f.overlap});
+  t.push_back(
+      {s.hasSteps() ? "exposed communication per step" : "exposed communication (whole trace)",
+       f.exposed});
+  t.push_back({"DP efficiency", f.dp_efficiency});
+  t.push_back({"GPU idle", f.gpu_idle});
   char ar[32];
   std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
   t.push_back({"allreduces per step", ar});
@@ -58,16 +57,27 @@ Table headline(const DesignReportInput& in) {
   return t;
 }
 
-Table bucketTable(const RunReport& report) {
+// The step the bucket table shows: the last selected step (the steadiest), or the last step.
+std::int32_t bucketTableStep(const DesignReportInput& in) {
+  const auto selection = selectSteps(*in.report);
+  if (!selection.used.empty()) return selection.used.back();
+  const auto& r = in.report->ranks.front();
+  return r.buckets.empty() ? 0 : r.buckets.back().step;
+}
+
+Table bucketTable(const DesignReportInput& in) {
   Table t{{"bucket", "tensors", "MiB", "ready", "wait", "duration", "exposed", "busbw"}};
+  const auto& report = *in.report;
   if (report.ranks.empty()) return t;
   const auto& r = report.ranks.front();
-  // One step: the last one, the steadiest.
-  std::int32_t step = r.buckets.empty() ? 0 : r.buckets.back().step;
+  const std::int32_t step = bucketTableStep(in);
+  TimeNs step_start = 0;
+  for (const auto& st : r.steps)
+    if (st.step == step) step_start = st.start_ns;
   for (const auto& b : r.buckets) {
     if (b.step != step) continue;
     t.push_back({std::to_string(b.id), b.inferred ? "?" : std::to_string(b.tensors), mib(b.bytes),
-                 formatDuration(b.ready_ns - r.steps.front().start_ns), formatDuration(b.wait_ns),
+                 formatDuration(b.ready_ns - step_start), formatDuration(b.wait_ns),
                  formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns),
                  gbps(b.busbw_gbps)});
   }
@@ -75,15 +85,45 @@ Table bucketTable(const RunReport& report) {
 }
 
 Table sweepTable(const std::vector<SweepPoint>& points) {
-  Table t{{"bucket MiB", "step time", "overlap", "exposed / step", "allreduces / step"}};
+  Table t{{"bucket MiB", "step time", "overlap", "exposed / step", "allreduces / step", "steps"}};
   for (const auto& p : points) {
     char ar[32], mb[32];
     std::snprintf(ar, sizeof ar, "%.1f", p.summary.allreduces_per_step);
     std::snprintf(mb, sizeof mb, "%g", p.bucket_mb);
-    t.push_back({mb, formatDuration(p.summary.step_ns), pct(p.summary.overlap_pct),
-                 formatDuration(p.summary.exposed_ns_per_step), ar});
+    const auto f = runFigureText(p.summary);
+    t.push_back({mb, f.step, f.overlap, f.exposed, ar, f.scope});
   }
   return t;
+}
+
+// What the sweep covers, and whether that is the run under review (but its bucket size).
+std::string sweepCovers(const DesignReportInput& in) {
+  std::vector<std::string> configs;
+  for (const auto& p : in.sweep)
+    if (std::find(configs.begin(), configs.end(), p.configuration) == configs.end())
+      configs.push_back(p.configuration);
+  std::string s = "Covers: ";
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    s += (i ? "; " : "") +
+         (configs[i].empty() ? std::string("runs of unknown configuration") : configs[i]);
+  char range[96];
+  std::snprintf(range, sizeof range, ", bucket sizes %g–%g MiB (%zu runs).",
+                in.sweep.front().bucket_mb, in.sweep.back().bucket_mb, in.sweep.size());
+  s += range;
+  if (configs.size() != 1 || configs.front() != in.configuration_without_buckets) {
+    s += " This sweep is NOT of the run reviewed above (" + in.configuration_without_buckets +
+         "): its figures and recommendation are about the configuration it names.";
+  }
+  return s;
+}
+
+std::string compareCovers(const DesignReportInput& in) {
+  std::string s = "A: " + in.compare_name_a + " (" + in.compare_configuration_a +
+                  "). B: " + in.compare_name_b + " (" + in.compare_configuration_b + ").";
+  if (!in.compare_includes_this_run) s += " Neither is the run reviewed above.";
+  if (in.compare_configuration_a != in.compare_configuration_b)
+    s += " The runs differ in more than one setting: read the differences with care.";
+  return s;
 }
 
 Table comparisonTable(const DesignReportInput& in) {
@@ -190,26 +230,31 @@ std::string incompleteWarning(const DesignReportInput& in) {
 std::string designReportMarkdown(const DesignReportInput& in) {
   std::string s = "# " + in.title + "\n\n";
   s += "Run: **" + mdEscape(in.run_name) + "**, " + sourceLabel(in.source) + ".\n\n";
+  if (!in.configuration.empty()) s += "Configuration: " + mdEscape(in.configuration) + ".\n\n";
   if (const auto warning = incompleteWarning(in); !warning.empty())
     s += "> **" + mdEscape(warning) + "**\n\n";
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
-    s += "## Buckets\n\n" + markdownTable(bucketTable(*in.report));
+    s += "## Buckets\n\nRank " +
+         std::to_string(in.report->ranks.empty() ? 0 : in.report->ranks.front().rank) + ", step " +
+         std::to_string(bucketTableStep(in)) + ".\n\n" + markdownTable(bucketTable(in));
   }
   if (!in.sweep.empty()) {
-    s += "## Bucket-size sweep\n\n" + markdownTable(sweepTable(in.sweep));
+    s += "## Bucket-size sweep\n\n" + mdEscape(sweepCovers(in)) + "\n\n" +
+         markdownTable(sweepTable(in.sweep));
     if (!in.sweep_png.empty()) s += "![Sweep](" + in.sweep_png + ")\n\n";
     if (in.recommendation) s += "**Recommendation.** " + in.recommendation->text + "\n\n";
   }
   if (!in.comparison.empty()) {
-    s += "## Comparison\n\n" + markdownTable(comparisonTable(in));
+    s += "## Comparison\n\n" + mdEscape(compareCovers(in)) + "\n\n" +
+         markdownTable(comparisonTable(in));
     if (!in.compare_png.empty()) s += "![Comparison](" + in.compare_png + ")\n\n";
   }
   if (!in.config.empty()) s += "## Configuration\n\n" + markdownTable(configTable(in));
-  s += "Numbers follow the definitions of the ddpscope design: overlap = |comm ∩ compute| / |comm| "
-       "over all "
-       "streams of a rank; steady state excludes the first step.\n";
+  s += "Numbers follow ddpscope's definitions (docs/METRICS.md): overlap = Σ|comm ∩ compute| / "
+       "Σ|comm| over the ranks and the steps covered; the first of three or more steps is left "
+       "out as warm-up.\n";
   return s;
 }
 
@@ -225,6 +270,8 @@ std::string designReportHtml(const DesignReportInput& in) {
       "</head><body>\n<h1>" +
       htmlEscape(in.title) + "</h1>\n<p>Run: <b>" + htmlEscape(in.run_name) +
       "</b> <span class=\"badge\">" + htmlEscape(sourceLabel(in.source)) + "</span></p>\n";
+  if (!in.configuration.empty())
+    s += "<p>Configuration: " + htmlEscape(in.configuration) + ".</p>\n";
   if (const auto warning = incompleteWarning(in); !warning.empty()) {
     s += "<p style=\"border:2px solid #E69F00;padding:.5em\"><b>" + htmlEscape(warning) +
          "</b></p>\n";
@@ -233,23 +280,39 @@ std::string designReportHtml(const DesignReportInput& in) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));
     if (!in.timeline_png.empty())
       s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
-    s += "<h2>Buckets</h2>\n" + htmlTable(bucketTable(*in.report));
+    s += "<h2>Buckets</h2>\n<p>Rank " +
+         std::to_string(in.report->ranks.empty() ? 0 : in.report->ranks.front().rank) + ", step " +
+         std::to_string(bucketTableStep(in)) + ".</p>\n" + htmlTable(bucketTable(in));
   }
   if (!in.sweep.empty()) {
-    s += "<h2>Bucket-size sweep</h2>\n" + htmlTable(sweepTable(in.sweep));
+    s += "<h2>Bucket-size sweep</h2>\n<p>" + htmlEscape(sweepCovers(in)) + "</p>\n" +
+         htmlTable(sweepTable(in.sweep));
     if (!in.sweep_png.empty())
       s += "<img src=\"" + htmlEscape(in.sweep_png) + "\" alt=\"Sweep\">\n";
     if (in.recommendation)
       s += "<p><b>Recommendation.</b> " + htmlEscape(in.recommendation->text) + "</p>\n";
   }
   if (!in.comparison.empty()) {
-    s += "<h2>Comparison</h2>\n" + htmlTable(comparisonTable(in));
+    s += "<h2>Comparison</h2>\n<p>" + htmlEscape(compareCovers(in)) + "</p>\n" +
+         htmlTable(comparisonTable(in));
     if (!in.compare_png.empty())
       s += "<img src=\"" + htmlEscape(in.compare_png) + "\" alt=\"Comparison\">\n";
   }
   if (!in.config.empty()) s += "<h2>Configuration</h2>\n" + htmlTable(configTable(in));
   s += "</body></html>\n";
   return s;
+}
+
+DesignReportInput designReportInputFor(const trace::Run& run, const RunReport& report,
+                                       const std::string& run_name) {
+  DesignReportInput in;
+  in.run_name = run_name;
+  in.source = run.ranks.empty() ? "imported" : std::string(run.ranks.front().source());
+  in.configuration = runConfigurationText(run, true);
+  in.configuration_without_buckets = runConfigurationText(run, false);
+  if (!run.ranks.empty()) in.config = run.ranks.front().ddpscope.config;
+  in.report = &report;
+  return in;
 }
 
 }  // namespace ddpscope::analysis

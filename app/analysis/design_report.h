@@ -8,27 +8,40 @@
 #include <vector>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/run_summary.h"
 #include "app/analysis/sweep.h"
 
 namespace ddpscope::analysis {
 
+// The report is about one run; every other section names the run(s) it covers.
 struct DesignReportInput {
   std::string title = "Gradient synchronisation review";
   std::string run_name;
   std::string source;  // "sim", "cuda", "imported": a simulated run is labelled as such
+  // runConfigurationText of the run under review, with and without its bucket size.
+  std::string configuration, configuration_without_buckets;
   std::vector<std::pair<std::string, std::string>> config;  // key -> raw JSON value
-  const RunReport* report = nullptr;                        // the run under review
+  const RunReport* report = nullptr;  // the run under review (its figures: summarizeRun)
   // Why the run's numbers cover only part of it (a rank's trace flagged incomplete, ranks
   // missing, the agent failed); "" when complete. Ranks flagged in `report` are named anyway.
   std::string incomplete_note;
   std::string timeline_png;  // file names beside the report
+  // A sweep: its points name their configuration (SweepPoint::configuration).
   std::vector<SweepPoint> sweep;
   std::optional<SweepRecommendation> recommendation;
   std::string sweep_png;
+  // A comparison of two runs, each named with its configuration (runConfigurationText).
   std::string compare_name_a, compare_name_b;
+  std::string compare_configuration_a, compare_configuration_b;
+  bool compare_includes_this_run = false;  // A or B is the run under review
   std::vector<ComparisonRow> comparison;
   std::string compare_png;
 };
+
+// Fills the run-under-review part of the input from a loaded run (name, source, configuration,
+// report); the sections of other runs are the caller's.
+DesignReportInput designReportInputFor(const trace::Run& run, const RunReport& report,
+                                       const std::string& run_name);
 
 std::string designReportMarkdown(const DesignReportInput& in);
 std::string designReportHtml(const DesignReportInput& in);

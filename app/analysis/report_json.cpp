@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "app/analysis/run_summary.h"
 #include "tracer/format/json_text.h"
 
 namespace ddpscope::analysis {
@@ -134,7 +135,7 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.key("stream");
     j.integer(s.stream);
     j.key("role");
-    j.str(s.role);
+    j.str(streamRoleName(s.role));
     j.key("kernels");
     j.integer(s.counts[0] + s.counts[1]);
     j.key("events");
@@ -237,12 +238,59 @@ void writeRank(JsonOut& j, const RankReport& r) {
   j.close('}');
 }
 
+// The run summary (run_summary.h): the figures the app's headline and report state.
+void writeRunSummary(JsonOut& j, const RunSummary& rs) {
+  j.open('{');
+  j.key("ranks");
+  j.integer(rs.ranks);
+  j.key("world_size");
+  j.integer(rs.world_size);
+  j.key("missing_ranks");
+  j.open('[');
+  for (auto r : rs.missing_ranks)
+    j.integer(r);
+  j.close(']');
+  j.key("steps_used");
+  j.open('[');
+  for (auto n : rs.selection.used)
+    j.integer(n);
+  j.close(']');
+  j.key("step_rule");
+  j.str(rs.selection.rule);
+  j.key("whole_trace");
+  j.boolean(rs.selection.whole_trace);
+  j.key("step_us");  // null without steps
+  j.optional(rs.hasSteps() ? std::optional(static_cast<double>(rs.step_ns) / 1000.0)
+                           : std::nullopt);
+  j.key("overlap_pct");
+  j.optional(rs.overlap_pct, 4);
+  j.key("exposed_comm_per_step_us");  // null for a whole-trace summary
+  j.optional(rs.hasSteps() ? std::optional(static_cast<double>(rs.exposed_ns_per_step) / 1000.0)
+                           : std::nullopt);
+  j.key("exposed_comm_us");  // per rank over the whole trace, for a whole-trace summary
+  j.optional(rs.hasSteps() ? std::nullopt
+                           : std::optional(static_cast<double>(rs.exposed_ns_per_step) / 1000.0));
+  j.key("dp_efficiency");
+  j.optional(rs.dp_efficiency, 6);
+  j.key("gpu_idle_pct");
+  j.optional(rs.gpu_idle_pct, 4);
+  j.key("allreduces_per_step");
+  j.num(rs.allreduces_per_step, 3);
+  j.key("buckets_per_step");
+  j.integer(rs.buckets_per_step);
+  j.key("mean_bucket_wait_us");
+  j.micros(rs.mean_bucket_wait_ns);
+  j.close('}');
+}
+
 }  // namespace
 
 std::string reportToJson(const RunReport& report) {
   std::string s;
   JsonOut j(s);
   j.open('{');
+  j.key("run");
+  writeRunSummary(j, summarizeRun(report));
   j.key("ranks");
   j.open('[');
   for (const auto& r : report.ranks)
@@ -255,7 +303,7 @@ std::string reportToJson(const RunReport& report) {
   j.close(']');
   j.key("missing_ranks");
   j.open('[');
-  for (auto r : report.missing_ranks)
+  for (auto r : report.completeness.missing_ranks)
     j.integer(r);
   j.close(']');
   j.key("stragglers");
@@ -332,6 +380,14 @@ std::string pctText(const std::optional<double>& v) {
 }
 }  // namespace
 
+std::string runSummaryText(const RunSummary& rs) {
+  const RunFigureText t = runFigureText(rs);
+  std::string s = "run: " + t.ranks + ", " + t.scope + "\n";
+  s += "  step " + t.step + " (slowest rank, mean) · overlap " + t.overlap + " · exposed " +
+       t.exposed + " · DP efficiency " + t.dp_efficiency + " · GPU idle " + t.gpu_idle + "\n";
+  return s;
+}
+
 namespace {
 // s left-aligned in `width` columns: UTF-8 continuation bytes ("µ") take no column.
 std::string padded(const std::string& s, std::size_t width) {
@@ -348,6 +404,7 @@ std::string reportToText(const RunReport& report) {
   for (const auto& w : report.warnings)
     s += "warning: " + w + "\n";
   if (!report.warnings.empty()) s += "\n";
+  s += runSummaryText(summarizeRun(report)) + "\n";
   for (const auto& r : report.ranks) {
     std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
                   r.source == "sim"    ? "SIMULATED"
@@ -364,7 +421,8 @@ std::string reportToText(const RunReport& report) {
     for (const auto& st : r.streams) {
       std::snprintf(line, sizeof line, "  stream %-8s device %lld, %s, busy %s\n",
                     streamText(st.stream).c_str(), static_cast<long long>(st.device),
-                    st.role.c_str(), formatDuration(st.busy_ns).c_str());
+                    std::string(streamRoleName(st.role)).c_str(),
+                    formatDuration(st.busy_ns).c_str());
       s += line;
     }
     const auto& m = r.whole;

@@ -1,15 +1,18 @@
 #pragma once
-// The report as `ddpscope-cli summary` prints it: JSON (DESIGN.md "Command-line contracts")
+// The report as `ddpscope-cli summary` prints it: JSON (docs/CLI.md, "ddpscope-cli summary")
 // and a readable table.
 
 #include <string>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/run_summary.h"
 
 namespace ddpscope::analysis {
 
 std::string reportToJson(const RunReport& report);
 std::string reportToText(const RunReport& report);
+// The run summary in a few readable lines, its step rule first (the text report's head).
+std::string runSummaryText(const RunSummary& summary);
 
 // Formats a duration with the unit that keeps three significant digits (s, ms, µs, ns).
 std::string formatDuration(TimeNs ns);

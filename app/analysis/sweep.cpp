@@ -10,64 +10,6 @@
 
 namespace ddpscope::analysis {
 
-RunSummary summarizeRun(const RunReport& report) {
-  RunSummary s;
-  s.ranks = static_cast<std::int32_t>(report.ranks.size());
-  // Step numbers present on every rank, in order.
-  std::map<std::int32_t, int> seen;
-  for (const auto& r : report.ranks) {
-    for (const auto& st : r.steps)
-      seen[st.step]++;
-  }
-  std::vector<std::int32_t> steps;
-  for (const auto& [n, count] : seen) {
-    if (count == s.ranks) steps.push_back(n);
-  }
-  if (steps.size() >= 3) steps.erase(steps.begin());
-  s.steps_used = static_cast<std::int32_t>(steps.size());
-  if (steps.empty()) return s;
-  TimeNs step_sum = 0, comm = 0, hidden = 0, exposed = 0;
-  double allreduces = 0, dp = 0;
-  int dp_n = 0, samples = 0;
-  for (std::int32_t n : steps) {
-    TimeNs slowest = 0;
-    for (const auto& r : report.ranks) {
-      for (const auto& st : r.steps) {
-        if (st.step != n) continue;
-        slowest = std::max(slowest, st.dur_ns);
-        comm += st.metrics.comm_ns;
-        hidden += st.metrics.overlap_ns;
-        exposed += st.metrics.exposed_ns;
-        allreduces += st.allreduces;
-        if (st.dp_efficiency) {
-          dp += *st.dp_efficiency;
-          ++dp_n;
-        }
-        ++samples;
-      }
-    }
-    step_sum += slowest;
-  }
-  s.step_ns = step_sum / static_cast<TimeNs>(steps.size());
-  if (comm > 0) s.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
-  s.exposed_ns_per_step = samples ? exposed / samples : 0;
-  s.allreduces_per_step = samples ? allreduces / samples : 0;
-  if (dp_n) s.dp_efficiency = dp / dp_n;
-  if (!report.ranks.empty()) {
-    TimeNs wait = 0;
-    int waits = 0;
-    for (const auto& b : report.ranks.front().buckets) {
-      if (b.step == steps.front()) ++s.buckets_per_step;
-      if (std::find(steps.begin(), steps.end(), b.step) != steps.end()) {
-        wait += b.wait_ns;
-        ++waits;
-      }
-    }
-    s.mean_bucket_wait_ns = waits ? wait / waits : 0;
-  }
-  return s;
-}
-
 std::vector<double> defaultSweepSizes() {
   return {0, 1, 2, 5, 10, 25, 50, 100, 200, 400};
 }
@@ -160,9 +102,10 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     }
     rows.push_back(r);
   };
+  rows.push_back({"steps covered", sa.selection.rule, sb.selection.rule, "", 0, 0});
   addTime("step time", sa.step_ns, sb.step_ns);
   // Differences of percentages are percentage points.
-  addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 1, " pp");
+  addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 2, " pp");
   addTime("exposed communication / step", sa.exposed_ns_per_step, sb.exposed_ns_per_step);
   // A count: whole numbers unless a run's steps differ in it (a mean with a fraction).
   const auto whole = [](double v) { return v == std::floor(v); };
@@ -173,6 +116,37 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
       sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1, " pp");
   addTime("mean bucket wait", sa.mean_bucket_wait_ns, sb.mean_bucket_wait_ns);
   return rows;
+}
+
+std::string comparabilityWarning(const trace::Run& a, const trace::Run& b) {
+  if (a.ranks.empty() || b.ranks.empty()) return {};
+  const auto& ra = a.ranks.front();
+  const auto& rb = b.ranks.front();
+  std::vector<std::string> why;
+  if (ra.source() != rb.source())
+    why.push_back("sources differ (" + std::string(ra.source()) + " vs " +
+                  std::string(rb.source()) + ")");
+  const auto ma = ra.ddpscope.configValue("model"), mb = rb.ddpscope.configValue("model");
+  if (ma != mb) {
+    const auto name = [](std::string_view m) {
+      return m.empty() ? std::string("not recorded") : std::string(m);
+    };
+    why.push_back("models differ (" + name(ma) + " vs " + name(mb) + ")");
+  }
+  const auto world = [](const trace::Run& r) {
+    std::int32_t w = 0;
+    for (const auto& rank : r.ranks)
+      w = std::max(w, rank.world_size);
+    return w;
+  };
+  if (world(a) != world(b))
+    why.push_back("world sizes differ (" + std::to_string(world(a)) + " vs " +
+                  std::to_string(world(b)) + ")");
+  if (why.empty()) return {};
+  std::string s = "Not like for like: ";
+  for (std::size_t i = 0; i < why.size(); ++i)
+    s += (i ? ", " : "") + why[i];
+  return s + ". Differences may come from these, not from the bucket configuration.";
 }
 
 }  // namespace ddpscope::analysis

@@ -7,28 +7,15 @@
 #include <vector>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/run_summary.h"
 
 namespace ddpscope::analysis {
-
-// The steady-state figures of one run. Steps: every step but the first when there are at least
-// three (the first pays warm-up and the bucket rebuild); step time is the slowest rank's.
-struct RunSummary {
-  std::int32_t ranks = 0;
-  std::int32_t steps_used = 0;
-  TimeNs step_ns = 0;                   // mean step time
-  std::optional<double> overlap_pct;    // |hidden| / |comm| over ranks and steps used
-  TimeNs exposed_ns_per_step = 0;       // mean over ranks and steps
-  double allreduces_per_step = 0;       // mean over ranks and steps
-  std::optional<double> dp_efficiency;  // mean over ranks and steps
-  std::int32_t buckets_per_step = 0;    // rank 0, first step used
-  TimeNs mean_bucket_wait_ns = 0;
-};
-RunSummary summarizeRun(const RunReport& report);
 
 struct SweepPoint {
   double bucket_mb = 0;  // the --bucket-mb of the run (0: one allreduce per tensor)
   RunSummary summary;
-  std::string label;  // where it came from (run folder)
+  std::string label;          // where it came from (run folder)
+  std::string configuration;  // the run's settings but its bucket size (runConfigurationText)
 };
 
 struct SweepRecommendation {
@@ -51,6 +38,10 @@ struct ComparisonRow {
   std::string a, b, delta;  // formatted
   double a_value = 0, b_value = 0;
 };
+// The run summaries of a and b side by side (summarizeRun), the steps each covers first.
 std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b);
+// Why two runs may not be comparable, in words ("" when they are of one source and model):
+// a different source (simulated vs measured vs imported), model or world size.
+std::string comparabilityWarning(const trace::Run& a, const trace::Run& b);
 
 }  // namespace ddpscope::analysis

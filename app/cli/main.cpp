@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   auto* sum =
       app.add_subcommand("summary", "Overlap, steps, buckets and dependency checks per rank");
-  sum->add_flag("--json", json, "Print JSON (the schema of DESIGN.md)");
+  sum->add_flag("--json", json, "Print JSON (the fields of docs/CLI.md)");
   sum->add_flag("--hta-compat", hta,
                 "Use Holistic Trace Analysis's window (drop work launched at or after the last "
                 "ProfilerStep#)");

@@ -89,6 +89,32 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale) 
   return 0;
 }
 
+int reportHeadless(const QString& dir, const QStringList& paths) {
+  if (dir.isEmpty()) {
+    err(QStringLiteral("--report needs a folder to write the report into"));
+    return 2;
+  }
+  if (paths.isEmpty()) {
+    err(QStringLiteral("--report needs at least one trace file or run folder"));
+    return 2;
+  }
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
+  if (!loadInto(window, paths)) return 1;
+  settle(window);
+  QString error;
+  if (!window.exportReport(dir, &error)) {
+    err(QStringLiteral("report not written: %1").arg(error));
+    return 1;
+  }
+  std::printf("%s\n",
+              QDir(dir).absoluteFilePath(QStringLiteral("report.md")).toLocal8Bit().constData());
+  return 0;
+}
+
 int writeScreenshots(const QString& dir, const QStringList& paths) {
   QDir().mkpath(dir);
   MainWindow window;

@@ -18,6 +18,11 @@ bool hasDisplay();
 // Returns the exit status; errors go to stderr.
 int exportHeadless(const QString& file, const QStringList& paths, double scale);
 
+// `ddpscope --report DIR PATH...`: writes the design report of the run in PATH... (report.md,
+// report.html, figures) to DIR, as the Run menu's "Export design report" does. Exit status
+// 0, 1 (cannot load or write) or 2 (bad arguments); errors go to stderr.
+int reportHeadless(const QString& dir, const QStringList& paths);
+
 // Renders the main views of a run to DIR (the screenshots in docs/screenshots).
 int writeScreenshots(const QString& dir, const QStringList& paths);
 

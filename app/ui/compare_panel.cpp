@@ -70,6 +70,12 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
   row->addWidget(step_box_);
   row->addStretch(1);
   layout->addLayout(row);
+  warning_ = new QLabel(this);
+  warning_->setWordWrap(true);
+  warning_->setStyleSheet(QStringLiteral("QLabel{color:%1; font-weight:bold;}")
+                              .arg(colours::kWarning.darker(140).name()));
+  warning_->setVisible(false);
+  layout->addWidget(warning_);
 
   plot_ = new QCustomPlot(this);
   plot_->setMinimumHeight(200);
@@ -249,6 +255,7 @@ void ComparePanel::rebuild() {
   plot_->clearPlottables();
   plot_->clearItems();
   rows_.clear();
+  warning_->setVisible(false);
   table_->setRowCount(0);
   QCPAxisRect* rect_a = plot_->axisRect(0);
   QCPAxisRect* rect_b = plot_->axisRect(1);
@@ -292,6 +299,9 @@ void ComparePanel::rebuild() {
   plot_->replot(QCustomPlot::rpQueuedReplot);
 
   rows_ = analysis::compareRuns(a_->report, b_->report);
+  const QString warning = QString::fromStdString(analysis::comparabilityWarning(a_->run, b_->run));
+  warning_->setText(warning);
+  warning_->setVisible(!warning.isEmpty());
   table_->setRowCount(static_cast<int>(rows_.size()));
   for (int i = 0; i < static_cast<int>(rows_.size()); ++i) {
     const auto& r = rows_[static_cast<std::size_t>(i)];
@@ -303,6 +313,10 @@ void ComparePanel::rebuild() {
       table_->setItem(i, c, item);
     }
   }
+}
+
+QString ComparePanel::warningText() const {
+  return warning_->isVisibleTo(this) ? warning_->text() : QString();
 }
 
 bool ComparePanel::exportChart(const QString& path, double scale, QString* error) {

@@ -13,6 +13,7 @@
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
+class QLabel;
 class QTableWidget;
 
 namespace ddpscope::ui {
@@ -32,6 +33,8 @@ class ComparePanel : public QWidget, public ChartExport {
   std::shared_ptr<const LoadedRun> runA() const { return a_; }
   std::shared_ptr<const LoadedRun> runB() const { return b_; }
   const std::vector<analysis::ComparisonRow>& rows() const { return rows_; }
+  // The warning above the table when A and B are not like for like ("" when they are).
+  QString warningText() const;
 
   QCustomPlot* plot() const { return plot_; }
   QTableWidget* table() const { return table_; }
@@ -55,6 +58,7 @@ class ComparePanel : public QWidget, public ChartExport {
   QComboBox* step_box_;
   QCustomPlot* plot_;
   QTableWidget* table_;
+  QLabel* warning_;
   std::shared_ptr<const LoadedRun> a_, b_;
   std::vector<analysis::ComparisonRow> rows_;
   bool syncing_ = false;

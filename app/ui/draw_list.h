@@ -1,6 +1,7 @@
 #pragma once
-// The level-of-detail step of the timeline (STYLE.md): from one lane's events and a view window
-// to the boxes to paint. Pure and Qt-free so that it is tested against a brute-force rasteriser.
+// The level-of-detail step of the timeline (docs/UI.md "How it draws millions of events"): from
+// one lane's events and a view window to the boxes to paint. Pure and Qt-free so that it is
+// tested against a brute-force rasteriser.
 
 #include <cstdint>
 #include <utility>

@@ -32,6 +32,10 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   exposed_ = makeMetricLabel(this);
   step_ = makeMetricLabel(this);
   efficiency_ = makeMetricLabel(this);
+  idle_ = makeMetricLabel(this);
+  scope_ = new QLabel(this);
+  scope_->setTextFormat(Qt::PlainText);
+  scope_->setStyleSheet(QStringLiteral("QLabel{color:gray;}"));
   name_ = new QLabel(this);
   badge_ = new QLabel(this);
   incomplete_ = new QLabel(kIncompleteBadge, this);
@@ -41,10 +45,11 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   incomplete_->setVisible(false);
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.1);
-  for (QLabel* l : {overlap_, exposed_, step_, efficiency_}) {
+  for (QLabel* l : {overlap_, exposed_, step_, efficiency_, idle_}) {
     l->setFont(f);
     layout->addWidget(l);
   }
+  layout->addWidget(scope_);
   layout->addStretch(1);
   layout->addWidget(name_);
   layout->addWidget(incomplete_);
@@ -55,12 +60,22 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
 
 QString HeadlineBar::overlapText() const {
   const auto run = session_->current();
-  return run ? formatPct(computeHeadline(run->report).overlap_pct) : QString();
+  return run ? QString::fromStdString(analysis::runFigureText(run->summary).overlap) : QString();
 }
 
 QString HeadlineBar::dpEfficiencyText() const {
   const auto run = session_->current();
-  return run ? formatPct(computeHeadline(run->report).dp_efficiency, 1) : QString();
+  return run ? QString::fromStdString(analysis::runFigureText(run->summary).dp_efficiency)
+             : QString();
+}
+
+QString HeadlineBar::gpuIdleText() const {
+  const auto run = session_->current();
+  return run ? QString::fromStdString(analysis::runFigureText(run->summary).gpu_idle) : QString();
+}
+
+QString HeadlineBar::scopeText() const {
+  return scope_->text();
 }
 
 QString HeadlineBar::nameText() const {
@@ -83,17 +98,34 @@ void HeadlineBar::refresh() {
   const auto run = session_->current();
   setVisible(run != nullptr);
   if (!run) return;
-  const Headline h = computeHeadline(run->report);
-  overlap_->setText(
-      metricHtml("overlap", formatPct(h.overlap_pct), colours::kCommHidden.darker(130)));
-  overlap_->setToolTip(tr("Communication hidden under compute: |comm ∩ compute| / |comm|"));
-  exposed_->setText(metricHtml(h.has_steps ? "exposed" : "exposed (whole trace)",
-                               formatTime(h.exposed_per_step_ns) + (h.has_steps ? "/step" : ""),
-                               colours::kCommExposed));
-  exposed_->setToolTip(tr("Communication not hidden by compute, mean per step"));
-  step_->setText(metricHtml("step", h.has_steps ? formatTime(h.step_ns) : QStringLiteral("n/a")));
-  efficiency_->setText(metricHtml("DP eff.", formatPct(h.dp_efficiency, 1)));
-  efficiency_->setToolTip(tr("Compute-only critical path / step time, mean over steps and ranks"));
+  const auto t = analysis::runFigureText(run->summary);
+  const auto q = [](const std::string& v) { return QString::fromStdString(v); };
+  const bool steps = run->summary.hasSteps();
+  overlap_->setText(metricHtml("overlap", q(t.overlap), colours::kCommHidden.darker(130)));
+  overlap_->setToolTip(
+      tr("Communication hidden under compute: Σ |comm ∩ compute| / Σ |comm| "
+         "over ranks and the steps named on the right"));
+  exposed_->setText(
+      metricHtml(steps ? "exposed" : "exposed (whole trace)", q(t.exposed), colours::kCommExposed));
+  exposed_->setToolTip(steps ? tr("Communication not hidden by compute, mean per rank and step")
+                             : tr("Communication not hidden by compute, per rank, whole trace"));
+  step_->setText(metricHtml("step", q(t.step)));
+  step_->setToolTip(tr("The slowest rank's step time, mean over the steps named on the right"));
+  efficiency_->setText(metricHtml("DP eff.", q(t.dp_efficiency)));
+  efficiency_->setToolTip(
+      tr("1 − exposed communication / step time over ranks and steps: what the step would take "
+         "if communication were free, as a share of what it took"));
+  // GPU idle is the headline's warning when it, not communication, is where the time goes.
+  const bool idle_matters = run->summary.gpu_idle_pct && *run->summary.gpu_idle_pct >= 20.0;
+  idle_->setText(metricHtml("GPU idle", q(t.gpu_idle),
+                            idle_matters ? colours::kWarning.darker(140) : QColor()));
+  idle_->setToolTip(
+      tr("Share of step time when the GPU ran nothing (no kernel, copy or "
+         "synchronisation), over ranks and steps"));
+  scope_->setText(q(t.scope));
+  scope_->setToolTip(
+      tr("The steps these figures cover: those on every rank, without the first "
+         "(warm-up) when there are three or more"));
   // Ranks of the run with no trace are said here too, not only in the INCOMPLETE tooltip.
   name_->setText(QStringLiteral("%1 · %2").arg(run->name, ranksText(*run)));
   incomplete_->setVisible(run->incomplete());

@@ -15,6 +15,9 @@ class HeadlineBar : public QWidget {
   explicit HeadlineBar(Session* session, QWidget* parent = nullptr);
   QString overlapText() const;
   QString dpEfficiencyText() const;
+  QString gpuIdleText() const;
+  // The steps the figures cover, in words (analysis::StepSelection::rule).
+  QString scopeText() const;
   QString badgeText() const;
   // The run's name and the ranks it holds ("b25 · 8 ranks", "die · 3 of 4 ranks").
   QString nameText() const;
@@ -25,7 +28,7 @@ class HeadlineBar : public QWidget {
  private:
   void refresh();
   Session* session_;
-  QLabel *overlap_, *exposed_, *step_, *efficiency_, *badge_, *name_, *incomplete_;
+  QLabel *overlap_, *exposed_, *step_, *efficiency_, *idle_, *scope_, *badge_, *name_, *incomplete_;
 };
 
 }  // namespace ddpscope::ui

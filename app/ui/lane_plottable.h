@@ -1,7 +1,8 @@
 #pragma once
-// One QCustomPlot plottable per timeline lane (STYLE.md): draws only the visible window through
-// the draw-list builder, caching the list per (range, width). Keys are nanoseconds; values are
-// pixels from the top of the lane stack (the value axis is reversed).
+// One QCustomPlot plottable per timeline lane (docs/UI.md "How it draws millions of events"):
+// draws only the visible window through the draw-list builder, caching the list per (range,
+// width). Keys are nanoseconds; values are pixels from the top of the lane stack (the value
+// axis is reversed).
 
 #include <qcustomplot.h>
 

@@ -1,6 +1,6 @@
 // ddpscope: the desktop app. `ddpscope [PATH...]` opens the GUI (the bundled sample run when no
 // path is given); `ddpscope --export FILE.{png,svg,pdf} PATH...` renders the default view and
-// exits.
+// exits; `ddpscope --report DIR PATH...` writes the design report of one run and exits.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   bool headless_flag = false;
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--export") || !std::strncmp(argv[i], "--export=", 9) ||
-        !std::strcmp(argv[i], "--screenshots") || !std::strncmp(argv[i], "--screenshots=", 14))
+        !std::strcmp(argv[i], "--screenshots") || !std::strncmp(argv[i], "--screenshots=", 14) ||
+        !std::strcmp(argv[i], "--report") || !std::strncmp(argv[i], "--report=", 9))
       headless_flag = true;
   const bool display = hasDisplay();
   if (headless_flag || !display) {
@@ -49,6 +50,11 @@ int main(int argc, char** argv) {
   parser.addOption({QStringLiteral("scale"),
                     QStringLiteral("PNG scale factor for --export (default 2)."),
                     QStringLiteral("S"), QStringLiteral("2")});
+  parser.addOption(
+      {QStringLiteral("report"),
+       QStringLiteral("Write the design report of the run in PATH... (report.md, report.html and "
+                      "figures) to DIR and exit."),
+       QStringLiteral("DIR")});
   parser.addOption({QStringLiteral("screenshots"),
                     QStringLiteral("Render the main views to DIR and exit."),
                     QStringLiteral("DIR")});
@@ -69,6 +75,8 @@ int main(int argc, char** argv) {
     }
     return exportHeadless(parser.value(QStringLiteral("export")), paths, scale);
   }
+  if (parser.isSet(QStringLiteral("report")))
+    return reportHeadless(parser.value(QStringLiteral("report")), paths);
   if (paths.isEmpty()) paths << sampleRunPath();
   if (parser.isSet(QStringLiteral("screenshots")))
     return writeScreenshots(parser.value(QStringLiteral("screenshots")), paths);

@@ -19,16 +19,21 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "app/ui/app_settings.h"
 #include "app/ui/buckets_panel.h"
+#include "app/ui/compare_panel.h"
 #include "app/ui/details_panel.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
-#include "app/ui/run_controls.h"
+#include "app/ui/report_export.h"
 #include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
+#include "app/ui/run_panel.h"
 #include "app/ui/session.h"
+#include "app/ui/settings_dialog.h"
 #include "app/ui/summary_panel.h"
+#include "app/ui/sweep_panel.h"
 #include "app/ui/timeline_view.h"
 
 namespace ddpscope::ui {
@@ -42,19 +47,57 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), session_(new Session(this)), loader_(new RunLoadJob(this)) {
   setWindowTitle(QStringLiteral("ddpscope"));
   setAcceptDrops(true);
+  buildPanels();
+  auto* hsplit = new QSplitter(Qt::Horizontal, this);
+  hsplit->addWidget(buildLeftColumn());
+  hsplit->addWidget(buildCentre());
+  hsplit->setStretchFactor(1, 1);
+  hsplit->setSizes({220, 1200});
+  setCentralWidget(hsplit);
+  buildStatusBar();
+  connectLoader();
+  connect(session_, &Session::currentRunChanged, this, [this] {
+    const auto run = session_->current();
+    if (!run) {
+      setWindowTitle(QStringLiteral("ddpscope"));
+      return;
+    }
+    QString badges = sourceBadge(run->source());
+    if (run->incomplete()) badges += QStringLiteral(", ") + kIncompleteBadge;
+    setWindowTitle(QStringLiteral("%1 [%2] — ddpscope").arg(run->name, badges));
+  });
+  buildMenus();
+  applyAppTheme(settings::theme());
+  resize(1500, 950);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildPanels() {
   timeline_ = new TimelineView(session_, this);
   headline_ = new HeadlineBar(session_, this);
   summary_ = new SummaryPanel(session_, this);
   buckets_ = new BucketsPanel(session_, this);
   details_ = new DetailsPanel(session_, this);
   runs_ = new RunListPanel(session_, this);
+  run_panel_ = new RunPanel(session_, this);
+  sweep_ = new SweepPanel(
+      session_, [this] { return run_panel_->parameters(); }, this);
+  compare_ = new ComparePanel(session_, this);
+  connect(run_panel_, &RunPanel::sweepRequested, this, [this] { tabs_->setCurrentWidget(sweep_); });
+}
 
+QWidget* MainWindow::buildLeftColumn() {
   auto* left = new QWidget(this);
-  left_column_ = new QVBoxLayout(left);
-  left_column_->setContentsMargins(0, 0, 0, 0);
-  left_column_->addWidget(runs_, 1);
+  auto* column = new QVBoxLayout(left);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->addWidget(runs_, 1);
+  column->addWidget(run_panel_);
   left->setMinimumWidth(200);
+  return left;
+}
 
+QWidget* MainWindow::buildCentre() {
   auto* centre = new QWidget(this);
   auto* centre_layout = new QVBoxLayout(centre);
   centre_layout->setContentsMargins(0, 0, 0, 0);
@@ -64,6 +107,8 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(buckets_, tr("Buckets"));
   tabs_->addTab(details_, tr("Details"));
+  tabs_->addTab(sweep_, tr("Sweep"));
+  tabs_->addTab(compare_, tr("Compare"));
   connect(session_, &Session::eventSelected, this, [this] {
     if (session_->selectedEvent()) tabs_->setCurrentWidget(details_);
   });
@@ -81,14 +126,10 @@ MainWindow::MainWindow(QWidget* parent)
         std::clamp(timeline_->contentHeight() + std::max(chrome, 40) + 8, 240, total * 2 / 3);
     vsplit->setSizes({want, total - want});
   });
+  return centre;
+}
 
-  auto* hsplit = new QSplitter(Qt::Horizontal, this);
-  hsplit->addWidget(left);
-  hsplit->addWidget(centre);
-  hsplit->setStretchFactor(1, 1);
-  hsplit->setSizes({220, 1200});
-  setCentralWidget(hsplit);
-
+void MainWindow::buildStatusBar() {
   status_ = new QLabel(this);
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1000);
@@ -102,7 +143,9 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addPermanentWidget(cancel_);
   connect(cancel_, &QToolButton::clicked, loader_, &RunLoadJob::cancel);
   connect(timeline_, &TimelineView::statusMessage, status_, &QLabel::setText);
+}
 
+void MainWindow::connectLoader() {
   connect(loader_, &RunLoadJob::started, this, [this](const QStringList& paths) {
     loading_paths_ = paths;
     progress_->setValue(0);
@@ -120,14 +163,13 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(loader_, &RunLoadJob::loaded, this, [this](std::shared_ptr<LoadedRun> run) {
     addRecent(run->paths);
-    const QString source = sourceBadge(run->source());
     const QStringList warnings = runWarnings(*run);
     const QString text =
         tr("%1 · %2 events · loaded in %3 s · %4")
             .arg(run->name)
             .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
             .arg(run->load_seconds, 0, 'f', 2)
-            .arg(source) +
+            .arg(sourceBadge(run->source())) +
         (warnings.isEmpty()
              ? QString()
              : QStringLiteral(" · %1: %2").arg(warningCount(warnings.size()), warnings.front()));
@@ -146,22 +188,7 @@ MainWindow::MainWindow(QWidget* parent)
                                   ? loading_paths_.front()
                                   : tr("%1 paths").arg(loading_paths_.size())));
   });
-  connect(session_, &Session::currentRunChanged, this, [this] {
-    const auto run = session_->current();
-    if (!run) {
-      setWindowTitle(QStringLiteral("ddpscope"));
-      return;
-    }
-    QString badges = sourceBadge(run->source());
-    if (run->incomplete()) badges += QStringLiteral(", ") + kIncompleteBadge;
-    setWindowTitle(QStringLiteral("%1 [%2] — ddpscope").arg(run->name, badges));
-  });
-  buildMenus();
-  RunControls::of(this);  // run panel, Sweep and Compare tabs, Run menu (issue 7)
-  resize(1500, 950);
 }
-
-MainWindow::~MainWindow() = default;
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -182,6 +209,12 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), this,
                   [this] { session_->closeRun(session_->currentIndex()); });
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  buildViewMenu();
+  buildRunMenu();
+  buildHelpMenu();
+}
+
+void MainWindow::buildViewMenu() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("&Fit (F)"), this, [this] { timeline_->fit(); });
   view->addAction(tr("Zoom in (W)"), this, [this] {
@@ -197,6 +230,25 @@ void MainWindow::buildMenus() {
     session_->selectBucket(std::nullopt);
     session_->selectEvent(std::nullopt);
   });
+}
+
+void MainWindow::buildRunMenu() {
+  QMenu* menu = menuBar()->addMenu(tr("&Run"));
+  menu->addAction(tr("&Run agent"), QKeySequence(Qt::CTRL | Qt::Key_R), run_panel_,
+                  &RunPanel::startRun);
+  menu->addAction(tr("&Cancel run"), run_panel_, &RunPanel::cancelRun);
+  menu->addAction(tr("&Sweep bucket sizes"), this, [this] {
+    tabs_->setCurrentWidget(sweep_);
+    sweep_->start();
+  });
+  menu->addAction(tr("C&ompare runs"), this, [this] { tabs_->setCurrentWidget(compare_); });
+  menu->addSeparator();
+  menu->addAction(tr("Export design &report…"), this, &MainWindow::exportReportDialog);
+  menu->addSeparator();
+  menu->addAction(tr("Se&ttings…"), this, &MainWindow::showSettingsDialog);
+}
+
+void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("Navigation"), this, [this] {
     QMessageBox::information(
@@ -301,6 +353,66 @@ bool MainWindow::exportTo(const QString& what, const QString& path, double scale
   }
   status_->setText(tr("Exported %1").arg(path));
   return true;
+}
+
+bool MainWindow::exportReport(const QString& dir, QString* error) {
+  const auto run = session_->current();
+  if (!run) {
+    if (error) *error = tr("open or run a trace first");
+    return false;
+  }
+  analysis::DesignReportInput in =
+      analysis::designReportInputFor(run->run, run->report, run->name.toStdString());
+  if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
+  std::vector<ReportFigure> figures;
+  in.timeline_png = "timeline.png";
+  figures.push_back({QStringLiteral("timeline.png"), [this](QByteArray* png, QString* e) {
+                       return timeline_->renderImage(ExportFormat::Png, 1.5, png, e);
+                     }});
+  if (!sweep_->points().empty()) {
+    in.sweep = sweep_->points();
+    in.recommendation = sweep_->recommendation();
+    in.sweep_png = "sweep.png";
+    figures.push_back({QStringLiteral("sweep.png"), [this](QByteArray* png, QString* e) {
+                         return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
+                       }});
+  }
+  if (!compare_->rows().empty()) {
+    const auto a = compare_->runA(), b = compare_->runB();
+    in.compare_name_a = a->name.toStdString();
+    in.compare_name_b = b->name.toStdString();
+    in.compare_configuration_a = analysis::runConfigurationText(a->run);
+    in.compare_configuration_b = analysis::runConfigurationText(b->run);
+    in.compare_includes_this_run = a == run || b == run;
+    in.comparison = compare_->rows();
+    in.compare_png = "compare.png";
+    figures.push_back({QStringLiteral("compare.png"), [this](QByteArray* png, QString* e) {
+                         return compare_->renderChart(ExportFormat::Png, 1.5, png, e);
+                       }});
+  }
+  QStringList written;
+  if (!writeDesignReport(in, figures, dir, &written, error)) return false;
+  status_->setText(tr("Design report written to %1 (%2 files)").arg(dir).arg(written.size()));
+  return true;
+}
+
+void MainWindow::exportReportDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the report"));
+  if (dir.isEmpty()) return;
+  exportReportTo(dir);
+}
+
+bool MainWindow::exportReportTo(const QString& dir) {
+  QString error;
+  if (exportReport(dir, &error)) return true;
+  reportError(tr("Report not written"), tr("Report not written: %1").arg(error));
+  return false;
+}
+
+void MainWindow::showSettingsDialog() {
+  if (!editRunSettings(this)) return;
+  run_panel_->refreshFromSettings();
+  applyAppTheme(settings::theme());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

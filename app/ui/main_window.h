@@ -23,6 +23,9 @@ class BucketsPanel;
 class DetailsPanel;
 class RunListPanel;
 class RunLoadJob;
+class RunPanel;
+class SweepPanel;
+class ComparePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -38,8 +41,10 @@ class MainWindow : public QMainWindow {
   DetailsPanel* details() const { return details_; }
   QTabWidget* tabs() const { return tabs_; }
   RunLoadJob* loader() const { return loader_; }
-  // The left column; the run-control panel (a later issue) is added here, below the run list.
-  QVBoxLayout* leftColumn() const { return left_column_; }
+  // Relaunch (the left column's run panel), Sweep and Compare tabs.
+  RunPanel* runPanel() const { return run_panel_; }
+  SweepPanel* sweepPanel() const { return sweep_; }
+  ComparePanel* comparePanel() const { return compare_; }
   // The last error shown to the user ("" when none), for tests.
   QString lastError() const { return last_error_; }
   // The text of the status bar's message field.
@@ -57,13 +62,30 @@ class MainWindow : public QMainWindow {
   bool exportView(const QString& what, const QString& path, double scale, QString* error);
   // exportView, then tells the user: "Exported FILE" in the status bar, or reportError.
   bool exportTo(const QString& what, const QString& path, double scale);
+  // Writes the design-review report of the current run into `dir` (report.md, report.html and
+  // the PNG figures beside them); the sweep and the comparison when there are any, each naming
+  // the runs it covers. Returns false with a message on failure.
+  bool exportReport(const QString& dir, QString* error);
+  // exportReport, then tells the user: the status bar, or reportError.
+  bool exportReportTo(const QString& dir);
+  // The run settings dialog; on OK the run panel and the theme follow the new settings.
+  void showSettingsDialog();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
  private:
+  void buildPanels();
+  QWidget* buildLeftColumn();
+  QWidget* buildCentre();
+  void buildStatusBar();
+  void connectLoader();
   void buildMenus();
+  void buildViewMenu();
+  void buildRunMenu();
+  void buildHelpMenu();
+  void exportReportDialog();
   void openFilesDialog();
   void openFolderDialog();
   void exportDialog(bool timeline);
@@ -78,8 +100,10 @@ class MainWindow : public QMainWindow {
   BucketsPanel* buckets_;
   DetailsPanel* details_;
   RunListPanel* runs_;
+  RunPanel* run_panel_;
+  SweepPanel* sweep_;
+  ComparePanel* compare_;
   QTabWidget* tabs_;
-  QVBoxLayout* left_column_;
   QProgressBar* progress_;
   QToolButton* cancel_;
   QLabel* status_;

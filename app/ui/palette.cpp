@@ -5,6 +5,8 @@
 #include <QIcon>
 #include <QPainter>
 #include <QPalette>
+#include <QStyle>
+#include <QStyleFactory>
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -93,8 +95,7 @@ std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace
     return rows;
   }
   rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(gbps));
-  const bool allreduce = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()))
-                             .contains(QLatin1String("allreduce"), Qt::CaseInsensitive);
+  const bool allreduce = analysis::isAllreduceName(name);
   if (const auto busbw = analysis::allreduceBusBandwidth(gbps, world_size); allreduce && busbw)
     rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(busbw));
   return rows;
@@ -279,6 +280,23 @@ void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<
   QFont font = plot->font();
   font.setPointSizeF(font.pointSizeF() > 0 ? font.pointSizeF() + 1 : 10);
   note->setFont(font);
+}
+
+void applyAppTheme(const QString& theme) {
+  if (theme == QLatin1String("system")) return;  // the window follows the system palette
+  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+  QPalette pal = QApplication::style()->standardPalette();
+  if (theme == QLatin1String("dark")) {
+    pal.setColor(QPalette::Window, QColor(0x2B, 0x2B, 0x2B));
+    pal.setColor(QPalette::WindowText, QColor(0xE6, 0xE6, 0xE6));
+    pal.setColor(QPalette::Base, QColor(0x1E, 0x1E, 0x1E));
+    pal.setColor(QPalette::AlternateBase, QColor(0x2B, 0x2B, 0x2B));
+    pal.setColor(QPalette::Text, QColor(0xE6, 0xE6, 0xE6));
+    pal.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+    pal.setColor(QPalette::ButtonText, QColor(0xE6, 0xE6, 0xE6));
+    pal.setColor(QPalette::Mid, QColor(0x60, 0x60, 0x60));
+  }
+  QApplication::setPalette(pal);
 }
 
 }  // namespace ddpscope::ui

@@ -1,5 +1,5 @@
 #pragma once
-// One palette everywhere (UI.md "Visual language", Okabe–Ito) and the number formats.
+// One palette everywhere (docs/UI.md "Visual language", Okabe–Ito) and the number formats.
 
 #include <QColor>
 #include <QString>
@@ -55,6 +55,10 @@ std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace
                                                        bool collective, std::string_view name,
                                                        std::int32_t world_size);
 // "SIMULATED", "CUDA", "IMPORTED" or "MIXED" for a run's source string.
+// The application's palette for a theme setting: "system" leaves the system's, "light" and
+// "dark" set Fusion's with the theme's colours.
+void applyAppTheme(const QString& theme);
+
 QString sourceBadge(std::string_view source);
 QColor badgeColour(std::string_view source);
 

@@ -13,14 +13,13 @@ std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) 
   out->paths = paths;
   out->name = QString::fromStdString(run.name);
   if (out->name.isEmpty() && !paths.isEmpty()) out->name = QFileInfo(paths.front()).fileName();
-  out->report = analysis::analyzeRun(run);
-  std::vector<analysis::RankActivity> activity;
-  for (const auto& r : run.ranks)
-    activity.push_back(analysis::rankActivity(r));
+  std::vector<analysis::RankActivity> activity;  // from the analysis's own pass
+  out->report = analysis::analyzeRun(run, {}, &activity);
   out->timeline = buildTimelineModel(run, out->report, activity);
   for (const auto& a : activity)
     out->overlap.push_back(rankOverlap(a));
-  out->completeness = computeCompleteness(run);
+  out->summary = analysis::summarizeRun(out->report);
+  out->completeness = {out->report.completeness, QString()};
   out->run = std::move(run);
   return out;
 }
@@ -45,24 +44,6 @@ trace::TimeNs RankOverlap::computeWithinComm(trace::TimeNs lo, trace::TimeNs hi)
 
 trace::TimeNs RankOverlap::commWithin(trace::TimeNs lo, trace::TimeNs hi) const {
   return analysis::lengthWithin(comm, lo, hi);
-}
-
-Completeness computeCompleteness(const trace::Run& run) {
-  Completeness c;
-  bool produced_by_ddpscope = false;
-  std::set<std::int32_t> present;
-  for (const auto& r : run.ranks) {
-    c.world_size = std::max(c.world_size, r.world_size);
-    produced_by_ddpscope = produced_by_ddpscope || r.ddpscope.present;
-    present.insert(r.rank);
-    if (r.ddpscope.incomplete) c.incomplete_ranks.push_back(r.rank);
-  }
-  std::sort(c.incomplete_ranks.begin(), c.incomplete_ranks.end());
-  if (produced_by_ddpscope || run.ranks.size() > 1) {
-    for (std::int32_t rank = 0; rank < c.world_size; ++rank)
-      if (!present.contains(rank)) c.missing_ranks.push_back(rank);
-  }
-  return c;
 }
 
 namespace {
@@ -116,10 +97,7 @@ QStringList runWarnings(const LoadedRun& run) {
 }
 
 QString ranksText(const LoadedRun& run) {
-  const auto loaded = run.run.ranks.size();
-  const auto world = static_cast<std::size_t>(std::max(0, run.completeness.world_size));
-  if (world > loaded) return QObject::tr("%1 of %2 ranks").arg(loaded).arg(world);
-  return loaded == 1 ? QObject::tr("1 rank") : QObject::tr("%1 ranks").arg(loaded);
+  return QString::fromStdString(analysis::runFigureText(run.summary).ranks);
 }
 
 QString warningCount(qsizetype n) {
@@ -127,60 +105,15 @@ QString warningCount(qsizetype n) {
 }
 
 QString runTitle(const LoadedRun& run, bool two_lines) {
-  const Headline hl = computeHeadline(run.report);
-  const auto& c = run.completeness;
-  const auto ranks = run.run.ranks.size();
+  const auto t = analysis::runFigureText(run.summary);
   QString badge = sourceBadge(run.source());
   if (run.incomplete()) badge += QStringLiteral(" · ") + kIncompleteBadge;
-  // The headline pools ranks (Σ hidden / Σ comm); a slide should say so, and say when ranks
-  // of the run are not in it (missing, or a single rank's trace opened on purpose).
-  if (!c.missing_ranks.empty() ||
-      (c.world_size > 0 && ranks < static_cast<std::size_t>(c.world_size))) {
-    badge += QStringLiteral(" · %1 of %2 ranks").arg(ranks).arg(c.world_size);
-  } else if (ranks > 1) {
-    badge += QStringLiteral(" · %1 ranks pooled").arg(ranks);
-  }
-  return QStringLiteral("%1 [%2]%3overlap %4 · exposed %5%6 · step %7 · DP eff. %8")
-      .arg(run.name, badge, two_lines ? QStringLiteral("\n") : QStringLiteral(" · "),
-           formatPct(hl.overlap_pct), formatTime(hl.exposed_per_step_ns),
-           hl.has_steps ? QStringLiteral("/step") : QString(),
-           hl.has_steps ? formatTime(hl.step_ns) : QStringLiteral("n/a"),
-           formatPct(hl.dp_efficiency, 1));
-}
-
-Headline computeHeadline(const analysis::RunReport& report) {
-  Headline h;
-  trace::TimeNs comm = 0, hidden = 0, exposed = 0, step_sum = 0;
-  double eff_sum = 0;
-  int steps = 0, effs = 0;
-  for (const auto& r : report.ranks) {
-    comm += r.whole.comm_ns;
-    hidden += r.whole.overlap_ns;
-    for (const auto& s : r.steps) {
-      ++steps;
-      exposed += s.metrics.exposed_ns;
-      step_sum += s.dur_ns;
-      if (s.dp_efficiency) {
-        eff_sum += *s.dp_efficiency;
-        ++effs;
-      }
-    }
-  }
-  if (comm > 0) h.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
-  // One rank: exactly the analysis's figure (no re-rounding through the pooled sums).
-  if (report.ranks.size() == 1) h.overlap_pct = report.ranks.front().whole.overlap_pct;
-  h.has_steps = steps > 0;
-  if (steps > 0) {
-    h.exposed_per_step_ns = exposed / steps;
-    h.step_ns = step_sum / steps;
-  } else {
-    for (const auto& r : report.ranks)
-      h.exposed_per_step_ns += r.whole.exposed_ns;
-    if (!report.ranks.empty())
-      h.exposed_per_step_ns /= static_cast<trace::TimeNs>(report.ranks.size());
-  }
-  if (effs > 0) h.dp_efficiency = 100.0 * eff_sum / effs;
-  return h;
+  badge += QStringLiteral(" · ") + QString::fromStdString(t.ranks);
+  const auto q = [](const std::string& s) { return QString::fromStdString(s); };
+  return QStringLiteral(
+             "%1 [%2]%3overlap %4 · exposed %5 · step %6 · DP eff. %7 · GPU idle %8 (%9)")
+      .arg(run.name, badge, two_lines ? QStringLiteral("\n") : QStringLiteral(" · "), q(t.overlap),
+           q(t.exposed), q(t.step), q(t.dp_efficiency), q(t.gpu_idle), q(t.scope));
 }
 
 Session::Session(QObject* parent) : QObject(parent) {}

@@ -1,5 +1,5 @@
 #pragma once
-// The central context every view observes (STYLE.md, RenderDoc/Hotspot): the runs loaded, the
+// The central context every view observes (docs/UI.md "Code map"): the runs loaded, the
 // current run, the selected bucket, the visible time range and the selected range. Views change
 // it and react to its signals; they never talk to each other.
 
@@ -11,26 +11,21 @@
 #include <vector>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/run_summary.h"
 #include "app/ui/timeline_model.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::ui {
 
-// Whether a run's numbers cover the whole run. A run is incomplete when a rank's trace says its
-// producer stopped before the end (ddpscope.incomplete: a crash, an error, a timeout), when ranks
-// of the world the traces declare are missing (runs made by ddpscope, or several ranks opened
-// together; a single imported rank file is how PyTorch profiles are shared and is not flagged),
-// or when the agent that made it failed.
-struct Completeness {
-  std::vector<std::int32_t> incomplete_ranks;  // traces flagged incomplete
-  std::vector<std::int32_t> missing_ranks;     // ranks of the declared world with no trace
-  std::int32_t world_size = 0;                 // the largest world size the traces declare
-  QString producer_error;                      // the failed agent's message, "" when none
+// Whether a run's numbers cover the whole run: the analysis's completeness (traces cut short,
+// ranks of the declared world with no trace: analysis::Completeness) and, for a run the app
+// made, whether the agent that made it failed.
+struct Completeness : analysis::Completeness {
+  QString producer_error;  // the failed agent's message, "" when none
   bool incomplete() const {
-    return !incomplete_ranks.empty() || !missing_ranks.empty() || !producer_error.isEmpty();
+    return analysis::Completeness::incomplete() || !producer_error.isEmpty();
   }
 };
-Completeness computeCompleteness(const trace::Run& run);
 // What the "INCOMPLETE" badge's tooltip says: why, and what the numbers cover ("" when complete).
 QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded);
 
@@ -59,6 +54,7 @@ struct LoadedRun {
   QStringList paths;
   trace::Run run;
   analysis::RunReport report;
+  analysis::RunSummary summary;  // every run-level figure shown (analysis::summarizeRun)
   std::vector<RankOverlap> overlap;  // one per rank
   TimelineModel timeline;
   double load_seconds = 0;
@@ -71,16 +67,6 @@ struct LoadedRun {
 
 // Builds a LoadedRun from a run in memory (analysis + timeline model). Runs on any thread.
 std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths);
-
-// The numbers shown above the timeline, pooled over ranks.
-struct Headline {
-  std::optional<double> overlap_pct;  // Σ hidden / Σ comm over ranks
-  trace::TimeNs exposed_per_step_ns = 0;
-  trace::TimeNs step_ns = 0;            // mean step time (0 when no steps)
-  std::optional<double> dp_efficiency;  // mean over steps and ranks, in %
-  bool has_steps = false;
-};
-Headline computeHeadline(const analysis::RunReport& report);
 
 // The title of an exported figure, so that a slide says what it shows: the run's name, its source
 // badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.

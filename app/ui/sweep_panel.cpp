@@ -150,7 +150,8 @@ void SweepPanel::launchNext() {
   connect(job, &AgentRunJob::loaded, this, [this, job](std::shared_ptr<LoadedRun> run) {
     analysis::SweepPoint point;
     point.bucket_mb = job->parameters().bucket_mb;
-    point.summary = analysis::summarizeRun(run->report);
+    point.summary = run->summary;
+    point.configuration = analysis::runConfigurationText(run->run, false);
     run->name = tr("sweep %1").arg(run->name);
     point.label = job->outDir().toStdString();
     points_.push_back(std::move(point));

@@ -45,12 +45,12 @@ std::uint8_t styleOf(ActivityClass c) {
   }
 }
 
-std::string streamRole(const analysis::RankReport* rr, const trace::Track& t) {
+analysis::StreamRole streamRole(const analysis::RankReport* rr, const trace::Track& t) {
   if (rr) {
     for (const auto& s : rr->streams)
       if (s.device == t.device() && s.stream == t.stream()) return s.role;
   }
-  return "compute";
+  return analysis::StreamRole::Compute;
 }
 
 void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
@@ -126,8 +126,6 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
   }
 
   // One lane per GPU stream with activity.
-  std::vector<ActivityClass> name_class(rank.names.size(), ActivityClass::None);
-  std::vector<bool> classified(rank.names.size(), false);
   bool several_devices = false;
   for (const auto& t : rank.tracks)
     if (t.kind == trace::TrackKind::Gpu && t.device() != rank.tracks.front().device())
@@ -145,20 +143,11 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
     lane.role = streamRole(rr, t);
     lane.height = kStreamLaneHeight;
     lane.label = (several_devices ? "gpu " + std::to_string(t.device()) + " · " : std::string()) +
-                 shortRole(lane.role) + " · stream " + analysis::streamText(t.stream());
+                 std::string(analysis::streamRoleShortName(lane.role)) + " · stream " +
+                 analysis::streamText(t.stream());
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!trace::isGpuActivity(t.kind_of[i])) continue;
-      ActivityClass c;
-      if (t.kind_of[i] == trace::EventKind::Kernel) {
-        const auto n = t.name[i];
-        if (!classified[n]) {
-          name_class[n] = analysis::classify(trace::EventKind::Kernel, rank.names[n]);
-          classified[n] = true;
-        }
-        c = name_class[n];
-      } else {
-        c = analysis::classify(t.kind_of[i], rank.names[t.name[i]]);
-      }
+      const ActivityClass c = act.classOf(t.kind_of[i], t.name[i]);
       const auto src = static_cast<std::uint32_t>(i);
       if (c == ActivityClass::Communication) {
         addSplitComm(lane.events, t.start[i], t.end(i), src, act.compute);
@@ -187,10 +176,6 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
 }
 
 }  // namespace
-
-std::string shortRole(const std::string& role) {
-  return role == "communication" ? "comm" : role;
-}
 
 int TimelineModel::contentHeight() const {
   int h = 0;

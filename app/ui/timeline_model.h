@@ -40,9 +40,9 @@ struct Lane {
   std::int32_t rank_index = 0;  // index in Run::ranks
   std::int32_t track = -1;      // stream lanes: index in RankTrace::tracks
   std::int64_t device = 0, stream = 0;
-  std::string role;   // stream lanes: "compute", "communication", "copy", "sync"
-  std::string label;  // as shown on the left
-  int height = 20;    // pixels at 1x
+  analysis::StreamRole role = analysis::StreamRole::Compute;  // stream lanes
+  std::string label;                                          // as shown on the left
+  int height = 20;                                            // pixels at 1x
   LaneEvents events;
 };
 
@@ -59,8 +59,5 @@ struct TimelineModel {
 // `activity` has one entry per rank of the run (analysis::rankActivity).
 TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunReport& report,
                                  const std::vector<analysis::RankActivity>& activity);
-
-// "comm" for "communication", else the role itself.
-std::string shortRole(const std::string& role);
 
 }  // namespace ddpscope::ui

@@ -29,15 +29,6 @@ QString row(const QString& key, const QString& value) {
       .arg(key, value.toHtmlEscaped());
 }
 
-bool isOptimizerName(const std::string& n) {
-  static const char* kWords[] = {"optim", "adam", "sgd", "multi_tensor", "foreach", "momentum"};
-  std::string lower(n);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  for (const char* w : kWords)
-    if (lower.find(w) != std::string::npos) return true;
-  return false;
-}
 }  // namespace
 
 TimelineView::TimelineView(Session* session, QWidget* parent)
@@ -327,7 +318,9 @@ void TimelineView::updateBucketItems() {
     }
     if (lane.kind == LaneKind::Stream && lane.device == b.device && lane.stream == b.stream)
       comm_lane = l;
-    if (lane.kind == LaneKind::Stream && lane.role == "compute" && !compute_lane) compute_lane = l;
+    if (lane.kind == LaneKind::Stream && lane.role == analysis::StreamRole::Compute &&
+        !compute_lane)
+      compute_lane = l;
   }
   const QPen pen(QColor(0x11, 0x11, 0x11), 2);
   auto outline = [&](const LanePlottable* lane, TimeNs lo, TimeNs hi) {
@@ -365,7 +358,7 @@ void TimelineView::updateBucketItems() {
     const auto first = static_cast<std::size_t>(
         std::lower_bound(t.start.begin(), t.start.end(), b.end_ns) - t.start.begin());
     for (std::size_t i = first; i < t.size() && i < first + 5000; ++i) {
-      if (isOptimizerName(rank.names[t.name[i]])) {
+      if (analysis::isOptimizerName(rank.names[t.name[i]])) {
         consumer = t.start[i];
         break;
       }
@@ -430,7 +423,7 @@ QString TimelineView::hoverText(const QPointF& pos) const {
                  .arg(QString::fromStdString(rank.names[t.name[src]]).toHtmlEscaped());
       html += row("stream", QStringLiteral("%1 (%2) · gpu %3 · rank %4")
                                 .arg(QString::fromStdString(analysis::streamText(lane.stream)))
-                                .arg(QString::fromStdString(lane.role))
+                                .arg(QString::fromUtf8(analysis::streamRoleName(lane.role).data()))
                                 .arg(lane.device)
                                 .arg(rank.rank));
       html += row("start", formatTime(t.start[src]));

@@ -109,7 +109,7 @@ TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
     run.ranks.push_back(b.build());
   }
   auto rep = analysis::analyzeRun(run);
-  EXPECT_EQ(rep.missing_ranks, (std::vector<std::int32_t>{2, 4, 5, 6}));
+  EXPECT_EQ(rep.completeness.missing_ranks, (std::vector<std::int32_t>{2, 4, 5, 6}));
   ASSERT_EQ(rep.warnings.size(), 1u);
   EXPECT_EQ(rep.warnings[0],
             "only 4 of 8 ranks have a trace (missing: ranks 2, 4-6); the numbers cover only the "
@@ -135,7 +135,7 @@ TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
     whole.ranks.push_back(b.build());
   }
   EXPECT_TRUE(analysis::analyzeRun(whole).warnings.empty());
-  EXPECT_TRUE(analysis::analyzeRun(whole).missing_ranks.empty());
+  EXPECT_TRUE(analysis::analyzeRun(whole).completeness.missing_ranks.empty());
 }
 
 // Nothing to measure is said, not shown as zeros; an unknown size is n/a (null), not -1.
@@ -171,7 +171,7 @@ TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   const auto r = analysis::analyzeRank(b.build());
   std::map<std::int64_t, std::string> role;
   for (const auto& s : r.streams)
-    role[s.stream] = s.role;
+    role[s.stream] = analysis::streamRoleName(s.role);
   EXPECT_EQ(role[7], "compute");
   EXPECT_EQ(role[20], "copy");
   EXPECT_EQ(role[40], "communication");

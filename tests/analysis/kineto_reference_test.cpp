@@ -1,9 +1,17 @@
-// The reference figures of shared/testdata/kineto/README.md, computed independently of this
+// The reference figures of tests/data/README.md, computed independently of this
 // project, pinned here at full ns precision.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
+#include "tests/common/kineto_reference.h"
 #include "tracer/format/trace_reader.h"
 
 using namespace ddpscope;
@@ -100,4 +108,44 @@ TEST(KinetoReference, Resnet50InferredBuckets) {
   }
   // The first bucket of the first step holds the last layer: fc, 2048 x 1000 + 1000 floats.
   EXPECT_EQ(by_step.begin()->second[0]->bytes, 2049000LL * 4);  // the fc layer, ready first
+}
+
+using namespace ddpscope::testing::kineto_reference;
+
+TEST(KinetoReference, Resnet50PerStepFiguresExactly) {
+  const auto r = analysis::analyzeRank(resnet());
+  ASSERT_EQ(r.steps.size(), std::size(kSteps));
+  for (std::size_t i = 0; i < std::size(kSteps); ++i) {
+    const auto& want = kSteps[i];
+    const auto& got = r.steps[i];
+    SCOPED_TRACE("step " + std::to_string(want.step));
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_EQ(got.dur_ns, want.dur_ns);
+    EXPECT_EQ(got.metrics.comm_ns, want.comm_ns);
+    EXPECT_EQ(got.metrics.overlap_ns, want.overlap_ns);
+    EXPECT_EQ(got.metrics.exposed_ns, want.exposed_ns);
+    ASSERT_TRUE(got.metrics.overlap_pct.has_value());
+    EXPECT_EQ(std::llround(*got.metrics.overlap_pct * 1e4), want.overlap_pct_e4)
+        << *got.metrics.overlap_pct;
+  }
+}
+
+TEST(KinetoReference, Resnet50AllFifteenBucketsExactly) {
+  const auto r = analysis::analyzeRank(resnet());
+  ASSERT_EQ(r.buckets.size(), std::size(kBuckets));
+  std::int32_t previous_step = -1, next_id = 0;
+  for (std::size_t i = 0; i < std::size(kBuckets); ++i) {
+    const auto& want = kBuckets[i];
+    const auto& got = r.buckets[i];
+    SCOPED_TRACE("bucket " + std::to_string(i) + " (step " + std::to_string(want.step) + ")");
+    next_id = want.step == previous_step ? next_id + 1 : 0;
+    previous_step = want.step;
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_EQ(got.id, next_id);
+    EXPECT_EQ(got.bytes, want.bytes);
+    EXPECT_EQ(got.end_ns - got.start_ns, want.allreduce_ns);
+    EXPECT_EQ(got.wait_ns, want.wait_ns);
+    EXPECT_EQ(got.start_ns - got.ready_ns, want.wait_ns);  // wait = start − ready
+    EXPECT_TRUE(got.inferred);
+  }
 }

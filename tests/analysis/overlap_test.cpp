@@ -1,4 +1,4 @@
-// Hand-built traces for each rule of DESIGN.md "Definitions", and properties that must hold.
+// Hand-built traces for each rule of docs/METRICS.md, and properties that must hold.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -121,15 +121,18 @@ TEST(Compare, RowsForTheDesignReviewTable) {
   const auto a = reportWithSteps({{100, 0}, {100, 0}, {100, 0}}, 20'000);
   const auto b = reportWithSteps({{100, 100}, {100, 100}, {100, 100}}, 15'000);
   const auto rows = analysis::compareRuns(a, b);
-  ASSERT_GE(rows.size(), 5u);
-  EXPECT_EQ(rows[0].metric, "step time");
-  EXPECT_DOUBLE_EQ(rows[0].a_value, 20'000);
-  EXPECT_DOUBLE_EQ(rows[0].b_value, 15'000);
-  EXPECT_NE(rows[0].delta.find("-25.0 %"), std::string::npos) << rows[0].delta;
-  EXPECT_EQ(rows[1].metric, "overlap");
-  EXPECT_EQ(rows[1].a, "0.0 %");
-  EXPECT_EQ(rows[1].b, "100.0 %");
-  EXPECT_EQ(rows[1].delta, "+100.0 pp");  // percentage points
+  ASSERT_GE(rows.size(), 6u);
+  // The steps each side covers come first: the figures below are over those.
+  EXPECT_EQ(rows[0].metric, "steps covered");
+  EXPECT_EQ(rows[0].a, "steps 1–2; step 0 left out as warm-up");
+  EXPECT_EQ(rows[1].metric, "step time");
+  EXPECT_DOUBLE_EQ(rows[1].a_value, 20'000);
+  EXPECT_DOUBLE_EQ(rows[1].b_value, 15'000);
+  EXPECT_NE(rows[1].delta.find("-25.0 %"), std::string::npos) << rows[1].delta;
+  EXPECT_EQ(rows[2].metric, "overlap");
+  EXPECT_EQ(rows[2].a, "0.00 %");
+  EXPECT_EQ(rows[2].b, "100.00 %");
+  EXPECT_EQ(rows[2].delta, "+100.00 pp");  // percentage points
   // A count is whole when every step has the same; a fraction keeps its decimal.
   const auto count = std::find_if(rows.begin(), rows.end(),
                                   [](const auto& r) { return r.metric == "allreduces / step"; });
@@ -162,7 +165,7 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
   const auto html = analysis::designReportHtml(in);
   const auto summary = analysis::summarizeRun(report);
   char overlap[32];
-  std::snprintf(overlap, sizeof overlap, "%.1f %%", *summary.overlap_pct);
+  std::snprintf(overlap, sizeof overlap, "%.2f %%", *summary.overlap_pct);
   for (const auto* doc : {&md, &html}) {
     EXPECT_NE(doc->find("SIMULATED"), std::string::npos);
     EXPECT_NE(doc->find(overlap), std::string::npos) << overlap;

@@ -1,6 +1,6 @@
 // The CUPTI converter on hand-built activity buffers: what each record becomes in the trace
 // (names, categories, tracks, ns times, correlation, flows), and that the result survives a
-// write/read round trip and is classified by the analysis as DESIGN.md defines.
+// write/read round trip and is classified by the analysis as docs/METRICS.md defines.
 
 #include <gtest/gtest.h>
 #include <unistd.h>

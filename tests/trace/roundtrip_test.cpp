@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "tracer/format/file_io.h"
 #include "tracer/format/trace_reader.h"
@@ -134,5 +138,63 @@ TEST(AtomicWrite, FailureLeavesThePreviousFileIntact) {
   for (const auto& e : fs::directory_iterator(dir))
     leftovers += e.path().filename().string().starts_with(".");
   EXPECT_EQ(leftovers, 0u);
+  fs::remove_all(dir);
+}
+
+// A write that fails part-way in the destination's own folder (the file-size limit stands in for
+// a full disk: write() stores what fits, then fails with EFBIG): the file already at the final
+// name is unchanged byte for byte, and no temporary file is left next to it.
+TEST(AtomicWrite, FailureMidWriteInTheTargetFolderLeavesTheOldFileIntact) {
+  const auto dir = tempDir() / "mid-write";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto path = (dir / "rank-3.json").string();
+  WriteOptions plain;
+  plain.compression = WriteOptions::Compression::Plain;
+  writeTraceFile(ourTrace(), path, plain);
+  std::string old;
+  {
+    std::ifstream in(path, std::ios::binary);
+    old.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(old.size(), 100u);
+
+  // The new trace is megabytes; at most 64 KiB of it can be written.
+  const RankTrace big = readTraceFile(dataPath("resnet50_ddp_rank0.json.gz"));
+  constexpr rlim_t kLimit = 64 << 10;
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < kLimit)
+    GTEST_SKIP() << "RLIMIT_FSIZE hard limit below 64 KiB";
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+  rlimit limited = saved;
+  limited.rlim_cur = kLimit;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string error;
+  try {
+    writeTraceFile(big, path, plain);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+
+  // It failed while writing (not opening): part of the file had been written.
+  EXPECT_NE(error.find("(write)"), std::string::npos) << error;
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  std::string now;
+  {
+    std::ifstream in(path, std::ios::binary);
+    now.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_TRUE(now == old) << "the file at the final name changed: " << now.size() << " bytes, was "
+                          << old.size();
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"rank-3.json"});
+  // And the writer still works once there is room.
+  writeTraceFile(big, path, plain);
+  EXPECT_GT(fs::file_size(path), std::uintmax_t{kLimit});
   fs::remove_all(dir);
 }

@@ -71,6 +71,40 @@ TEST(RunLoader, DuplicateRanksAreAnError) {
   fs::remove_all(dir);
 }
 
+// Rank 0 of a 5 MiB run and rank 1 of a 100 MiB run of the same world size: refused, naming the
+// setting; a per-rank entry (a tracer's record count) and a setting one file lacks are not.
+TEST(RunLoader, FilesOfDifferentRunConfigurationsAreNotOneRun) {
+  const auto dir = freshDir("configs");
+  RankTrace a = oneKernelRank(0, 0, 0), b = oneKernelRank(1, 0, 0);
+  for (RankTrace* t : {&a, &b}) {
+    t->ddpscope.present = true;
+    t->ddpscope.source = "sim";
+    t->ddpscope.config = {{"backend", "\"sim\""}, {"model", "\"mlp\""}, {"bucket_mb", "5"}};
+  }
+  a.ddpscope.config.emplace_back("nvtx_payloads", "12");
+  b.ddpscope.config.emplace_back("nvtx_payloads", "40");
+  writeTraceFile(a, (dir / "rank-0.json").string());
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
+  b.ddpscope.config[2].second = "100";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  try {
+    loadRun({dir.string()});
+    FAIL() << "expected an error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.file(), (dir / "rank-1.json").string());
+    EXPECT_NE(std::string(e.what()).find("its bucket_mb is 100, not 5 as in"), std::string::npos)
+        << e.what();
+  }
+  b.ddpscope.config.erase(b.ddpscope.config.begin() + 2);  // no bucket_mb: nothing to compare
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
+  b.ddpscope.source = "cuda";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  fs::remove_all(dir);
+}
+
 TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
   const auto dir = freshDir("worlds");
   writeTraceFile(oneKernelRank(0, 0, 0), (dir / "a.json").string());
@@ -82,8 +116,9 @@ TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
     FAIL() << "expected an error";
   } catch (const TraceError& e) {
     EXPECT_EQ(e.file(), (dir / "b.json").string());
-    EXPECT_NE(std::string(e.what()).find("its world size is 8, but " + (dir / "a.json").string() +
-                                         " says 2: the files are not from one run"),
+    EXPECT_NE(std::string(e.what()).find("its world size is 8, not 2 as in " +
+                                         (dir / "a.json").string() +
+                                         ": the files are not from one run"),
               std::string::npos)
         << e.what();
   }

@@ -27,7 +27,6 @@
 #include "app/ui/headline_bar.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
-#include "app/ui/run_controls.h"
 #include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/run_panel.h"
@@ -160,7 +159,7 @@ Shown shown(MainWindow& w) {
 struct TwoRuns {
   QTemporaryDir tmp;
   std::unique_ptr<MainWindow> window;
-  RunControls* controls = nullptr;
+  MainWindow* controls = nullptr;  // the window: its run panel, Sweep and Compare
 
   explicit TwoRuns(const QString& agent = kAgent) {
     static QTemporaryDir settings_dir;
@@ -173,7 +172,7 @@ struct TwoRuns {
     window = std::make_unique<MainWindow>();
     window->setErrorDialogsEnabled(false);
     window->resize(1500, 950);
-    controls = RunControls::of(window.get());
+    controls = window.get();
     window->show();
     open({sampleRunPath()});
     open({kResnet});

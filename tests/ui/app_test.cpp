@@ -78,7 +78,11 @@ TEST(UiApp, OpeningResnet50ShowsItsLanesAndOverlap) {
   EXPECT_EQ(streams, (std::vector<std::int64_t>{7, 40}));
   EXPECT_TRUE(labels.contains("compute · stream 7")) << labels.join(", ").toStdString();
   EXPECT_TRUE(labels.contains("comm · stream 40"));
-  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.61 %"));
+  // The headline covers steps 5–6 (step 4 is warm-up): from the reference's per-step figures,
+  // (1760.420 + 3731.346) / (12300.029 + 22587.443) = 15.74 %; the whole file's 15.61 % is the
+  // Summary table's per-rank figure.
+  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.74 %"));
+  EXPECT_EQ(w->headline()->scopeText(), QStringLiteral("steps 5–6; step 4 left out as warm-up"));
   EXPECT_EQ(w->headline()->badgeText(), QStringLiteral("IMPORTED"));
   // The lanes drew something in the full view: the compute lane has boxes.
   for (auto* l : lanes) {
@@ -206,7 +210,8 @@ TEST(UiApp, ExportCurrentChartWritesTheChartOfTheTabShowingWithTheRunTitle) {
   // headline bar shows them: DP efficiency with one decimal).
   for (const QByteArray* svg : {&summary, &buckets}) {
     EXPECT_TRUE(svg->contains("resnet50_ddp_rank0.json.gz [IMPORTED · 1 of 2 ranks]"));
-    EXPECT_TRUE(svg->contains("overlap 15.61 %"));
+    EXPECT_TRUE(svg->contains("overlap 15.74 %"));
+    EXPECT_TRUE(svg->contains("steps 5–6; step 4 left out as warm-up"));
     EXPECT_TRUE(svg->contains("DP eff. " + w->headline()->dpEfficiencyText().toUtf8()))
         << w->headline()->dpEfficiencyText().toStdString();
   }
@@ -371,7 +376,7 @@ TEST(UiApp, MalformedFileLeavesEarlierRunsOpen) {
   EXPECT_TRUE(w->lastError().contains("rank-0.json")) << w->lastError().toStdString();
   ASSERT_EQ(w->session()->runs().size(), 1u);
   EXPECT_EQ(w->session()->currentIndex(), 0);
-  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.61 %"));
+  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.74 %"));
   // A missing path too.
   failed = false;
   w->openPaths({dir.filePath("does-not-exist.json.gz")});

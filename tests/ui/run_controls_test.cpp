@@ -25,7 +25,7 @@
 #include "app/ui/compare_panel.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
-#include "app/ui/run_controls.h"
+#include "app/ui/run_list_panel.h"
 #include "app/ui/run_panel.h"
 #include "app/ui/session.h"
 #include "app/ui/sweep_panel.h"
@@ -55,7 +55,7 @@ RunParameters smallRun(double bucket_mb) {
 struct Fixture {
   QTemporaryDir traces;
   std::unique_ptr<MainWindow> window;
-  RunControls* controls = nullptr;
+  MainWindow* controls = nullptr;  // the window: its run panel, Sweep and Compare
 
   explicit Fixture(const QString& agent = kAgent, const QString& launcher = QString()) {
     // Settings of this process only: ctest runs these tests in parallel processes.
@@ -68,7 +68,7 @@ struct Fixture {
     window = std::make_unique<MainWindow>();
     window->setErrorDialogsEnabled(false);
     window->resize(1500, 950);
-    controls = RunControls::of(window.get());
+    controls = window.get();
     window->show();
   }
   Session* session() const { return window->session(); }
@@ -162,7 +162,9 @@ TEST(RunControls, RunOpensAsANewRunAndRemembersItsParameters) {
   ASSERT_NO_FATAL_FAILURE(f.openEarlierRun());
   const auto earlier = f.session()->runs().front();
   // The run panel sits in the left column, under the runs list.
-  EXPECT_EQ(f.panel()->parentWidget(), f.window->leftColumn()->parentWidget());
+  const auto* runs_list = f.window->findChild<RunListPanel*>();
+  ASSERT_NE(runs_list, nullptr);
+  EXPECT_EQ(f.panel()->parentWidget(), runs_list->parentWidget());
   int last_step = 0, steps = 0;
   QObject::connect(f.panel()->progressBar(), &QProgressBar::valueChanged,
                    [&](int v) { last_step = std::max(last_step, v); });
@@ -188,8 +190,7 @@ TEST(RunControls, RunOpensAsANewRunAndRemembersItsParameters) {
   // Settings persist: a new window's run panel starts from the last run's parameters.
   EXPECT_EQ(settings::lastRunParameters(), p);
   MainWindow other;
-  EXPECT_EQ(RunControls::of(&other)->runPanel()->parameters(), p);
-  EXPECT_EQ(RunControls::of(&other), RunControls::of(&other));  // installed once
+  EXPECT_EQ(other.runPanel()->parameters(), p);
   // No GPU here: the CUDA backend is not offered (the agent's probe exits 3).
   if (qEnvironmentVariableIsEmpty("DDPSCOPE_EXPECT_GPU")) {
     ASSERT_TRUE(waitFor([&] { return !f.panel()->probing(); }));

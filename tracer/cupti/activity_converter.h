@@ -1,5 +1,5 @@
 #pragma once
-// CUPTI activity records -> the trace model (DESIGN.md "Trace format"). Plain C++: it reads
+// CUPTI activity records -> the trace model (docs/FORMAT.md). Plain C++: it reads
 // records and calls no CUDA runtime or driver function, so tests drive it with hand-built
 // buffers on machines without a GPU.
 

@@ -1,6 +1,6 @@
 #pragma once
 // Display names of CUPTI records, spelled as Kineto spells them so that Perfetto and Holistic
-// Trace Analysis users see familiar names (DESIGN.md "Trace format").
+// Trace Analysis users see familiar names (docs/FORMAT.md).
 
 #include <cstdint>
 #include <string>

@@ -16,7 +16,59 @@ namespace {
 bool hasTraceSuffix(const std::string& name) {
   return name.ends_with(".json") || name.ends_with(".json.gz");
 }
+
+// The settings of the `ddpscope` block that are the same on every rank of one run: the
+// producer's configuration. Per-rank entries (a tracer's record counts, a signal that stopped
+// one rank) are not among them.
+constexpr std::string_view kRunIdentityKeys[] = {"run_id",
+                                                 "backend",
+                                                 "model",
+                                                 "layers",
+                                                 "hidden",
+                                                 "batch",
+                                                 "vocab",
+                                                 "bucket_mb",
+                                                 "first_bucket_mb",
+                                                 "overlap",
+                                                 "fusion",
+                                                 "steps",
+                                                 "seed",
+                                                 "lr",
+                                                 "rebuild_buckets",
+                                                 "sim_math",
+                                                 "sim_gemm_tflops",
+                                                 "sim_memory_gbps",
+                                                 "sim_allreduce_alpha_us",
+                                                 "sim_allreduce_busbw_gbps",
+                                                 "sim_comm_slowdown",
+                                                 "sim_jitter",
+                                                 "sim_straggler_rank",
+                                                 "sim_straggler_slowdown"};
+
+std::string shown(std::string_view raw) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
+    return std::string(raw.substr(1, raw.size() - 2));
+  return std::string(raw);
+}
 }  // namespace
+
+std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankTrace& b) {
+  if (a.source() != b.source())
+    return "its source is " + std::string(b.source()) + ", not " + std::string(a.source());
+  if (a.world_size_declared && b.world_size_declared && a.world_size > 0 && b.world_size > 0 &&
+      a.world_size != b.world_size)
+    return "its world size is " + std::to_string(b.world_size) + ", not " +
+           std::to_string(a.world_size);
+  if (!a.distributed_backend.empty() && !b.distributed_backend.empty() &&
+      a.distributed_backend != b.distributed_backend)
+    return "its distributed backend is " + b.distributed_backend + ", not " + a.distributed_backend;
+  for (const auto key : kRunIdentityKeys) {
+    const auto va = a.ddpscope.configValue(key), vb = b.ddpscope.configValue(key);
+    if (va.empty() || vb.empty() || va == vb) continue;  // a setting one file lacks is no clash
+    return "its " + std::string(key) + " is " + shown(vb) + ", not " + shown(va);
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped) {
@@ -167,16 +219,19 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
     }
   }
   // Files of different runs: their ranks would be pooled into nonsense numbers.
-  const RankTrace* declared = nullptr;
+  // Each file is compared with the first, and with the first that declares its world size.
+  const auto declared = std::find_if(run.ranks.begin(), run.ranks.end(), [](const RankTrace& r) {
+    return r.world_size_declared && r.world_size > 0;
+  });
   for (const auto& r : run.ranks) {
-    if (!r.world_size_declared || r.world_size <= 0) continue;  // not said, or a guess
-    if (!declared) {
-      declared = &r;
-    } else if (r.world_size != declared->world_size) {
-      throw TraceError(r.path, kNoOffset,
-                       "its world size is " + std::to_string(r.world_size) + ", but " +
-                           declared->path + " says " + std::to_string(declared->world_size) +
-                           ": the files are not from one run (open each run's files separately)");
+    for (const RankTrace* ref :
+         {&run.ranks.front(), declared == run.ranks.end() ? nullptr : &*declared}) {
+      if (ref == nullptr || ref == &r) continue;
+      if (const auto why = runIdentityDifference(*ref, r)) {
+        throw TraceError(r.path, kNoOffset,
+                         *why + " as in " + ref->path +
+                             ": the files are not from one run (open each run's files separately)");
+      }
     }
   }
   alignRanks(run);

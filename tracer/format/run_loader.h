@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
 // (naming it), for duplicate ranks, for files that declare different world sizes (not one run),
 // or when no trace file is found. Trace files of a folder left out (not rank-<r> files beside
 // rank files) are listed in run.skipped_files.
+// Why two files cannot be ranks of one run (a different source, declared world size,
+// distributed backend or producer setting such as the bucket size), in words naming the
+// setting ("its bucket_mb is 100, not 5"); none when they can.
+std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankTrace& b);
+
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
 // Aligns ranks already in memory on their common base (the earliest base among them). Throws

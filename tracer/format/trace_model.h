@@ -1,5 +1,5 @@
 #pragma once
-// The in-memory trace model (DESIGN.md "Trace format"): run -> ranks -> tracks -> events.
+// The in-memory trace model (docs/FORMAT.md "In memory"): run -> ranks -> tracks -> events.
 // Times are int64 nanoseconds relative to the rank's base time; events are stored per track,
 // sorted by start, as structure-of-arrays; names are interned per rank.
 

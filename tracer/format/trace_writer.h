@@ -1,5 +1,5 @@
 #pragma once
-// Writer for the Kineto layout of DESIGN.md ("Trace format") with our "ddpscope" block.
+// Writer for the Kineto layout of docs/FORMAT.md with our "ddpscope" block.
 
 #include <string>
 

@@ -1,4 +1,4 @@
-// The timeline's cost on a generated run with 1 M GPU events (STYLE.md: cost grows with pixels x
+// The timeline's cost on a generated run with 1 M GPU events (docs/UI.md: cost grows with pixels x
 // lanes, not with events). Targets on a 2-core machine: draw list + replot of the full view
 // < 20 ms, of a zoomed view < 10 ms. Each iteration moves the range by one nanosecond so that the
 // per-(range, width) cache never hits: what is measured is a cold rebuild.

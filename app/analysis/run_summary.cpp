@@ -1,0 +1,201 @@
+#include "app/analysis/run_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "app/analysis/report_json.h"
+
+namespace ddpscope::analysis {
+
+std::string stepListText(const std::vector<std::int32_t>& steps) {
+  if (steps.empty()) return "no steps";
+  std::vector<std::string> parts;  // runs of consecutive numbers as "a–b"
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1)
+      ++j;
+    parts.push_back(j > i ? std::to_string(steps[i]) + "–" + std::to_string(steps[j])
+                          : std::to_string(steps[i]));
+    i = j + 1;
+  }
+  std::string s = steps.size() == 1 ? "step " : "steps ";
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    if (k > 0) s += k + 1 == parts.size() ? " and " : ", ";
+    s += parts[k];
+  }
+  return s;
+}
+
+StepSelection selectSteps(const RunReport& report) {
+  StepSelection sel;
+  std::map<std::int32_t, std::size_t> seen;  // step number -> ranks that have it
+  for (const auto& r : report.ranks)
+    for (const auto& st : r.steps)
+      seen[st.step]++;
+  for (const auto& [n, count] : seen)
+    (count == report.ranks.size() ? sel.used : sel.partial).push_back(n);
+  if (sel.used.size() >= 3) {
+    sel.warm_up.push_back(sel.used.front());
+    sel.used.erase(sel.used.begin());
+  }
+  sel.whole_trace = sel.used.empty();
+  std::vector<std::string> left_out;
+  if (!sel.warm_up.empty()) left_out.push_back(stepListText(sel.warm_up) + " left out as warm-up");
+  if (!sel.partial.empty())
+    left_out.push_back(stepListText(sel.partial) + " left out: not on every rank");
+  if (sel.whole_trace) {
+    sel.rule = seen.empty() ? "no step markers: whole trace" : "no step on every rank: whole trace";
+  } else {
+    sel.rule = stepListText(sel.used);
+    if (sel.used.size() < 3 && sel.warm_up.empty()) sel.rule += " (all: too few to drop warm-up)";
+  }
+  for (std::size_t k = 0; k < left_out.size(); ++k)
+    sel.rule += (k == 0 ? "; " : ", ") + left_out[k];
+  return sel;
+}
+
+namespace {
+
+// The whole-trace figures, for runs without a step on every rank.
+void summarizeWholeTrace(const RunReport& report, RunSummary& s) {
+  TimeNs comm = 0, hidden = 0, exposed = 0, idle = 0, span = 0;
+  for (const auto& r : report.ranks) {
+    comm += r.whole.comm_ns;
+    hidden += r.whole.overlap_ns;
+    exposed += r.whole.exposed_ns;
+    idle += r.whole.idle_ns;
+    span += r.whole.span_ns;
+  }
+  if (comm > 0) s.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
+  if (!report.ranks.empty()) s.exposed_ns_per_step = exposed / static_cast<TimeNs>(s.ranks);
+  if (span > 0) s.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(span);
+}
+
+}  // namespace
+
+RunSummary summarizeRun(const RunReport& report) {
+  RunSummary s;
+  s.ranks = static_cast<std::int32_t>(report.ranks.size());
+  s.world_size = report.completeness.world_size;
+  s.missing_ranks = report.completeness.missing_ranks;
+  s.selection = selectSteps(report);
+  const auto& steps = s.selection.used;
+  s.steps_used = static_cast<std::int32_t>(steps.size());
+  if (steps.empty()) {
+    summarizeWholeTrace(report, s);
+    return s;
+  }
+  TimeNs slowest_sum = 0, comm = 0, hidden = 0, exposed = 0, idle = 0, step_time = 0;
+  TimeNs dp_exposed = 0, dp_time = 0, busy = 0;
+  double allreduces = 0;
+  std::int64_t samples = 0;
+  for (std::int32_t n : steps) {
+    TimeNs slowest = 0;
+    for (const auto& r : report.ranks) {
+      const auto it = std::find_if(r.steps.begin(), r.steps.end(),
+                                   [n](const StepReport& st) { return st.step == n; });
+      if (it == r.steps.end()) continue;  // cannot happen: selected steps are on every rank
+      const StepReport& st = *it;
+      slowest = std::max(slowest, st.dur_ns);
+      comm += st.metrics.comm_ns;
+      hidden += st.metrics.overlap_ns;
+      exposed += st.metrics.exposed_ns;
+      allreduces += st.allreduces;
+      step_time += st.dur_ns;
+      busy += st.metrics.busy_ns;
+      idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
+      if (st.dp_efficiency) {  // a step with GPU work
+        dp_exposed += st.metrics.exposed_ns;
+        dp_time += st.dur_ns;
+      }
+      ++samples;
+    }
+    slowest_sum += slowest;
+  }
+  s.step_ns = slowest_sum / static_cast<TimeNs>(steps.size());
+  if (comm > 0) s.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
+  s.exposed_ns_per_step = samples ? exposed / samples : 0;
+  s.allreduces_per_step = samples ? allreduces / static_cast<double>(samples) : 0;
+  if (dp_time > 0)
+    s.dp_efficiency = 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
+  if (step_time > 0 && busy > 0)
+    s.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(step_time);
+  const auto& first = report.ranks.front();
+  TimeNs wait = 0;
+  std::int64_t waits = 0;
+  for (const auto& b : first.buckets) {
+    if (b.step == steps.front()) ++s.buckets_per_step;
+    if (std::binary_search(steps.begin(), steps.end(), b.step)) {
+      wait += b.wait_ns;
+      ++waits;
+    }
+  }
+  s.mean_bucket_wait_ns = waits ? wait / waits : 0;
+  return s;
+}
+
+std::string percentText(const std::optional<double>& pct, int decimals) {
+  if (!pct) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*f %%", decimals, *pct);
+  return b;
+}
+
+namespace {
+std::string unquoted(std::string_view raw) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
+    return std::string(raw.substr(1, raw.size() - 2));
+  return std::string(raw);
+}
+}  // namespace
+
+std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
+  if (run.ranks.empty()) return "no ranks";
+  const trace::RankTrace& r = run.ranks.front();
+  const auto& b = r.ddpscope;
+  const std::string source(r.source());
+  std::string s = source == "sim" ? "simulated" : source == "cuda" ? "CUDA (measured)" : "imported";
+  if (const auto model = b.configValue("model"); !model.empty()) {
+    s += " · " + unquoted(model);
+    if (const auto l = b.configValue("layers"); !l.empty()) s += ", " + unquoted(l) + " layers";
+    if (const auto h = b.configValue("hidden"); !h.empty()) s += ", hidden " + unquoted(h);
+  }
+  std::string backend = unquoted(b.configValue("backend"));
+  if (backend.empty()) backend = r.distributed_backend;
+  if (!backend.empty()) s += " · backend " + backend;
+  std::int32_t world = 0;
+  for (const auto& rank : run.ranks)
+    world = std::max(world, rank.world_size);
+  s += " · " + std::to_string(world) + (world == 1 ? " rank" : " ranks");
+  if (!with_buckets) return s;
+  const auto mb = b.configValue("bucket_mb");
+  if (mb.empty()) {
+    s += " · buckets not recorded";
+  } else {
+    s += " · buckets " + (unquoted(mb) == "0" ? std::string("per tensor") : unquoted(mb) + " MiB");
+    if (const auto first = b.configValue("first_bucket_mb"); !first.empty() && unquoted(mb) != "0")
+      s += " (first " + unquoted(first) + " MiB)";
+    if (b.configValue("overlap") == "false") s += ", not overlapped";
+  }
+  return s;
+}
+
+RunFigureText runFigureText(const RunSummary& s) {
+  RunFigureText t;
+  if (s.world_size > s.ranks) {
+    t.ranks = std::to_string(s.ranks) + " of " + std::to_string(s.world_size) + " ranks";
+  } else {
+    t.ranks = s.ranks == 1 ? "1 rank" : std::to_string(s.ranks) + " ranks";
+  }
+  t.scope = s.selection.rule;
+  t.step = s.hasSteps() ? formatDuration(s.step_ns) : "n/a";
+  t.overlap = percentText(s.overlap_pct, 2);
+  t.exposed = formatDuration(s.exposed_ns_per_step) + (s.hasSteps() ? "/step" : "");
+  t.dp_efficiency =
+      percentText(s.dp_efficiency ? std::optional(*s.dp_efficiency * 100) : std::nullopt, 1);
+  t.gpu_idle = percentText(s.gpu_idle_pct, 1);
+  return t;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,80 @@
+#pragma once
+// The run summary: every run-level figure ddpscope states (the app's headline, an exported
+// figure's title, Compare, Sweep, the design report, `ddpscope-cli summary --json`'s `run`),
+// computed here and nowhere else, over a step selection that is stated with the figures.
+// Definitions: docs/METRICS.md, "Run summary". No Qt.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/analysis/analysis.h"
+
+namespace ddpscope::analysis {
+
+// Which steps the run-level figures cover, and why.
+struct StepSelection {
+  std::vector<std::int32_t> used;     // ascending step numbers
+  std::vector<std::int32_t> warm_up;  // on every rank but left out as warm-up (the first)
+  std::vector<std::int32_t> partial;  // on some ranks only: left out
+  bool whole_trace = false;           // no step on every rank: the whole trace is summarised
+  std::string rule;                   // in words, e.g. "steps 5–6 (step 4 left out as warm-up)"
+};
+// Steps on every rank of the report; the first of three or more is left out as warm-up (it
+// pays allocator warm-up, communicator set-up and DDP's bucket rebuild).
+StepSelection selectSteps(const RunReport& report);
+
+struct RunSummary {
+  std::int32_t ranks = 0;       // ranks with a trace
+  std::int32_t world_size = 0;  // the world the traces declare (0 when no rank)
+  std::vector<std::int32_t> missing_ranks;
+  StepSelection selection;
+  std::int32_t steps_used = 0;  // selection.used.size()
+
+  // Mean over the selected steps of the slowest rank's step time; 0 without steps.
+  TimeNs step_ns = 0;
+  // Σ hidden / Σ communication over ranks × selected steps (whole trace: over whole files).
+  std::optional<double> overlap_pct;
+  // Σ exposed / (ranks × selected steps). Whole trace: the mean per rank of the whole trace's
+  // exposed communication (then it is not "per step": see selection.whole_trace).
+  TimeNs exposed_ns_per_step = 0;
+  // 1 − Σ exposed / Σ step time over ranks × selected steps (a fraction); none without steps
+  // or without GPU work in them.
+  std::optional<double> dp_efficiency;
+  // Σ max(0, step time − GPU busy) / Σ step time over ranks × selected steps; whole trace:
+  // Σ idle / Σ span of the temporal breakdown. A percentage; none without GPU work.
+  std::optional<double> gpu_idle_pct;
+  double allreduces_per_step = 0;     // mean over ranks × selected steps
+  std::int32_t buckets_per_step = 0;  // rank 0, first selected step
+  TimeNs mean_bucket_wait_ns = 0;     // rank 0's buckets in the selected steps
+
+  bool hasSteps() const { return steps_used > 0; }
+};
+RunSummary summarizeRun(const RunReport& report);
+
+// The run summary's figures as every outlet prints them (the app's headline, a figure's title,
+// the design report, the CLI's text): formatted once, so that they never differ in a digit.
+struct RunFigureText {
+  std::string ranks;          // "8 ranks", "1 of 2 ranks"
+  std::string scope;          // the step rule (StepSelection::rule)
+  std::string step;           // "222 ms", or "n/a" without steps
+  std::string overlap;        // "15.74 %", or "n/a" without communication
+  std::string exposed;        // "11.8 ms/step", or "23.4 ms" for a whole-trace summary
+  std::string dp_efficiency;  // "94.7 %", or "n/a"
+  std::string gpu_idle;       // "76.1 %", or "n/a"
+};
+RunFigureText runFigureText(const RunSummary& summary);
+// A percentage as the figures print it: `decimals` digits and " %", or "n/a".
+std::string percentText(const std::optional<double>& pct, int decimals);
+
+// What a run is, in one line, for every section of a report or a comparison that must say
+// which run it covers: source, model, backend, world size and bucket configuration, from the
+// first rank's `ddpscope` block (or distributedInfo for imported traces), e.g. "simulated ·
+// transformer, 12 layers, hidden 768 · backend sim · 8 ranks · buckets 25 MiB (first 1 MiB),
+// overlapped". Settings the trace does not say are left out ("buckets not recorded").
+std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
+
+// "steps 5–6" / "steps 1, 3 and 4" / "step 2": a sorted list of step numbers in words.
+std::string stepListText(const std::vector<std::int32_t>& steps);
+
+}  // namespace ddpscope::analysis

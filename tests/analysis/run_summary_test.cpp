@@ -1,0 +1,130 @@
+// The run summary (docs/METRICS.md "Run summary") on hand-built reports whose figures are worked
+// out in the comments: the step selection and its words, pooling over ranks, whole-trace runs.
+#include "app/analysis/run_summary.h"
+
+#include <gtest/gtest.h>
+
+using namespace ddpscope;
+using analysis::RankReport;
+using analysis::RunReport;
+using analysis::StepReport;
+
+namespace {
+
+StepReport step(std::int32_t n, analysis::TimeNs dur, analysis::TimeNs comm,
+                analysis::TimeNs hidden, analysis::TimeNs busy) {
+  StepReport s;
+  s.step = n;
+  s.dur_ns = dur;
+  s.metrics.comm_ns = comm;
+  s.metrics.overlap_ns = hidden;
+  s.metrics.exposed_ns = comm - hidden;
+  s.metrics.busy_ns = busy;
+  s.dp_efficiency = 1.0 - static_cast<double>(comm - hidden) / static_cast<double>(dur);
+  s.allreduces = 2;
+  return s;
+}
+
+RankReport rank(std::int32_t r, std::vector<StepReport> steps) {
+  RankReport rr;
+  rr.rank = r;
+  rr.world_size = 2;
+  rr.steps = std::move(steps);
+  return rr;
+}
+
+}  // namespace
+
+TEST(RunSummary, StepListsInWords) {
+  EXPECT_EQ(analysis::stepListText({}), "no steps");
+  EXPECT_EQ(analysis::stepListText({4}), "step 4");
+  EXPECT_EQ(analysis::stepListText({5, 6}), "steps 5–6");
+  EXPECT_EQ(analysis::stepListText({1, 3, 4, 5, 9}), "steps 1, 3–5 and 9");
+}
+
+TEST(RunSummary, TheFirstOfThreeOrMoreCommonStepsIsWarmUpAndPartialStepsAreNamed) {
+  RunReport rep;
+  rep.ranks.push_back(rank(
+      0, {step(0, 10, 0, 0, 5), step(1, 10, 0, 0, 5), step(2, 10, 0, 0, 5), step(3, 10, 0, 0, 5)}));
+  rep.ranks.push_back(rank(1, {step(0, 10, 0, 0, 5), step(1, 10, 0, 0, 5), step(2, 10, 0, 0, 5)}));
+  const auto sel = analysis::selectSteps(rep);
+  EXPECT_EQ(sel.used, (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(sel.warm_up, (std::vector<std::int32_t>{0}));
+  EXPECT_EQ(sel.partial, (std::vector<std::int32_t>{3}));
+  EXPECT_FALSE(sel.whole_trace);
+  EXPECT_EQ(sel.rule, "steps 1–2; step 0 left out as warm-up, step 3 left out: not on every rank");
+
+  // Two common steps: both used, and the words say why the first was kept.
+  rep.ranks[0].steps.resize(2);
+  rep.ranks[1].steps.resize(2);
+  EXPECT_EQ(analysis::selectSteps(rep).rule, "steps 0–1 (all: too few to drop warm-up)");
+  // No step markers at all.
+  rep.ranks[0].steps.clear();
+  rep.ranks[1].steps.clear();
+  EXPECT_EQ(analysis::selectSteps(rep).rule, "no step markers: whole trace");
+  EXPECT_TRUE(analysis::selectSteps(rep).whole_trace);
+}
+
+TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
+  // Step 0 is warm-up (left out). Steps 1 and 2 on ranks 0 and 1:
+  //   rank 0: step 1 dur 100, comm 40, hidden 10, busy 70; step 2 dur 120, comm 20, hidden 20, busy
+  //   120 rank 1: step 1 dur 110, comm 60, hidden 30, busy 50; step 2 dur 100, comm 20, hidden 0,
+  //   busy 90
+  // step time: mean(max(100, 110), max(120, 100)) = (110 + 120) / 2 = 115
+  // overlap: (10 + 20 + 30 + 0) / (40 + 20 + 60 + 20) = 60 / 140 = 42.857 %
+  //   (not the mean of the ranks' own percentages, (30/60 + 30/80) / 2 = 43.75 %)
+  // exposed per step: (30 + 0 + 30 + 20) / 4 = 20
+  // DP efficiency: 1 − 80 / (100 + 120 + 110 + 100) = 1 − 80/430
+  // GPU idle: (30 + 0 + 60 + 10) / 430
+  RunReport rep;
+  rep.ranks.push_back(
+      rank(0, {step(0, 999, 500, 0, 1), step(1, 100, 40, 10, 70), step(2, 120, 20, 20, 120)}));
+  rep.ranks.push_back(
+      rank(1, {step(0, 999, 500, 0, 1), step(1, 110, 60, 30, 50), step(2, 100, 20, 0, 90)}));
+  rep.completeness.world_size = 2;
+  const auto s = analysis::summarizeRun(rep);
+  EXPECT_EQ(s.steps_used, 2);
+  EXPECT_EQ(s.step_ns, 115);
+  ASSERT_TRUE(s.overlap_pct);
+  EXPECT_DOUBLE_EQ(*s.overlap_pct, 100.0 * 60 / 140);
+  EXPECT_EQ(s.exposed_ns_per_step, 20);
+  ASSERT_TRUE(s.dp_efficiency);
+  EXPECT_DOUBLE_EQ(*s.dp_efficiency, 1.0 - 80.0 / 430.0);
+  ASSERT_TRUE(s.gpu_idle_pct);
+  EXPECT_DOUBLE_EQ(*s.gpu_idle_pct, 100.0 * 100 / 430);
+  EXPECT_DOUBLE_EQ(s.allreduces_per_step, 2);
+  const auto t = analysis::runFigureText(s);
+  EXPECT_EQ(t.ranks, "2 ranks");
+  EXPECT_EQ(t.overlap, "42.86 %");
+  EXPECT_EQ(t.exposed, "20 ns/step");
+  EXPECT_EQ(t.dp_efficiency, "81.4 %");
+  EXPECT_EQ(t.gpu_idle, "23.3 %");
+  EXPECT_EQ(t.scope, "steps 1–2; step 0 left out as warm-up");
+}
+
+TEST(RunSummary, WithoutStepsTheWholeTraceIsSummarisedAndSaidToBe) {
+  RunReport rep;
+  for (int r = 0; r < 2; ++r) {
+    RankReport rr = rank(r, {});
+    rr.whole.comm_ns = 100 * (r + 1);  // 100, 200
+    rr.whole.overlap_ns = 25 * (r + 1);
+    rr.whole.exposed_ns = 75 * (r + 1);  // 75, 150
+    rr.whole.idle_ns = 10;
+    rr.whole.span_ns = 40;
+    rep.ranks.push_back(rr);
+  }
+  rep.completeness.world_size = 4;
+  const auto s = analysis::summarizeRun(rep);
+  EXPECT_FALSE(s.hasSteps());
+  EXPECT_TRUE(s.selection.whole_trace);
+  EXPECT_EQ(s.step_ns, 0);
+  EXPECT_DOUBLE_EQ(*s.overlap_pct, 25.0);
+  EXPECT_EQ(s.exposed_ns_per_step, 112);  // (75 + 150) / 2 ranks, whole trace
+  EXPECT_FALSE(s.dp_efficiency);
+  EXPECT_DOUBLE_EQ(*s.gpu_idle_pct, 25.0);
+  const auto t = analysis::runFigureText(s);
+  EXPECT_EQ(t.ranks, "2 of 4 ranks");
+  EXPECT_EQ(t.step, "n/a");
+  EXPECT_EQ(t.exposed, "112 ns");  // not "/step"
+  EXPECT_EQ(t.dp_efficiency, "n/a");
+}

@@ -1,0 +1,203 @@
+// One run, one set of figures: the app's headline, an exported figure's title, the CLI's `run`
+// object and the design report written by `ddpscope --report` state the same numbers, over the
+// same steps, for the reference trace and for a simulated run; a folder mixing two runs is
+// refused by the CLI, the app and the report alike. The reference trace's figures are also
+// checked against its independently computed per-step figures.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "app/analysis/run_summary.h"
+#include "app/ui/headline_bar.h"
+#include "app/ui/main_window.h"
+#include "app/ui/run_load_job.h"
+#include "app/ui/session.h"
+#include "tests/ui/ui_test_app.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;
+  QByteArray out, err;
+};
+
+ProcessResult runProcess(const QString& program, const QStringList& args) {
+  QProcess p;
+  auto env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+  p.setProcessEnvironment(env);
+  p.start(program, args);
+  EXPECT_TRUE(p.waitForFinished(240'000)) << program.toStdString();
+  ProcessResult r;
+  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = p.readAllStandardOutput();
+  r.err = p.readAllStandardError();
+  return r;
+}
+
+QString pct(double v, int decimals) {
+  return QString::number(v, 'f', decimals) + QStringLiteral(" %");
+}
+
+// Everything a user reads about one run, gathered from each outlet.
+struct Outlets {
+  QString headline_overlap, headline_dp, headline_idle, headline_scope;
+  QString title;
+  QJsonObject cli_run;
+  QString report_md;
+};
+
+Outlets gather(const QStringList& paths, const QString& report_dir) {
+  Outlets o;
+  ui::testing::app();
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  RunLoadResult loaded = loadRunBlocking(paths);
+  EXPECT_TRUE(loaded.run) << loaded.error.toStdString();
+  if (!loaded.run) return o;
+  window.session()->addRun(loaded.run);
+  o.headline_overlap = window.headline()->overlapText();
+  o.headline_dp = window.headline()->dpEfficiencyText();
+  o.headline_idle = window.headline()->gpuIdleText();
+  o.headline_scope = window.headline()->scopeText();
+  o.title = runTitle(*loaded.run);
+
+  const auto cli =
+      runProcess(QStringLiteral(DDPSCOPE_CLI), QStringList{"summary", "--json"} + paths);
+  EXPECT_EQ(cli.exit_code, 0) << cli.err.toStdString();
+  QJsonParseError error;
+  const auto doc = QJsonDocument::fromJson(cli.out, &error);
+  EXPECT_EQ(error.error, QJsonParseError::NoError) << error.errorString().toStdString();
+  o.cli_run = doc.object().value(QStringLiteral("run")).toObject();
+
+  const auto report =
+      runProcess(QStringLiteral(DDPSCOPE_APP), QStringList{"--report", report_dir} + paths);
+  EXPECT_EQ(report.exit_code, 0) << report.err.toStdString();
+  QFile md(QDir(report_dir).filePath(QStringLiteral("report.md")));
+  EXPECT_TRUE(md.open(QIODevice::ReadOnly)) << md.fileName().toStdString();
+  o.report_md = QString::fromUtf8(md.readAll());
+  EXPECT_TRUE(QFile::exists(QDir(report_dir).filePath(QStringLiteral("report.html"))));
+  QFile png(QDir(report_dir).filePath(QStringLiteral("timeline.png")));
+  EXPECT_TRUE(png.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(png.read(8).startsWith("\x89PNG\r\n\x1a\n"));
+  return o;
+}
+
+// The outlets agree with each other and with the CLI's raw numbers.
+void expectConsistent(const Outlets& o) {
+  const auto& run = o.cli_run;
+  ASSERT_FALSE(run.isEmpty());
+  // The CLI's numbers, formatted as the figures print them.
+  const QString overlap = run.value("overlap_pct").isNull()
+                              ? QStringLiteral("n/a")
+                              : pct(run.value("overlap_pct").toDouble(), 2);
+  const QString dp = run.value("dp_efficiency").isNull()
+                         ? QStringLiteral("n/a")
+                         : pct(run.value("dp_efficiency").toDouble() * 100, 1);
+  const QString idle = run.value("gpu_idle_pct").isNull()
+                           ? QStringLiteral("n/a")
+                           : pct(run.value("gpu_idle_pct").toDouble(), 1);
+  const QString scope = run.value("step_rule").toString();
+  EXPECT_EQ(o.headline_overlap, overlap);
+  EXPECT_EQ(o.headline_dp, dp);
+  EXPECT_EQ(o.headline_idle, idle);
+  EXPECT_EQ(o.headline_scope, scope);
+  for (const QString& part : {QStringLiteral("overlap ") + overlap, QStringLiteral("DP eff. ") + dp,
+                              QStringLiteral("GPU idle ") + idle, scope}) {
+    EXPECT_TRUE(o.title.contains(part)) << o.title.toStdString() << " lacks " << part.toStdString();
+  }
+  for (const QString& row : {QStringLiteral("| communication hidden (overlap) | ") + overlap + " |",
+                             QStringLiteral("| DP efficiency | ") + dp + " |",
+                             QStringLiteral("| GPU idle | ") + idle + " |",
+                             QStringLiteral("| steps covered | ") + scope + " |"}) {
+    EXPECT_TRUE(o.report_md.contains(row)) << "report.md lacks " << row.toStdString() << "\n"
+                                           << o.report_md.toStdString();
+  }
+}
+
+}  // namespace
+
+TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
+  QTemporaryDir dir;
+  const QString trace = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz");
+  const Outlets o = gather({trace}, dir.filePath(QStringLiteral("report")));
+  expectConsistent(o);
+  // Against the reference's independent per-step figures (steps 5 and 6; 4 is warm-up):
+  // hidden 1760.420 + 3731.346 µs of 12300.029 + 22587.443 µs of communication; step times
+  // 219726.905 and 224936.243 µs; exposed 10539.609 and 18856.097 µs.
+  const auto& run = o.cli_run;
+  EXPECT_EQ(run.value("steps_used").toArray(), (QJsonArray{5, 6}));
+  EXPECT_EQ(run.value("step_rule").toString().toStdString(),
+            "steps 5–6; step 4 left out as warm-up");
+  EXPECT_EQ(o.headline_overlap, pct(100.0 * 5'491'766 / 34'887'472, 2));  // "15.74 %"
+  EXPECT_NEAR(run.value("step_us").toDouble(), (219726.905 + 224936.243) / 2, 0.001);
+  EXPECT_NEAR(run.value("exposed_comm_per_step_us").toDouble(), (10539.609 + 18856.097) / 2, 0.001);
+  EXPECT_NEAR(run.value("dp_efficiency").toDouble(),
+              1.0 - (10539.609 + 18856.097) / (219726.905 + 224936.243), 1e-6);
+  EXPECT_EQ(o.headline_dp, QStringLiteral("93.4 %"));
+  // One rank of a two-rank job: said as such everywhere.
+  EXPECT_EQ(run.value("ranks").toInt(), 1);
+  EXPECT_EQ(run.value("world_size").toInt(), 2);
+  EXPECT_TRUE(o.title.contains(QStringLiteral("1 of 2 ranks"))) << o.title.toStdString();
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("| ranks | 1 of 2 ranks |")));
+}
+
+TEST(OneTruth, SimulatedRunStatesTheSameFiguresEverywhere) {
+  QTemporaryDir dir;
+  const QString out = dir.filePath(QStringLiteral("sim"));
+  const auto agent =
+      runProcess(QStringLiteral(DDPSCOPE_AGENT),
+                 {"--backend", "sim", "--world-size", "4", "--bucket-mb", "5", "--steps", "5",
+                  "--model", "mlp", "--layers", "6", "--hidden", "512", "--out", out});
+  ASSERT_EQ(agent.exit_code, 0) << agent.err.toStdString();
+  const Outlets o = gather({out}, dir.filePath(QStringLiteral("report")));
+  expectConsistent(o);
+  EXPECT_EQ(o.cli_run.value("ranks").toInt(), 4);
+  EXPECT_EQ(o.cli_run.value("steps_used").toArray().size(), 4);  // 5 steps, the first left out
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("Configuration: simulated · mlp, 6 layers")))
+      << o.report_md.toStdString();
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("buckets 5 MiB")));
+}
+
+TEST(OneTruth, AFolderMixingTwoRunsIsRefusedEverywhere) {
+  QTemporaryDir dir;
+  const QString a = dir.filePath(QStringLiteral("a")), b = dir.filePath(QStringLiteral("b"));
+  for (const auto& [folder, mb] : {std::pair{a, "5"}, std::pair{b, "100"}}) {
+    const auto agent = runProcess(QStringLiteral(DDPSCOPE_AGENT),
+                                  {"--backend", "sim", "--world-size", "2", "--bucket-mb", mb,
+                                   "--steps", "3", "--model", "mlp", "--out", folder});
+    ASSERT_EQ(agent.exit_code, 0) << agent.err.toStdString();
+  }
+  // Rank 0 of the 5 MiB run with rank 1 of the 100 MiB run, same world size.
+  const QString mixed = dir.filePath(QStringLiteral("mixed"));
+  ASSERT_TRUE(QDir().mkpath(mixed));
+  ASSERT_TRUE(QFile::copy(a + "/rank-0.json.gz", mixed + "/rank-0.json.gz"));
+  ASSERT_TRUE(QFile::copy(b + "/rank-1.json.gz", mixed + "/rank-1.json.gz"));
+
+  const auto cli = runProcess(QStringLiteral(DDPSCOPE_CLI), {"summary", "--json", mixed});
+  EXPECT_EQ(cli.exit_code, 1);
+  EXPECT_TRUE(cli.out.isEmpty());
+  EXPECT_TRUE(cli.err.contains("its bucket_mb is 100, not 5")) << cli.err.toStdString();
+
+  ui::testing::app();
+  const RunLoadResult loaded = loadRunBlocking({mixed});
+  EXPECT_FALSE(loaded.run);
+  EXPECT_TRUE(loaded.error.contains(QStringLiteral("its bucket_mb is 100, not 5")))
+      << loaded.error.toStdString();
+
+  const QString report_dir = dir.filePath(QStringLiteral("report"));
+  const auto report = runProcess(QStringLiteral(DDPSCOPE_APP), {"--report", report_dir, mixed});
+  EXPECT_EQ(report.exit_code, 1);
+  EXPECT_TRUE(report.err.contains("not from one run")) << report.err.toStdString();
+  EXPECT_FALSE(QFile::exists(report_dir + "/report.md"));
+}
