@@ -16,7 +16,7 @@ if(DDPSCOPE_BENCHMARKS)
 endif()
 
 if(DDPSCOPE_GUI)
-  find_package(Qt6 6.2 COMPONENTS Core Gui Widgets Svg PrintSupport Concurrent REQUIRED)
+  find_package(Qt6 6.2 COMPONENTS Core Gui Widgets Svg PrintSupport Concurrent Test REQUIRED)
   find_package(QCustomPlotQt6 REQUIRED)
 endif()
 

@@ -72,7 +72,65 @@ void summarizeWholeTrace(const RunReport& report, RunSummary& s) {
   if (span > 0) s.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(span);
 }
 
+// The figures of one rank over the selected steps (whole trace: its whole-file figures).
+RankFigures rankFigures(const RankReport& r, const StepSelection& sel) {
+  RankFigures f;
+  f.rank = r.rank;
+  if (sel.whole_trace) {
+    f.overlap_pct = r.whole.overlap_pct;
+    f.exposed_ns_per_step = r.whole.exposed_ns;
+    if (r.whole.span_ns > 0) f.gpu_idle_pct = r.whole.idle_pct;
+    return f;
+  }
+  TimeNs comm = 0, hidden = 0, exposed = 0, dur = 0, idle = 0, busy = 0, dp_exposed = 0,
+         dp_time = 0;
+  TimeNs n = 0;
+  for (const auto& st : r.steps) {
+    if (!std::binary_search(sel.used.begin(), sel.used.end(), st.step)) continue;
+    ++n;
+    comm += st.metrics.comm_ns;
+    hidden += st.metrics.overlap_ns;
+    exposed += st.metrics.exposed_ns;
+    dur += st.dur_ns;
+    busy += st.metrics.busy_ns;
+    idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
+    if (st.dp_efficiency) {
+      dp_exposed += st.metrics.exposed_ns;
+      dp_time += st.dur_ns;
+    }
+  }
+  if (n == 0) return f;
+  f.step_ns = dur / n;
+  f.exposed_ns_per_step = exposed / n;
+  if (comm > 0) f.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
+  if (dp_time > 0)
+    f.dp_efficiency = 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
+  if (dur > 0 && busy > 0)
+    f.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(dur);
+  return f;
+}
+
 }  // namespace
+
+std::vector<StepMean> stepMeans(const RunReport& report) {
+  std::map<std::int32_t, StepMean> by_step;
+  for (const auto& r : report.ranks) {
+    for (const auto& st : r.steps) {
+      auto& m = by_step[st.step];
+      m.step = st.step;
+      ++m.ranks;
+      m.step_ns += st.dur_ns;  // sums here, means below
+      m.exposed_ns += st.metrics.exposed_ns;
+    }
+  }
+  std::vector<StepMean> out;
+  for (auto& [n, m] : by_step) {
+    m.step_ns /= m.ranks;
+    m.exposed_ns /= m.ranks;
+    out.push_back(m);
+  }
+  return out;
+}
 
 RunSummary summarizeRun(const RunReport& report) {
   RunSummary s;
@@ -82,6 +140,8 @@ RunSummary summarizeRun(const RunReport& report) {
   s.selection = selectSteps(report);
   const auto& steps = s.selection.used;
   s.steps_used = static_cast<std::int32_t>(steps.size());
+  for (const auto& r : report.ranks)
+    s.per_rank.push_back(rankFigures(r, s.selection));
   if (steps.empty()) {
     summarizeWholeTrace(report, s);
     return s;

@@ -24,6 +24,27 @@ struct StepSelection {
 // pays allocator warm-up, communicator set-up and DDP's bucket rebuild).
 StepSelection selectSteps(const RunReport& report);
 
+// One rank's figures over the run's step selection (the same definitions as the run's, over
+// that rank's steps alone): what the per-rank table shows beside the whole-trace figures.
+struct RankFigures {
+  std::int32_t rank = 0;
+  TimeNs step_ns = 0;              // mean step time over the selected steps; 0 without steps
+  TimeNs exposed_ns_per_step = 0;  // whole trace: the rank's exposed communication
+  std::optional<double> overlap_pct;
+  std::optional<double> dp_efficiency;  // a fraction
+  std::optional<double> gpu_idle_pct;
+};
+
+// Per step across ranks: the mean step time and the mean exposed communication (every step on
+// any rank, warm-up included, in step order), as the per-step chart draws them.
+struct StepMean {
+  std::int32_t step = 0;
+  std::int32_t ranks = 0;  // ranks that have the step
+  TimeNs step_ns = 0;
+  TimeNs exposed_ns = 0;
+};
+std::vector<StepMean> stepMeans(const RunReport& report);
+
 struct RunSummary {
   std::int32_t ranks = 0;       // ranks with a trace
   std::int32_t world_size = 0;  // the world the traces declare (0 when no rank)
@@ -47,6 +68,8 @@ struct RunSummary {
   double allreduces_per_step = 0;     // mean over ranks × selected steps
   std::int32_t buckets_per_step = 0;  // rank 0, first selected step
   TimeNs mean_bucket_wait_ns = 0;     // rank 0's buckets in the selected steps
+
+  std::vector<RankFigures> per_rank;  // in the report's rank order
 
   bool hasSteps() const { return steps_used > 0; }
 };

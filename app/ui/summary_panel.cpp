@@ -4,28 +4,25 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <map>
 
 #include "app/ui/palette.h"
 #include "app/ui/session.h"
-#include "app/ui/table_items.h"
+#include "app/ui/summary_model.h"
 
 namespace ddpscope::ui {
-
-namespace {
-QTableWidgetItem* numberItem(const QString& text, double sort_value) {
-  return new NumberItem(text, sort_value);
-}
-}  // namespace
 
 SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
     : QWidget(parent),
       session_(session),
       note_(new QLabel(this)),
-      table_(new QTableWidget(this)),
+      model_(new SummaryModel(this)),
+      sorted_(new QSortFilterProxyModel(this)),
+      table_(new QTableView(this)),
       chart_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -36,17 +33,16 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
-  const QStringList headers = {tr("rank"),    tr("source"),  tr("overlap"),     tr("comm"),
-                               tr("hidden"),  tr("exposed"), tr("step (mean)"), tr("exposed/step"),
-                               tr("DP eff."), tr("idle"),    tr("kernels")};
-  table_->setColumnCount(static_cast<int>(headers.size()));
-  table_->setHorizontalHeaderLabels(headers);
+  sorted_->setSourceModel(model_);
+  sorted_->setSortRole(SummaryModel::kSortRole);
+  table_->setModel(sorted_);
+  table_->setSortingEnabled(true);
   table_->verticalHeader()->setVisible(false);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setAlternatingRowColors(true);
   // Sortable by any column (ranks by exposed communication, say); by rank at first.
-  table_->horizontalHeader()->setSortIndicator(0, Qt::AscendingOrder);
+  table_->sortByColumn(SummaryModel::kRank, Qt::AscendingOrder);
 
   chart_->setMinimumWidth(260);
   chart_->plotLayout()->insertRow(0);
@@ -61,118 +57,54 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
 }
 
 void SummaryPanel::refresh() {
-  table_->setRowCount(0);
   chart_->clearPlottables();
   const auto run = session_->current();
+  model_->setRun(run);
   if (!run) {
+    note_->clear();
     showNoRun(chart_);
     return;
   }
-  const auto& report = run->report;
+  refreshNote(*run);
+  refreshChart(*run);
+}
+
+void SummaryPanel::refreshNote(const LoadedRun& run) {
   note_->setText(tr("<b>%1</b> — %2 · %3 events · loaded in %4 s")
-                     .arg(run->name.toHtmlEscaped(), sourceBadge(run->source()))
-                     .arg(QLocale().toString(static_cast<qlonglong>(run->run.eventCount())))
-                     .arg(run->load_seconds, 0, 'f', 2) +
-                 (run->incomplete()
+                     .arg(run.name.toHtmlEscaped(), sourceBadge(run.source()))
+                     .arg(QLocale().toString(static_cast<qlonglong>(run.run.eventCount())))
+                     .arg(run.load_seconds, 0, 'f', 2) +
+                 (run.incomplete()
                       ? QStringLiteral(" · <b style='color:%1'>%2</b>")
                             .arg(colours::kWarning.darker(140).name(), kIncompleteBadge)
                       : QString()));
   // What the CLI prints as warnings: said here too, whole in the tooltip.
-  const QStringList warnings = runWarnings(*run);
+  const QStringList warnings = runWarnings(run);
   if (!warnings.isEmpty()) {
     note_->setText(note_->text() +
                    QStringLiteral(" · <b style='color:%1'>%2</b>")
                        .arg(colours::kWarning.darker(140).name(), warningCount(warnings.size())));
   }
+  // Which figures cover what: the whole trace, or the steps the headline covers.
+  note_->setText(
+      note_->text() +
+      tr("<br><span style='color:gray'>Per rank: overlap, comm, hidden and exposed "
+         "over the whole trace; step, exposed/step, DP eff. and GPU idle over %1.</span>")
+          .arg(QString::fromStdString(run.summary.selection.rule).toHtmlEscaped()));
   QStringList tip;
-  if (run->incomplete()) tip << run->incompleteText();
+  if (run.incomplete()) tip << run.incompleteText();
   for (const auto& w : warnings)
     tip << QStringLiteral("⚠ ") + w;
   note_->setToolTip(tip.join(QLatin1Char('\n')));
-  table_->setSortingEnabled(false);  // rows are filled in place, then sorted once
-  // Ranks of the run without a trace get a row too, so that the table shows the whole world.
-  const auto& missing = run->completeness.missing_ranks;
-  const int missing_rows = static_cast<int>(std::min<std::size_t>(missing.size(), 1024));
-  table_->setRowCount(static_cast<int>(report.ranks.size()) + missing_rows);
-  int row = 0;
-  for (const auto& r : report.ranks) {
-    TimeNs step_sum = 0, exposed_sum = 0;
-    double eff = 0;
-    int effs = 0;
-    for (const auto& s : r.steps) {
-      step_sum += s.dur_ns;
-      exposed_sum += s.metrics.exposed_ns;
-      if (s.dp_efficiency) eff += *s.dp_efficiency, ++effs;
-    }
-    const auto n = static_cast<TimeNs>(std::max<std::size_t>(1, r.steps.size()));
-    std::int64_t kernels = 0;
-    for (auto c : r.counts)
-      kernels += c;
-    const auto& m = r.whole;
-    int col = 0;
-    table_->setItem(row, col++, numberItem(QString::number(r.rank), r.rank));
-    auto* src = new QTableWidgetItem(sourceBadge(r.source));
-    src->setForeground(badgeColour(r.source));
-    if (r.incomplete) {
-      src->setText(src->text() + QStringLiteral(" · ") + kIncompleteBadge);
-      src->setForeground(colours::kWarning.darker(140));
-      src->setToolTip(tr("The trace of rank %1 is cut short: its producer stopped before the run "
-                         "finished (error or timeout); its numbers cover only what was recorded.")
-                          .arg(r.rank));
-    }
-    table_->setItem(row, col++, src);
-    table_->setItem(row, col++, numberItem(formatPct(m.overlap_pct), m.overlap_pct.value_or(-1)));
-    table_->setItem(row, col++, numberItem(formatTime(m.comm_ns), static_cast<double>(m.comm_ns)));
-    table_->setItem(row, col++,
-                    numberItem(formatTime(m.overlap_ns), static_cast<double>(m.overlap_ns)));
-    table_->setItem(row, col++,
-                    numberItem(formatTime(m.exposed_ns), static_cast<double>(m.exposed_ns)));
-    table_->setItem(row, col++,
-                    numberItem(r.steps.empty() ? "n/a" : formatTime(step_sum / n),
-                               static_cast<double>(step_sum / n)));
-    table_->setItem(row, col++,
-                    numberItem(r.steps.empty() ? "n/a" : formatTime(exposed_sum / n),
-                               static_cast<double>(exposed_sum / n)));
-    table_->setItem(
-        row, col++,
-        numberItem(effs ? formatPct(100.0 * eff / effs, 1) : "n/a", effs ? eff / effs : -1));
-    table_->setItem(row, col++, numberItem(QString::number(m.idle_pct, 'f', 1) + " %", m.idle_pct));
-    table_->setItem(row, col++,
-                    numberItem(QLocale().toString(static_cast<qlonglong>(kernels)),
-                               static_cast<double>(kernels)));
-    ++row;
-  }
-  for (int k = 0; k < missing_rows; ++k) {
-    const auto rank = missing[static_cast<std::size_t>(k)];
-    table_->setItem(row, 0, numberItem(QString::number(rank), rank));
-    auto* src = new QTableWidgetItem(tr("no trace"));
-    src->setForeground(colours::kWarning.darker(140));
-    src->setToolTip(tr("Rank %1 of the run left no trace: its process failed before writing "
-                       "one, or its file was not opened with the others.")
-                        .arg(rank));
-    table_->setItem(row, 1, src);
-    for (int col = 2; col < table_->columnCount(); ++col)
-      table_->setItem(row, col, numberItem(QStringLiteral("–"), -1));
-    ++row;
-  }
-  table_->setSortingEnabled(true);
+}
 
+void SummaryPanel::refreshChart(const LoadedRun& run) {
   // Per step, mean over ranks: the exposed communication stacked on the rest of the step.
-  std::map<std::int32_t, std::pair<double, double>> per_step;  // step -> (rest, exposed) in ms
-  std::map<std::int32_t, int> counts;
-  for (const auto& r : report.ranks) {
-    for (const auto& s : r.steps) {
-      auto& v = per_step[s.step];
-      v.first += static_cast<double>(s.dur_ns - s.metrics.exposed_ns) / 1e6;
-      v.second += static_cast<double>(s.metrics.exposed_ns) / 1e6;
-      ++counts[s.step];
-    }
-  }
   QVector<double> keys, rest, exposed;
-  for (const auto& [step, v] : per_step) {
-    keys.push_back(step);
-    rest.push_back(v.first / counts[step]);
-    exposed.push_back(v.second / counts[step]);
+  for (const auto& m : analysis::stepMeans(run.report)) {
+    keys.push_back(m.step);
+    rest.push_back(static_cast<double>(m.step_ns - m.exposed_ns) / 1e6);
+    exposed.push_back(static_cast<double>(m.exposed_ns) / 1e6);
   }
   auto* rest_bars = new QCPBars(chart_->xAxis, chart_->yAxis);
   rest_bars->setName(tr("step time minus exposed comm"));

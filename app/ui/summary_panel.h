@@ -6,19 +6,23 @@
 
 #include "app/ui/plot_export.h"
 
-class QTableWidget;
+class QTableView;
+class QSortFilterProxyModel;
 class QCustomPlot;
 class QLabel;
 
 namespace ddpscope::ui {
 
 class Session;
+class SummaryModel;
+struct LoadedRun;
 
 class SummaryPanel : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   explicit SummaryPanel(Session* session, QWidget* parent = nullptr);
-  QTableWidget* table() const { return table_; }
+  // The per-rank table: a view of SummaryModel through a proxy that sorts by the numbers.
+  QTableView* table() const { return table_; }
   QLabel* note() const { return note_; }
   QCustomPlot* chart() const { return chart_; }
   // The chart with the run's title line (name, source, headline numbers).
@@ -26,9 +30,13 @@ class SummaryPanel : public QWidget, public ChartExport {
 
  private:
   void refresh();
+  void refreshNote(const LoadedRun& run);
+  void refreshChart(const LoadedRun& run);
   Session* session_;
   QLabel* note_;
-  QTableWidget* table_;
+  SummaryModel* model_;
+  QSortFilterProxyModel* sorted_;
+  QTableView* table_;
   QCustomPlot* chart_;
 };
 

@@ -17,6 +17,7 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -147,10 +148,10 @@ Shown shown(MainWindow& w) {
   s.overlap = w.headline()->overlapText();
   s.badge = w.headline()->badgeText();
   s.incomplete = w.headline()->incompleteText();
-  QTableWidget* t = w.summary()->table();
+  const QAbstractItemModel* t = w.summary()->table()->model();
   for (int r = 0; r < t->rowCount(); ++r)
     for (int c = 0; c < t->columnCount(); ++c)
-      s.summary << (t->item(r, c) ? t->item(r, c)->text() : QString());
+      s.summary << t->index(r, c).data().toString();
   return s;
 }
 
@@ -490,10 +491,10 @@ TEST(AppFaults, IncompleteRunsAreMarkedInTheRunListHeadlineAndExports) {
   }
   EXPECT_TRUE(f.window->windowTitle().contains(kIncompleteBadge));
   // The per-rank table marks the rank that was cut short.
-  QTableWidget* table = f.window->summary()->table();
+  const QAbstractItemModel* table = f.window->summary()->table()->model();
   ASSERT_EQ(table->rowCount(), 2);
-  EXPECT_FALSE(table->item(0, 1)->text().contains(kIncompleteBadge));
-  EXPECT_TRUE(table->item(1, 1)->text().contains(kIncompleteBadge));
+  EXPECT_FALSE(table->index(0, 1).data().toString().contains(kIncompleteBadge));
+  EXPECT_TRUE(table->index(1, 1).data().toString().contains(kIncompleteBadge));
   // Exports carry it in their title.
   QString error;
   QByteArray svg;
@@ -521,8 +522,8 @@ TEST(AppFaults, IncompleteRunsAreMarkedInTheRunListHeadlineAndExports) {
   // The per-rank table has a row for each rank without a trace.
   ASSERT_EQ(table->rowCount(), 4);
   for (int r : {2, 3}) {
-    EXPECT_EQ(table->item(r, 0)->text(), QString::number(r));
-    EXPECT_EQ(table->item(r, 1)->text(), "no trace");
+    EXPECT_EQ(table->index(r, 0).data().toString(), QString::number(r));
+    EXPECT_EQ(table->index(r, 1).data().toString(), "no trace");
   }
 
   // Complete runs show no marker: the sample (4 of 4 ranks) and a single imported rank file.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <qcustomplot.h>
+#include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QClipboard>
 #include <QFile>
@@ -11,6 +12,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
@@ -24,8 +26,8 @@
 #include "app/ui/palette.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
+#include "app/ui/summary_model.h"
 #include "app/ui/summary_panel.h"
-#include "app/ui/table_items.h"
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
@@ -451,22 +453,48 @@ TEST(UiApp, SummaryRanksSortByTheNumberBehindTheText) {
   }
   MainWindow w;
   w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("three ranks")}));
-  QTableWidget* table = w.summary()->table();
+  QTableView* view = w.summary()->table();
+  const QAbstractItemModel* table = view->model();
   ASSERT_EQ(table->rowCount(), 3);
-  ASSERT_TRUE(table->isSortingEnabled());
+  ASSERT_TRUE(view->isSortingEnabled());
   for (int r = 0; r < 3; ++r)  // by rank at first
-    EXPECT_EQ(table->item(r, 0)->text(), QString::number(r));
+    EXPECT_EQ(table->index(r, 0).data().toString(), QString::number(r));
   int comm_col = -1;
   for (int c = 0; c < table->columnCount(); ++c)
-    if (table->horizontalHeaderItem(c)->text() == QStringLiteral("comm")) comm_col = c;
+    if (table->headerData(c, Qt::Horizontal).toString() == QStringLiteral("comm")) comm_col = c;
   ASSERT_GE(comm_col, 0);
-  table->sortItems(comm_col, Qt::DescendingOrder);
-  EXPECT_EQ(table->item(0, 0)->text(), "0");  // 2 ms
-  EXPECT_EQ(table->item(1, 0)->text(), "2");  // 300 µs
-  EXPECT_EQ(table->item(2, 0)->text(), "1");  // 40 µs
-  const NumberItem small(QStringLiteral("40 µs"), 40e3), big(QStringLiteral("2 ms"), 2e6);
-  EXPECT_TRUE(small < big);
-  EXPECT_FALSE(big < small);
+  view->sortByColumn(comm_col, Qt::DescendingOrder);
+  EXPECT_EQ(table->index(0, 0).data().toString(), "0");  // 2 ms
+  EXPECT_EQ(table->index(1, 0).data().toString(), "2");  // 300 µs
+  EXPECT_EQ(table->index(2, 0).data().toString(), "1");  // 40 µs
+}
+
+// The Summary model passes Qt's model checks, and its cells are the analysis's figures: whole
+// trace for overlap and comm, the run summary's per-rank figures for the step columns, kernels
+// counting kernels only (not copies or syncs), and a row per rank without a trace.
+TEST(UiApp, SummaryModelIsAModelOfTheAnalysisFigures) {
+  app();
+  MainWindow w;
+  const auto run =
+      loadRunBlocking({QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")});
+  ASSERT_TRUE(run.run) << run.error.toStdString();
+  SummaryModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  model.setRun(run.run);
+  ASSERT_EQ(model.rowCount(), 2);  // rank 0, and rank 1 of the two-rank job: no trace
+  const auto cell = [&](int row, int column) { return model.index(row, column).data().toString(); };
+  EXPECT_EQ(cell(0, SummaryModel::kOverlap), QStringLiteral("15.61 %"));  // the whole file
+  // Steps 5–6: (219726.905 + 224936.243) / 2 µs, exposed (10539.609 + 18856.097) / 2 µs.
+  EXPECT_EQ(cell(0, SummaryModel::kStep), QStringLiteral("222 ms"));
+  EXPECT_EQ(cell(0, SummaryModel::kExposedPerStep), QStringLiteral("14.7 ms"));
+  EXPECT_EQ(cell(0, SummaryModel::kDpEfficiency), QStringLiteral("93.4 %"));
+  // 21 communication + 2679 computation kernels; the 1074 copies are not kernels.
+  EXPECT_EQ(cell(0, SummaryModel::kKernels), QLocale().toString(2700));
+  EXPECT_EQ(cell(1, SummaryModel::kSource), QStringLiteral("no trace"));
+  EXPECT_DOUBLE_EQ(model.index(0, SummaryModel::kComm).data(SummaryModel::kSortRole).toDouble(),
+                   static_cast<double>(run.run->report.ranks[0].whole.comm_ns));
+  model.setRun(nullptr);
+  EXPECT_EQ(model.rowCount(), 0);
 }
 
 TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
