@@ -1,7 +1,6 @@
 #include "app/ui/plot_export.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include "tracer/format/file_io.h"
 
 #include <qcustomplot.h>
 #include <QBuffer>
@@ -12,7 +11,6 @@
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <QWidget>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -32,32 +30,6 @@ namespace {
 bool fail(QString* error, const QString& message) {
   if (error) *error = message;
   return false;
-}
-
-QString cannotWrite(const QString& path, int err) {
-  return QStringLiteral("cannot write %1: %2")
-      .arg(path, QString::fromLocal8Bit(std::strerror(err)));
-}
-
-// Writes all of `bytes` to a new file `name`; 0 or the errno of the first failure.
-int writeNewFile(const QByteArray& name, const QByteArray& bytes) {
-  const int fd = ::open(name.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return errno;
-  int err = 0;
-  qsizetype done = 0;
-  while (done < bytes.size() && err == 0) {
-    const ssize_t n =
-        ::write(fd, bytes.constData() + done, static_cast<size_t>(bytes.size() - done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      break;
-    }
-    done += n;
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  return err;
 }
 
 bool pdfPage(QPdfWriter& pdf, QSizeF size) {
@@ -97,30 +69,18 @@ std::optional<ExportFormat> checkExportPath(const QString& path, QString* error)
 
 bool writeFilesAtomically(const std::vector<std::pair<QString, QByteArray>>& files,
                           QString* error) {
-  static std::atomic<unsigned> counter{0};
-  std::vector<QByteArray> temps;  // written, not yet renamed
-  auto removeTemps = [&](std::size_t from) {
-    for (std::size_t i = from; i < temps.size(); ++i)
-      ::unlink(temps[i].constData());
-  };
+  std::vector<std::string> names;  // kept alive for the views below
+  std::vector<std::pair<std::string, std::string_view>> views;
+  names.reserve(files.size());
   for (const auto& [path, bytes] : files) {
-    const QFileInfo info(path);
-    const QByteArray tmp = QFile::encodeName(info.absoluteDir().filePath(
-        QStringLiteral(".%1.tmp-%2-%3").arg(info.fileName()).arg(::getpid()).arg(counter++)));
-    const int err = writeNewFile(tmp, bytes);
-    if (err != 0) {
-      ::unlink(tmp.constData());
-      removeTemps(0);
-      return fail(error, cannotWrite(path, err) + QStringLiteral("; nothing was written there"));
-    }
-    temps.push_back(tmp);
+    names.push_back(QFile::encodeName(path).toStdString());
+    views.emplace_back(names.back(),
+                       std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
   }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (::rename(temps[i].constData(), QFile::encodeName(files[i].first).constData()) != 0) {
-      const int err = errno;
-      removeTemps(i);
-      return fail(error, cannotWrite(files[i].first, err));
-    }
+  try {
+    trace::writeFilesAtomically(views);  // the format library's writer, for traces too
+  } catch (const std::exception& e) {
+    return fail(error, QString::fromLocal8Bit(e.what()));
   }
   return true;
 }

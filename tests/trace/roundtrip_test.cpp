@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -196,5 +197,51 @@ TEST(AtomicWrite, FailureMidWriteInTheTargetFolderLeavesTheOldFileIntact) {
   // And the writer still works once there is room.
   writeTraceFile(big, path, plain);
   EXPECT_GT(fs::file_size(path), std::uintmax_t{kLimit});
+  fs::remove_all(dir);
+}
+
+// A set of files (a report's Markdown, HTML and figures) is written as one: the second file
+// failing mid-write in the target folder leaves the first, already written to its temporary,
+// unrenamed, so every destination keeps its old bytes and no temporary remains.
+TEST(AtomicWrite, ASetOfFilesIsWrittenWholeOrNotAtAll) {
+  const auto dir = tempDir() / "file-set";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto a = (dir / "report.md").string(), b = (dir / "timeline.png").string();
+  writeFilesAtomically({{a, "old report"}, {b, "old figure"}});
+  const std::string small = "new report", big(1 << 20, 'x');  // 1 MiB cannot fit in 64 KiB
+  constexpr rlim_t kLimit = 64 << 10;
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < kLimit)
+    GTEST_SKIP() << "RLIMIT_FSIZE hard limit below 64 KiB";
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = saved;
+  limited.rlim_cur = kLimit;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string error;
+  try {
+    writeFilesAtomically({{a, small}, {b, big}});
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find(b), std::string::npos) << error;
+  EXPECT_NE(error.find("none of the 2 files was written"), std::string::npos) << error;
+  const auto contents = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(contents(a), "old report");
+  EXPECT_EQ(contents(b), "old figure");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"report.md", "timeline.png"}));
+  writeFilesAtomically({{a, small}, {b, big}});  // with room, both are replaced
+  EXPECT_EQ(contents(a), small);
+  EXPECT_EQ(fs::file_size(b), big.size());
   fs::remove_all(dir);
 }

@@ -237,8 +237,11 @@ std::string gzipBytes(std::string_view plain, int level) {
   return out;
 }
 
-std::string writeFileAtomically(const std::string& path, std::string_view bytes,
-                                const FinalPath& final_path) {
+namespace {
+
+// Writes bytes to a new temporary file beside `path` and flushes it; returns its name. On
+// failure nothing is left behind and a std::runtime_error names `path` and the cause.
+std::string writeTemporary(const std::string& path, std::string_view bytes) {
   static std::atomic<unsigned> counter{0};
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -271,6 +274,14 @@ std::string writeFileAtomically(const std::string& path, std::string_view bytes,
     ::unlink(tmp.c_str());
     throw std::runtime_error("cannot write " + path + " (close): " + std::strerror(err));
   }
+  return tmp;
+}
+
+}  // namespace
+
+std::string writeFileAtomically(const std::string& path, std::string_view bytes,
+                                const FinalPath& final_path) {
+  const std::string tmp = writeTemporary(path, bytes);
   std::string target = path;
   if (final_path) {
     try {
@@ -286,6 +297,31 @@ std::string writeFileAtomically(const std::string& path, std::string_view bytes,
     throw std::runtime_error("cannot write " + target + " (rename): " + std::strerror(err));
   }
   return target;
+}
+
+void writeFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  std::vector<std::string> temps;  // written, not yet renamed
+  const auto remove_from = [&](std::size_t first) {
+    for (std::size_t i = first; i < temps.size(); ++i)
+      ::unlink(temps[i].c_str());
+  };
+  for (const auto& [path, bytes] : files) {
+    try {
+      temps.push_back(writeTemporary(path, bytes));
+    } catch (const std::runtime_error& e) {
+      remove_from(0);
+      throw std::runtime_error(std::string(e.what()) + "; none of the " +
+                               std::to_string(files.size()) + " files was written");
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
+      const int err = errno;
+      remove_from(i);
+      throw std::runtime_error("cannot write " + files[i].first +
+                               " (rename): " + std::strerror(err));
+    }
+  }
 }
 
 }  // namespace ddpscope::trace

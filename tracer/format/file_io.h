@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ddpscope::trace {
 
@@ -69,5 +70,11 @@ using FinalPath = std::function<std::string(const std::string& path)>;
 // was, and a std::runtime_error says what happened. Returns the path written.
 std::string writeFileAtomically(const std::string& path, std::string_view bytes,
                                 const FinalPath& final_path = {});
+
+// Writes several files (path, bytes) as one: every file goes to a temporary first, and only when
+// all are written are they renamed into place. A failure while writing leaves every destination
+// as it was; a std::runtime_error says which file and why. (A report's Markdown, HTML and
+// figures are such a set.)
+void writeFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files);
 
 }  // namespace ddpscope::trace
