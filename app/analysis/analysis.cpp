@@ -30,21 +30,6 @@ std::string_view violationKindName(Violation::Kind k) {
 
 namespace {
 
-// Copies and synchronisations are classified by their kind, kernels by their name's class.
-ActivityClass classOfKind(EventKind kind, ActivityClass kernel_class) {
-  switch (kind) {
-    case EventKind::Kernel:
-      return kernel_class;
-    case EventKind::Memcpy:
-    case EventKind::Memset:
-      return ActivityClass::Memory;
-    case EventKind::Sync:
-      return ActivityClass::Other;
-    default:
-      return ActivityClass::None;
-  }
-}
-
 // Builds a union from several tracks, each visited in start order.
 class UnionBuilder {
  public:
@@ -99,7 +84,8 @@ double pct(TimeNs part, TimeNs whole) {
 
 class RankAnalyzer {
  public:
-  RankAnalyzer(const RankTrace& r, const AnalysisOptions& o) : r_(r), options_(o) {}
+  RankAnalyzer(const RankTrace& r, const AnalysisOptions& o)
+      : r_(r), options_(o), classes_(std::make_shared<ClassCache>(o.rules, r)) {}
 
   RankActivity activity();
   RankReport report(RankActivity* keep_activity = nullptr);
@@ -110,11 +96,12 @@ class RankAnalyzer {
     return include_.empty() || include_[t][i] != 0;
   }
   ActivityClass classOf(const Track& t, std::size_t i) const {
-    return classOfKind(t.kind_of[i], name_class_[t.name[i]]);
+    return classes_->get(static_cast<std::size_t>(&t - r_.tracks.data()), i).cls;
   }
   std::int32_t stepContaining(TimeNs t) const;
   std::int32_t stepIndexOf(const Track& t, std::size_t i) const;
   void computeSteps(RankReport& out);
+  void computeCollectives(RankReport& out, const IntervalSet& compute) const;
   void computeOurBuckets(RankReport& out, const IntervalSet& compute);
   void computeInferredBuckets(RankReport& out, const IntervalSet& compute);
   void finishBucket(BucketReport& b, const IntervalSet& compute) const;
@@ -122,8 +109,8 @@ class RankAnalyzer {
   const RankTrace& r_;
   const AnalysisOptions& options_;
   bool prepared_ = false;
-  std::vector<ActivityClass> name_class_;
-  std::vector<KernelRole> name_role_;  // role of a bucket-tagged event, by name (GPU events only)
+  std::shared_ptr<ClassCache> classes_;  // every event's class, by the options' rules
+  std::vector<KernelRole> name_role_;    // role of a bucket-tagged event, by name (GPU events only)
   std::vector<std::vector<char>> include_;  // empty: everything included
   std::vector<trace::StepRange> steps_;     // steps in scope, sorted by start
   std::unordered_map<std::int32_t, std::int32_t> step_by_number_;
@@ -133,20 +120,19 @@ class RankAnalyzer {
 void RankAnalyzer::prepare() {
   if (prepared_) return;
   prepared_ = true;
-  name_class_.assign(r_.names.size(), ActivityClass::None);
   name_role_.assign(r_.names.size(), KernelRole::Gradient);
   std::vector<char> known(r_.names.size(), 0);
-  for (const auto& t : r_.tracks) {
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto n = t.name[i];
       if (known[n]) continue;
       known[n] = 1;
-      name_class_[n] = classify(EventKind::Kernel, r_.names[n]);
-      name_role_[n] = kernelRole(EventKind::Kernel, name_class_[n], r_.names[n]);
+      const auto cls = classes_->get(ti, EventKind::Kernel, n).cls;
+      name_role_[n] = kernelRole(EventKind::Kernel, cls, r_.names[n]);
     }
   }
-  // Non-kernel GPU activity is classified by its kind, not its name.
   steps_ = r_.steps;
   TimeNs cut = std::numeric_limits<TimeNs>::max();
   if (options_.hta_compat && !steps_.empty()) {
@@ -194,7 +180,7 @@ void RankAnalyzer::prepare() {
 RankActivity RankAnalyzer::activity() {
   prepare();
   RankActivity a;
-  a.kernel_class = name_class_;
+  a.classes = classes_;
   ClassUnions u;
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
@@ -260,6 +246,51 @@ OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& comput
 }
 
 namespace {
+
+void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& compute) const {
+  struct Acc {
+    CollectiveStats stats;
+    std::vector<Interval> spans;
+  };
+  std::array<Acc, kCollectiveKindCount> by_kind;
+  for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
+    const auto& t = r_.tracks[ti];
+    if (t.kind != TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!included(ti, i)) continue;
+      const auto& c = classes_->get(ti, i);
+      if (c.cls != ActivityClass::Communication) continue;
+      auto& acc = by_kind[static_cast<std::size_t>(c.kind)];
+      acc.stats.kind = c.kind;
+      ++acc.stats.count;
+      if (t.bytes[i] >= 0) {
+        acc.stats.bytes += t.bytes[i];
+        ++acc.stats.sized;
+        acc.stats.sized_dur_ns += t.dur[i];
+      }
+      acc.spans.push_back({t.start[i], t.end(i)});
+    }
+  }
+  for (auto& acc : by_kind) {
+    if (acc.stats.count == 0) continue;
+    std::sort(acc.spans.begin(), acc.spans.end(),
+              [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    IntervalSet u;
+    for (const auto& iv : acc.spans)
+      extendUnion(u, iv.start, iv.end);
+    auto& st = acc.stats;
+    st.comm_ns = totalLength(u);
+    st.hidden_ns = intersectionLength(u, compute);
+    st.exposed_ns = st.comm_ns - st.hidden_ns;
+    if (st.comm_ns > 0) st.overlap_pct = pct(st.hidden_ns, st.comm_ns);
+    if (st.sized > 0 && st.sized_dur_ns > 0) {
+      st.algbw_gbps = static_cast<double>(st.bytes) / static_cast<double>(st.sized_dur_ns);
+      if (const auto f = busBandwidthFactor(st.kind, r_.world_size))
+        st.busbw_gbps = *st.algbw_gbps * *f;
+    }
+    out.collectives.push_back(st);
+  }
+}
 
 void RankAnalyzer::computeSteps(RankReport& out) {
   const std::size_t n = steps_.size();
@@ -538,6 +569,7 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
   RankActivity a = activity();
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);
+  computeCollectives(out, a.compute);
   if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
     out.warnings.push_back(
         "no GPU activity (kernels, copies, syncs) in this trace, so there is nothing to measure: "
@@ -602,8 +634,8 @@ RankReport analyzeRank(const RankTrace& rank, const AnalysisOptions& options,
   return analyzer.report(activity);
 }
 
-ActivityClass RankActivity::classOf(EventKind kind, trace::NameId name) const {
-  return classOfKind(kind, name < kernel_class.size() ? kernel_class[name] : ActivityClass::None);
+ActivityClass RankActivity::classOf(std::size_t track, EventKind kind, trace::NameId name) const {
+  return classes ? classes->get(track, kind, name).cls : ActivityClass::None;
 }
 
 std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, TimeNs hi) {

@@ -3,17 +3,21 @@
 // and across ranks. Exact in integer nanoseconds; no Qt.
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/analysis/classify.h"
 #include "app/analysis/intervals.h"
+#include "app/analysis/rules.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::analysis {
 
 struct AnalysisOptions {
+  // How GPU activity is classified (rules.h); null: the built-in rules.
+  std::shared_ptr<const ClassRules> rules;
   // Reproduce Holistic Trace Analysis's default window: drop everything launched at or after the
   // start of the last ProfilerStep#, keep GPU events whose correlation matches a kept launch.
   bool hta_compat = false;
@@ -93,6 +97,21 @@ std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t worl
 // 4294967295 as Kineto writes it: context-wide synchronisations).
 std::string streamText(std::int64_t stream);
 
+// One kind of collective on one rank (DESIGN: per-kind communication figures).
+struct CollectiveStats {
+  CollectiveKind kind = CollectiveKind::Unknown;
+  std::int64_t count = 0;
+  std::int64_t bytes = 0;   // Σ payload of the kernels whose size is known
+  std::int64_t sized = 0;   // kernels whose size is known
+  TimeNs comm_ns = 0;       // |∪ kernels of this kind|
+  TimeNs hidden_ns = 0;     // ... ∩ ∪compute
+  TimeNs exposed_ns = 0;    // comm − hidden
+  TimeNs sized_dur_ns = 0;  // Σ duration of the sized kernels
+  std::optional<double> overlap_pct;
+  std::optional<double> algbw_gbps;  // Σ bytes / Σ duration of the sized kernels
+  std::optional<double> busbw_gbps;  // algbw · the kind's factor (busBandwidthFactor)
+};
+
 struct RankReport {
   std::int32_t rank = 0;
   std::int32_t world_size = 1;
@@ -104,6 +123,7 @@ struct RankReport {
   std::array<std::int64_t, kActivityClassCount> counts{};  // by ActivityClass
   std::vector<StreamReport> streams;
   OverlapMetrics whole;
+  std::vector<CollectiveStats> collectives;  // one per kind present, in CollectiveKind order
   std::vector<StepReport> steps;
   std::vector<BucketReport> buckets;
   std::vector<Violation> violations;
@@ -154,10 +174,9 @@ struct RunReport {
 struct RankActivity {
   IntervalSet comm, compute, memory, other, all;
   std::array<std::int64_t, kActivityClassCount> counts{};
-  // The class of each kernel name of the rank (by NameId), classified once per load.
-  std::vector<ActivityClass> kernel_class;
-  // The class of a GPU event: copies and synchronisations by their kind, kernels by name.
-  ActivityClass classOf(trace::EventKind kind, trace::NameId name) const;
+  // The classification of the rank's events (by the analysis's rules), each name once.
+  std::shared_ptr<const ClassCache> classes;
+  ActivityClass classOf(std::size_t track, trace::EventKind kind, trace::NameId name) const;
 };
 
 RankActivity rankActivity(const trace::RankTrace& rank, const AnalysisOptions& options = {});

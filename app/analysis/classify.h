@@ -17,7 +17,8 @@ enum class ActivityClass : std::uint8_t {
 };
 inline constexpr int kActivityClassCount = 4;
 
-bool isCommunicationName(std::string_view name);
+// The class of a GPU event by the built-in rules (rules.h), whatever its stream; a loaded run's
+// own rules may say otherwise (AnalysisOptions::rules).
 ActivityClass classify(trace::EventKind kind, std::string_view name);
 std::string_view className(ActivityClass c);  // "communication", "computation", ...
 

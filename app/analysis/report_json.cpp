@@ -105,6 +105,45 @@ void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
   j.num(m.non_compute_pct, 4);
 }
 
+// Per collective kind (allreduce, reduce_scatter, ...): DESIGN's `collectives`. The split of
+// exposed communication into waiting and transfer needs collectives matched across ranks; until
+// a run has them the two figures are null.
+void writeCollectives(JsonOut& j, const RankReport& r) {
+  j.key("collectives");
+  j.open('[');
+  for (const auto& c : r.collectives) {
+    j.open('{');
+    j.key("kind");
+    j.str(collectiveKindName(c.kind));
+    j.key("count");
+    j.integer(c.count);
+    j.key("bytes");  // null when no kernel of this kind says its size
+    if (c.sized > 0) {
+      j.integer(c.bytes);
+    } else {
+      j.optional(std::nullopt);
+    }
+    j.key("comm_us");
+    j.micros(c.comm_ns);
+    j.key("hidden_us");
+    j.micros(c.hidden_ns);
+    j.key("exposed_us");
+    j.micros(c.exposed_ns);
+    j.key("overlap_pct");
+    j.optional(c.overlap_pct, 4);
+    j.key("algbw_gbps");
+    j.optional(c.algbw_gbps, 3);
+    j.key("busbw_gbps");
+    j.optional(c.busbw_gbps, 3);
+    j.close('}');
+  }
+  j.close(']');
+  j.key("exposed_wait_us");
+  j.optional(std::nullopt);
+  j.key("exposed_transfer_us");
+  j.optional(std::nullopt);
+}
+
 void writeRank(JsonOut& j, const RankReport& r) {
   j.open('{');
   j.key("rank");
@@ -211,6 +250,7 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.close('}');
   }
   j.close(']');
+  writeCollectives(j, r);
   j.key("violations");
   j.open('[');
   for (const auto& v : r.violations) {

@@ -16,9 +16,11 @@ namespace {
 
 using namespace ddpscope;
 
-int summary(const std::vector<std::string>& paths, bool json, bool hta_compat) {
-  const trace::Run run = trace::loadRun(paths);
+int summary(const std::vector<std::string>& paths, bool json, bool hta_compat,
+            const std::string& rules_file) {
   analysis::AnalysisOptions options;
+  options.rules = analysis::ClassRules::forCommandLine(rules_file);  // before loading: fail fast
+  const trace::Run run = trace::loadRun(paths);
   options.hta_compat = hta_compat;
   const auto report = analysis::analyzeRun(run, options);
   std::cout << (json ? analysis::reportToJson(report) : analysis::reportToText(report));
@@ -46,12 +48,16 @@ int main(int argc, char** argv) {
 
   bool json = false, hta = false;
   std::vector<std::string> paths;
+  std::string rules_file;
   auto* sum =
       app.add_subcommand("summary", "Overlap, steps, buckets and dependency checks per rank");
   sum->add_flag("--json", json, "Print JSON (the fields of docs/CLI.md)");
   sum->add_flag("--hta-compat", hta,
                 "Use Holistic Trace Analysis's window (drop work launched at or after the last "
                 "ProfilerStep#)");
+  sum->add_option("--rules", rules_file,
+                  "Classification rules to apply before the built-in ones (JSON Lines, "
+                  "docs/RULES.md); default: $DDPSCOPE_RULES when set");
   sum->add_option("PATH", paths, "Trace files or run folders (one run)")->required();
 
   std::string in, out;
@@ -82,8 +88,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (*sum) return summary(paths, json, hta);
+    if (*sum) return summary(paths, json, hta, rules_file);
     if (*conv) return convert(in, out);
+  } catch (const analysis::RulesError& e) {
+    std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
+    return 2;
   } catch (const trace::TraceError& e) {
     std::cerr << "ddpscope-cli: " << e.what() << "\n";
     return 1;

@@ -147,7 +147,7 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
                  analysis::streamText(t.stream());
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!trace::isGpuActivity(t.kind_of[i])) continue;
-      const ActivityClass c = act.classOf(t.kind_of[i], t.name[i]);
+      const ActivityClass c = act.classOf(ti, t.kind_of[i], t.name[i]);
       const auto src = static_cast<std::uint32_t>(i);
       if (c == ActivityClass::Communication) {
         addSplitComm(lane.events, t.start[i], t.end(i), src, act.compute);
