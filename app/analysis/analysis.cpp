@@ -1,5 +1,7 @@
 #include "analysis.h"
 
+#include "app/analysis/collectives.h"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -712,11 +714,13 @@ void checkRunCompleteness(const trace::Run& run, RunReport& out) {
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
                      std::vector<RankActivity>* activities) {
   RunReport out;
-  if (activities) activities->assign(run.ranks.size(), {});
+  std::vector<RankActivity> local;  // what matching the collectives needs, when not asked for
+  auto& acts = activities ? *activities : local;
+  acts.assign(run.ranks.size(), {});
   for (std::size_t i = 0; i < run.ranks.size(); ++i)
-    out.ranks.push_back(
-        analyzeRank(run.ranks[i], options, activities ? &(*activities)[i] : nullptr));
+    out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
   checkRunCompleteness(run, out);
+  matchCollectives(run, acts, out);
   if (!run.skipped_files.empty()) {
     std::string names;
     for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)

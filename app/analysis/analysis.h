@@ -124,6 +124,9 @@ struct RankReport {
   std::vector<StreamReport> streams;
   OverlapMetrics whole;
   std::vector<CollectiveStats> collectives;  // one per kind present, in CollectiveKind order
+  // Exposed communication split by matched collectives (collectives.h): inside a wait for a
+  // late rank, and the rest; none when no collective of the rank could be matched.
+  std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
   std::vector<StepReport> steps;
   std::vector<BucketReport> buckets;
   std::vector<Violation> violations;
@@ -144,6 +147,19 @@ struct StepSpread {
   std::int32_t step = 0;
   TimeNs min_ns = 0, max_ns = 0, mean_ns = 0;
   std::int32_t slowest_rank = -1;  // -1: every rank took the same time
+};
+
+// One collective matched on every rank (collectives.h): the k-th of its kind on each rank.
+struct MatchedCollective {
+  CollectiveKind kind = CollectiveKind::Unknown;
+  std::int32_t index = 0;              // k: its place among the collectives of its kind
+  std::int32_t step = trace::kNoStep;  // the step of the last rank's kernel, when known
+  std::int64_t bytes = -1;             // the last rank's kernel's payload, -1 when unknown
+  std::int32_t last_rank = 0;          // the rank whose kernel started last
+  TimeNs first_start_ns = 0, last_start_ns = 0;
+  TimeNs skew_ns = 0;               // last start − first start
+  std::vector<TimeNs> wait_ns;      // per rank (report order): its start → the last start
+  std::vector<TimeNs> transfer_ns;  // per rank: the last start → its end
 };
 
 // Whether the traces cover the whole run: computed once, here (analyzeRun).
@@ -167,6 +183,8 @@ struct RunReport {
   // About the files as a run: ranks of the declared world with no trace, traces cut short,
   // traces that disagree on the world size (files of different runs opened together).
   Completeness completeness;
+  std::vector<MatchedCollective> matched;  // collectives matched across ranks, in time order
+  std::string matched_by;                  // how they were matched, in words; "" when none
   std::vector<std::string> warnings;
 };
 

@@ -138,10 +138,60 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
     j.close('}');
   }
   j.close(']');
-  j.key("exposed_wait_us");
-  j.optional(std::nullopt);
-  j.key("exposed_transfer_us");
-  j.optional(std::nullopt);
+  const auto us = [](const std::optional<TimeNs>& ns) {
+    return ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt;
+  };
+  j.key("exposed_wait_us");  // exposed communication inside waits for a late rank
+  j.optional(us(r.exposed_wait_ns));
+  j.key("exposed_transfer_us");  // the rest of it
+  j.optional(us(r.exposed_transfer_ns));
+}
+
+void writeMatched(JsonOut& j, const RunReport& report) {
+  j.key("matched_collectives");
+  j.open('{');
+  j.key("matched_by");
+  j.str(report.matched_by);
+  j.key("collectives");
+  j.open('[');
+  for (const auto& m : report.matched) {
+    j.open('{');
+    j.key("kind");
+    j.str(collectiveKindName(m.kind));
+    j.key("index");
+    j.integer(m.index);
+    j.key("step");
+    if (m.step != trace::kNoStep) {
+      j.integer(m.step);
+    } else {
+      j.optional(std::nullopt);
+    }
+    j.key("bytes");
+    if (m.bytes >= 0) {
+      j.integer(m.bytes);
+    } else {
+      j.optional(std::nullopt);
+    }
+    j.key("last_rank");
+    j.integer(m.last_rank);
+    j.key("start_us");
+    j.micros(m.first_start_ns);
+    j.key("skew_us");
+    j.micros(m.skew_ns);
+    j.key("wait_us");
+    j.open('[');
+    for (auto w : m.wait_ns)
+      j.micros(w);
+    j.close(']');
+    j.key("transfer_us");
+    j.open('[');
+    for (auto t : m.transfer_ns)
+      j.micros(t);
+    j.close(']');
+    j.close('}');
+  }
+  j.close(']');
+  j.close('}');
 }
 
 void writeRank(JsonOut& j, const RankReport& r) {
@@ -346,6 +396,7 @@ std::string reportToJson(const RunReport& report) {
   for (auto r : report.completeness.missing_ranks)
     j.integer(r);
   j.close(']');
+  writeMatched(j, report);
   j.key("stragglers");
   j.open('[');
   for (const auto& st : report.stragglers) {
