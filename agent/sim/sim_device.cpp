@@ -262,6 +262,10 @@ void SimDevice::addHostEvent(EventKind kind, trace::NameId name, TimeNs start, T
 // until that NCCL kernel ends. (NCCL kernels that start later are not seen: an approximation.)
 TimeNs SimDevice::stretchedForComm(TimeNs start, double work_ns) const {
   const double s = cluster_.options().cost.comm_slowdown;
+  // A kernel starting while this rank spins in a collective whose peers have not all arrived is
+  // slowed for all of its run: when the spin ends is not known yet (an approximation).
+  if (s > 0 && spin_start_ >= 0 && start >= spin_start_)
+    return static_cast<TimeNs>(std::llround(work_ns * (1 + s)));
   if (s <= 0 || start < comm_busy_start_ || start >= comm_busy_end_)
     return static_cast<TimeNs>(std::llround(work_ns));
   const auto shared = static_cast<double>(comm_busy_end_ - start);
@@ -282,12 +286,16 @@ void SimDevice::resolveHead(Stream& s, TimeNs start) {
       break;
     }
     case OpKind::Collective: {
-      const auto dur = static_cast<TimeNs>(std::llround(op.work_ns));
-      addGpuEvent(s, EventKind::Kernel, op.name, start, dur, op);
-      s.ready = start + dur;
+      // As NCCL's kernels do: this rank's kernel started when its stream reached the collective
+      // and spun until the last rank arrived (`start`), then transferred for work_ns.
+      const TimeNs own = std::min(s.arrival, start);
+      const auto transfer = static_cast<TimeNs>(std::llround(op.work_ns));
+      addGpuEvent(s, EventKind::Kernel, op.name, own, start - own + transfer, op);
+      s.ready = start + transfer;
       s.arrived = false;
-      comm_busy_start_ = start;
+      comm_busy_start_ = own;
       comm_busy_end_ = s.ready;
+      spin_start_ = -1;
       break;
     }
     case OpKind::Record:
@@ -358,7 +366,8 @@ void SimCluster::arrive(SimDevice::Stream& s) {
   auto& op = s.queue.front();
   auto& c = collective(op.ref);
   c.arrived++;
-  c.start = std::max(c.start, std::max(op.launch, s.ready));
+  s.arrival = std::max(op.launch, s.ready);
+  c.start = std::max(c.start, s.arrival);
   s.arrived = true;
   if (c.arrived == options_.world_size && options_.math) sumCollective(c);
 }
@@ -382,7 +391,11 @@ TimeNs SimCluster::headStart(SimDevice& dev, SimDevice::Stream& s) {
   const auto& op = s.queue.front();
   switch (op.kind) {
     case SimDevice::OpKind::Collective: {
-      if (!s.arrived) arrive(s);
+      if (!s.arrived) {
+        arrive(s);
+        const auto& c = collectives_[static_cast<std::size_t>(op.ref)];
+        if (c.arrived < options_.world_size) dev.spin_start_ = s.arrival;  // waits for peers
+      }
       const auto& c = collectives_[static_cast<std::size_t>(op.ref)];
       return c.arrived == options_.world_size ? c.start : -1;
     }

@@ -155,7 +155,8 @@ class SimDevice final : public Device {
     std::deque<Op> queue;
     trace::TimeNs ready = 0;  // when the last resolved work on it ends
     std::vector<std::pair<trace::NameId, trace::TimeNs>> open_ranges;
-    bool arrived = false;  // head collective has registered its arrival
+    bool arrived = false;       // head collective has registered its arrival
+    trace::TimeNs arrival = 0;  // when this stream reached its head collective
   };
 
   Stream& stream(StreamId id);
@@ -194,6 +195,8 @@ class SimDevice final : public Device {
   std::vector<trace::TimeNs> instance_time_;  // record instance -> time, -1 unresolved
   std::int64_t collectives_launched_ = 0;
   trace::TimeNs comm_busy_start_ = 0, comm_busy_end_ = 0;  // the latest NCCL kernel on this rank
+  // A collective this rank reached and spins in, waiting for its peers: from when (-1: none).
+  trace::TimeNs spin_start_ = -1;
   std::uint64_t rng_state_ = 0;
   trace::NameId launch_name_ = 0;
   bool stopped_ = false;  // the simulated fault stopped this rank: every launch is ignored

@@ -77,6 +77,7 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
         }
       }
       m.skew_ns = m.last_start_ns - m.first_start_ns;
+      if (m.skew_ns == 0) m.last_rank = -1;  // every rank started together: none was late
       for (std::size_t r = 0; r < n; ++r) {
         const auto& e = comm[r][static_cast<std::size_t>(k)][j];
         const TimeNs arrived = std::clamp(m.last_start_ns, e.start, e.end);

@@ -172,8 +172,12 @@ void writeMatched(JsonOut& j, const RunReport& report) {
     } else {
       j.optional(std::nullopt);
     }
-    j.key("last_rank");
-    j.integer(m.last_rank);
+    j.key("last_rank");  // null: every rank started together
+    if (m.last_rank >= 0) {
+      j.integer(m.last_rank);
+    } else {
+      j.optional(std::nullopt);
+    }
     j.key("start_us");
     j.micros(m.first_start_ns);
     j.key("skew_us");

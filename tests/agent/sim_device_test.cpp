@@ -44,7 +44,10 @@ TEST(SimDevice, CostModelDefaults) {
   EXPECT_DOUBLE_EQ(c.allreduceNs(100'000'000, 1), 2000.0);
 }
 
-TEST(SimDevice, CollectiveStartsWhenTheLastRankArrives) {
+// As NCCL's kernels do: each rank's kernel starts when its own stream reaches the collective and
+// spins until the last rank arrives; the transfer starts then, and every rank's kernel ends
+// together.
+TEST(SimDevice, CollectiveTransfersWhenTheLastRankArrives) {
   SimOptions o;
   o.world_size = 2;
   SimCluster cluster(o);
@@ -70,10 +73,14 @@ TEST(SimDevice, CollectiveStartsWhenTheLastRankArrives) {
   ASSERT_EQ(ar0.size(), 1u);
   ASSERT_EQ(ar1.size(), 1u);
   EXPECT_EQ(ar0[0].name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  // Both ranks start together, when rank 0's slow GEMM ends.
+  // Rank 0 arrives last, when its slow GEMM ends, and only transfers; rank 1 arrived when its
+  // small GEMM ended and waited inside its kernel until then.
   EXPECT_EQ(ar0[0].start, slow[0].end);
-  EXPECT_EQ(ar1[0].start, ar0[0].start);
   EXPECT_EQ(ar0[0].end - ar0[0].start, std::llround(CostModel{}.allreduceNs(4 << 20, 2)));
+  const auto fast = streamEvents(cluster.device(1), kComputeStream);
+  EXPECT_GE(ar1[0].start, fast[0].end);  // (or its launch, when later)
+  EXPECT_LT(ar1[0].start, ar0[0].start);
+  EXPECT_EQ(ar1[0].end, ar0[0].end);
   // The compute stream waited for the allreduce on both ranks.
   EXPECT_GE(slow[1].start, ar0[0].end);
   EXPECT_GE(streamEvents(cluster.device(1), kComputeStream)[1].start, ar1[0].end);

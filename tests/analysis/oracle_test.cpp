@@ -767,3 +767,46 @@ TEST(Oracle, ARankThatLostRecords) {
   EXPECT_GT(std::abs(mean_of_ranks - *f.overlap_pct), 0.01)
       << "mean of the ranks' % " << mean_of_ranks << ", pooled " << *f.overlap_pct;
 }
+
+// The simulator waits as NCCL does: with a slow rank, the other ranks' allreduce kernels start
+// when their own streams reach them, before the slow rank's, and spin; their exposed
+// communication is then mostly waiting, and the slow rank is named last. Without one, nobody
+// waits and the exposed communication is transfer.
+TEST(Oracle, ALateRankMakesTheOthersWaitInsideTheirCollectives) {
+  agent::AgentOptions o;
+  o.world_size = 4;
+  o.steps = 4;
+  o.model.kind = "mlp";
+  o.cost.straggler_rank = 2;
+  o.cost.straggler_slowdown = 3;
+  trace::Run late;
+  late.ranks = agent::runSimulation(o).ranks;
+  const auto report = analysis::analyzeRun(late);
+  ASSERT_FALSE(report.matched.empty());
+  for (const auto& m : report.matched) {
+    EXPECT_EQ(m.last_rank, 2);
+    EXPECT_GT(m.skew_ns, 0);
+    for (std::size_t r = 0; r < 4; ++r)
+      EXPECT_EQ(m.wait_ns[r] > 0, r != 2) << "rank " << r;
+  }
+  for (const auto& r : report.ranks) {
+    ASSERT_TRUE(r.exposed_wait_ns && r.exposed_transfer_ns);
+    if (r.rank == 2) {
+      EXPECT_EQ(*r.exposed_wait_ns, 0);
+    } else {
+      EXPECT_GT(*r.exposed_wait_ns, *r.exposed_transfer_ns) << "rank " << r.rank;
+    }
+  }
+  o.cost.straggler_rank = -1;
+  trace::Run even;
+  even.ranks = agent::runSimulation(o).ranks;
+  const auto calm = analysis::analyzeRun(even);
+  for (const auto& m : calm.matched) {
+    EXPECT_EQ(m.skew_ns, 0);
+    EXPECT_EQ(m.last_rank, -1);
+  }
+  for (const auto& r : calm.ranks) {
+    EXPECT_EQ(*r.exposed_wait_ns, 0);
+    EXPECT_EQ(*r.exposed_transfer_ns, r.whole.exposed_ns);
+  }
+}
