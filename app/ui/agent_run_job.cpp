@@ -5,8 +5,8 @@
 #include <QTimer>
 #include <atomic>
 
+#include "app/ui/loaded_run.h"
 #include "app/ui/run_load_job.h"
-#include "app/ui/session.h"
 
 namespace ddpscope::ui {
 

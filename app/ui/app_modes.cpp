@@ -61,6 +61,64 @@ void settle(QWidget& w) {
   }
   QApplication::processEvents();
 }
+
+// A window no one watches: no error dialogs, 1600 x 1000, shown, the run in `paths` loaded and
+// drawn. False (message on stderr) when it could not be loaded.
+bool openUnattended(MainWindow& window, const QStringList& paths) {
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
+  if (!loadInto(window, paths)) return false;
+  settle(window);
+  return true;
+}
+
+// Saves what the window shows to DIR/name and prints the path; false (message on stderr) when it
+// could not be written.
+bool saveScreenshot(QWidget& window, const QString& dir, const QString& name) {
+  const QString path = QDir(dir).filePath(name);
+  if (!window.grab().save(path)) {
+    err(QStringLiteral("cannot write %1").arg(path));
+    return false;
+  }
+  std::printf("%s\n", path.toLocal8Bit().constData());
+  return true;
+}
+
+// Screenshots of a selected bucket of rank 0 (zoomed in, its flows and a measured range), then of
+// its allreduce kernel clicked (the Details tab). True when every picture was written.
+bool shootSelectedBucket(MainWindow& window, const QString& dir) {
+  auto* session = window.session();
+  const auto run = session->current();
+  const auto& rr = run->report.ranks.front();
+  if (rr.buckets.empty()) return true;
+  const std::size_t pick = std::min<std::size_t>(rr.buckets.size() - 1, 2);
+  const auto& b = rr.buckets[pick];
+  session->setViewRange({b.ready_ns - 4'000'000, b.end_ns + 6'000'000});
+  session->setSelection(TimeRange{b.start_ns - 1'000'000, b.end_ns + 500'000});
+  session->selectBucket(BucketKey{0, static_cast<std::int32_t>(pick)});
+  window.tabs()->setCurrentWidget(window.buckets());
+  settle(window);
+  bool ok = saveScreenshot(window, dir, "timeline-bucket-selected.png");
+  const auto& rank = run->run.ranks.front();
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Gpu || t.device() != b.device || t.stream() != b.stream)
+      continue;
+    const auto it = std::lower_bound(t.start.begin(), t.start.end(), b.start_ns);
+    if (it == t.start.end()) continue;
+    session->selectBucket(std::nullopt);
+    session->setSelection(std::nullopt);
+    session->selectEvent(EventRef{0, static_cast<std::int32_t>(ti),
+                                  static_cast<std::uint32_t>(it - t.start.begin())});
+    settle(window);
+    ok = saveScreenshot(window, dir, "timeline-kernel-details.png") && ok;
+    session->selectEvent(std::nullopt);
+  }
+  session->setSelection(std::nullopt);
+  return ok;
+}
 }  // namespace
 
 int exportHeadless(const QString& file, const QStringList& paths, double scale) {
@@ -74,12 +132,7 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale) 
     return 2;
   }
   MainWindow window;
-  window.setErrorDialogsEnabled(false);
-  window.resize(1600, 1000);
-  window.show();
-  QApplication::processEvents();
-  if (!loadInto(window, paths)) return 1;
-  settle(window);
+  if (!openUnattended(window, paths)) return 1;
   QString error;
   if (!window.exportView(QStringLiteral("timeline"), file, scale, &error)) {
     err(error);
@@ -99,12 +152,7 @@ int reportHeadless(const QString& dir, const QStringList& paths) {
     return 2;
   }
   MainWindow window;
-  window.setErrorDialogsEnabled(false);
-  window.resize(1600, 1000);
-  window.show();
-  QApplication::processEvents();
-  if (!loadInto(window, paths)) return 1;
-  settle(window);
+  if (!openUnattended(window, paths)) return 1;
   QString error;
   if (!window.exportReport(dir, &error)) {
     err(QStringLiteral("report not written: %1").arg(error));
@@ -118,60 +166,18 @@ int reportHeadless(const QString& dir, const QStringList& paths) {
 int writeScreenshots(const QString& dir, const QStringList& paths) {
   QDir().mkpath(dir);
   MainWindow window;
-  window.setErrorDialogsEnabled(false);
-  window.resize(1600, 1000);
-  window.show();
-  QApplication::processEvents();
-  if (!loadInto(window, paths)) return 1;
-  settle(window);
+  if (!openUnattended(window, paths)) return 1;
   QString error;
-  auto save = [&](const QString& name) {
-    const QString path = QDir(dir).filePath(name);
-    if (!window.grab().save(path)) {
-      err(QStringLiteral("cannot write %1").arg(path));
-      return false;
-    }
-    std::printf("%s\n", path.toLocal8Bit().constData());
-    return true;
-  };
-  bool ok = save("main-window.png");
-  // Zoomed into one step, with a bucket selected (its flows) and a measured range.
+  bool ok = saveScreenshot(window, dir, "main-window.png");
+  ok = shootSelectedBucket(window, dir) && ok;
   auto* session = window.session();
   const auto run = session->current();
-  const auto& rr = run->report.ranks.front();
-  if (!rr.buckets.empty()) {
-    const std::size_t pick = std::min<std::size_t>(rr.buckets.size() - 1, 2);
-    const auto& b = rr.buckets[pick];
-    session->setViewRange({b.ready_ns - 4'000'000, b.end_ns + 6'000'000});
-    session->setSelection(TimeRange{b.start_ns - 1'000'000, b.end_ns + 500'000});
-    session->selectBucket(BucketKey{0, static_cast<std::int32_t>(pick)});
-    window.tabs()->setCurrentWidget(window.buckets());
-    settle(window);
-    ok = save("timeline-bucket-selected.png") && ok;
-    // The allreduce kernel of that bucket, clicked: the Details tab.
-    const auto& rank = run->run.ranks.front();
-    for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
-      const auto& t = rank.tracks[ti];
-      if (t.kind != trace::TrackKind::Gpu || t.device() != b.device || t.stream() != b.stream)
-        continue;
-      const auto it = std::lower_bound(t.start.begin(), t.start.end(), b.start_ns);
-      if (it == t.start.end()) continue;
-      session->selectBucket(std::nullopt);
-      session->setSelection(std::nullopt);
-      session->selectEvent(EventRef{0, static_cast<std::int32_t>(ti),
-                                    static_cast<std::uint32_t>(it - t.start.begin())});
-      settle(window);
-      ok = save("timeline-kernel-details.png") && ok;
-      session->selectEvent(std::nullopt);
-    }
-    session->setSelection(std::nullopt);
-  }
   if (!run->run.ranks.front().steps.empty()) {
     const auto& s = run->run.ranks.front().steps.front();
     session->setViewRange({s.start, s.end});
     window.tabs()->setCurrentIndex(0);
     settle(window);
-    ok = save("timeline-one-step.png") && ok;
+    ok = saveScreenshot(window, dir, "timeline-one-step.png") && ok;
   }
   session->selectBucket(std::nullopt);
   session->setSelection(std::nullopt);
@@ -191,12 +197,7 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
 
 int renderWithoutDisplay(const QStringList& paths) {
   MainWindow window;
-  window.setErrorDialogsEnabled(false);
-  window.resize(1600, 1000);
-  window.show();
-  QApplication::processEvents();
-  if (!loadInto(window, paths)) return 1;
-  settle(window);
+  if (!openUnattended(window, paths)) return 1;
   const QString name = QFileInfo(paths.front()).completeBaseName().section('.', 0, 0);
   const QString path = QDir(QDir::tempPath()).filePath(QStringLiteral("ddpscope-%1.png").arg(name));
   if (!window.grab().save(path)) {

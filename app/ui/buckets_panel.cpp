@@ -9,7 +9,9 @@
 #include <QVBoxLayout>
 #include <map>
 
+#include "app/ui/format.h"
 #include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
 #include "app/ui/session.h"
 #include "app/ui/table_items.h"
 
@@ -74,11 +76,7 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   params_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
 
   chart_->setMinimumWidth(240);
-  chart_->plotLayout()->insertRow(0);
-  chart_->plotLayout()->addElement(
-      0, 0,
-      new QCPTextElement(chart_, tr("Allreduce per bucket, mean: hidden / exposed"),
-                         QFont(font().family(), 9, QFont::Bold)));
+  addChartTitle(chart_, tr("Allreduce per bucket, mean: hidden / exposed"));
   putLegendBelow(chart_);
 
   connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
@@ -106,27 +104,40 @@ void BucketsPanel::refresh() {
     showNoRun(chart_);
     return;
   }
-  bool inferred = false;
-  int rows = 0;
-  for (const auto& r : run->report.ranks) {
-    rows += static_cast<int>(r.buckets.size());
+  refreshNote(*run);
+  fillTable(*run);
+  refreshChart(*run);
+  table_->setSortingEnabled(true);
+  showSelection();
+}
+
+void BucketsPanel::refreshNote(const LoadedRun& run) {
+  bool inferred = false, any = false;
+  for (const auto& r : run.report.ranks) {
+    any = any || !r.buckets.empty();
     inferred = inferred || r.buckets_inferred;
   }
   note_->setText(
-      rows == 0 ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
-                     "metadata nor allreduce kernels to infer them from · %1")
-                      .arg(sourceBadge(run->source()))
+      !any ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
+                "metadata nor allreduce kernels to infer them from · %1")
+                 .arg(sourceBadge(run.source()))
       : inferred
           ? tr("<b>Buckets inferred</b> from the allreduce kernels (this trace has no ddpscope "
                "bucket metadata: "
                "one allreduce per bucket and step, sizes from the kernels' message sizes) · %1")
-                .arg(sourceBadge(run->source()))
-          : tr("<b>Buckets</b> as planned by the run · %1").arg(sourceBadge(run->source())));
+                .arg(sourceBadge(run.source()))
+          : tr("<b>Buckets</b> as planned by the run · %1").arg(sourceBadge(run.source())));
+}
+
+void BucketsPanel::fillTable(const LoadedRun& run) {
+  int rows = 0;
+  for (const auto& r : run.report.ranks)
+    rows += static_cast<int>(r.buckets.size());
   table_->setRowCount(rows);
   table_->setSortingEnabled(false);
   int row = 0;
-  for (std::size_t ri = 0; ri < run->report.ranks.size(); ++ri) {
-    const auto& rr = run->report.ranks[ri];
+  for (std::size_t ri = 0; ri < run.report.ranks.size(); ++ri) {
+    const auto& rr = run.report.ranks[ri];
     for (std::size_t bi = 0; bi < rr.buckets.size(); ++bi) {
       const auto& b = rr.buckets[bi];
       table_->setItem(row, kRank, cell(QString::number(rr.rank), rr.rank));
@@ -151,10 +162,12 @@ void BucketsPanel::refresh() {
       ++row;
     }
   }
+}
 
-  // Chart: per bucket id, the mean allreduce split into hidden and exposed, over steps and ranks.
+void BucketsPanel::refreshChart(const LoadedRun& run) {
+  // Per bucket id, the mean allreduce split into hidden and exposed, over steps and ranks.
   std::map<std::int32_t, std::array<double, 3>> per_id;  // hidden ms, exposed ms, count
-  for (const auto& rr : run->report.ranks) {
+  for (const auto& rr : run.report.ranks) {
     for (const auto& b : rr.buckets) {
       auto& v = per_id[b.id];
       v[0] += static_cast<double>(b.end_ns - b.start_ns - b.exposed_ns) / 1e6;
@@ -170,19 +183,9 @@ void BucketsPanel::refresh() {
     exposed.push_back(v[1] / v[2]);
     top = std::max(top, (v[0] + v[1]) / v[2]);
   }
-  auto* hb = new QCPBars(chart_->xAxis, chart_->yAxis);
-  hb->setName(tr("hidden under compute"));
-  hb->setBrush(colours::kCommHidden);
-  hb->setData(keys, hidden);
-  auto* eb = new QCPBars(chart_->xAxis, chart_->yAxis);
-  eb->setName(tr("exposed"));
-  eb->setBrush(colours::kCommExposed);
-  eb->setData(keys, exposed);
+  auto* hb = addBars(chart_, tr("hidden under compute"), colours::kCommHidden, keys, hidden);
+  auto* eb = addBars(chart_, tr("exposed"), colours::kCommExposed, keys, exposed);
   eb->moveAbove(hb);
-  for (auto* b : {hb, eb}) {
-    b->setPen(Qt::NoPen);
-    b->setWidth(0.7);
-  }
   setIntegerTicker(chart_->xAxis, QStringLiteral("b"),
                    keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("bucket"));
@@ -191,13 +194,11 @@ void BucketsPanel::refresh() {
   setEmptyNote(chart_, keys.isEmpty() ? tr("No gradient buckets in this run") : QString(),
                {chart_->xAxis, chart_->yAxis});
   if (!keys.isEmpty()) {
-    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), 0.7);
+    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), kBarWidth);
     chart_->yAxis->setRange(0, top * 1.1);
   }
   applyPlotTheme(chart_, PlotTheme::System);
   chart_->replot();
-  table_->setSortingEnabled(true);
-  showSelection();
 }
 
 void BucketsPanel::showSelection() {
@@ -236,8 +237,7 @@ void BucketsPanel::showSelection() {
 }
 
 bool BucketsPanel::exportChart(const QString& path, double scale, QString* error) {
-  const auto run = session_->current();
-  return exportTitledChart(chart_, run ? runTitle(*run, true) : QString(), path, scale, error);
+  return exportRunChart(chart_, session_->current().get(), path, scale, error);
 }
 
 }  // namespace ddpscope::ui

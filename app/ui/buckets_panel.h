@@ -15,6 +15,7 @@ class QLabel;
 namespace ddpscope::ui {
 
 class Session;
+struct LoadedRun;
 
 class BucketsPanel : public QWidget, public ChartExport {
   Q_OBJECT
@@ -29,6 +30,9 @@ class BucketsPanel : public QWidget, public ChartExport {
 
  private:
   void refresh();
+  void refreshNote(const LoadedRun& run);
+  void fillTable(const LoadedRun& run);  // one row per bucket and step, of every rank
+  void refreshChart(const LoadedRun& run);
   void showSelection();
   Session* session_;
   QLabel* note_;

@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/ui/format.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/plot_style.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -56,24 +58,11 @@ QCPAxis* keyAxis(QCPAxisRect* rect) {
 
 ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent), session_(session) {
   auto* layout = new QVBoxLayout(this);
-  auto* row = new QHBoxLayout;
-  box_a_ = new QComboBox(this);
-  box_b_ = new QComboBox(this);
-  step_box_ = new QComboBox(this);
-  box_a_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  box_b_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  row->addWidget(new QLabel(tr("A:"), this));
-  row->addWidget(box_a_);
-  row->addWidget(new QLabel(tr("B:"), this));
-  row->addWidget(box_b_);
-  row->addWidget(new QLabel(tr("aligned at the start of"), this));
-  row->addWidget(step_box_);
-  row->addStretch(1);
-  layout->addLayout(row);
+  layout->addLayout(buildPickers());
   warning_ = new QLabel(this);
   warning_->setWordWrap(true);
-  warning_->setStyleSheet(QStringLiteral("QLabel{color:%1; font-weight:bold;}")
-                              .arg(colours::kWarning.darker(140).name()));
+  warning_->setStyleSheet(
+      QStringLiteral("QLabel{color:%1; font-weight:bold;}").arg(colours::kWarningText.name()));
   warning_->setVisible(false);
   layout->addWidget(warning_);
 
@@ -99,7 +88,34 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
   split->setStretchFactor(1, 1);
   split->setSizes({900, 420});
   layout->addWidget(split, 1);
+  setUpPlot();
 
+  auto pick = [this] { setRuns(box_a_->currentIndex(), box_b_->currentIndex()); };
+  connect(box_a_, &QComboBox::currentIndexChanged, this, pick);
+  connect(box_b_, &QComboBox::currentIndexChanged, this, pick);
+  connect(step_box_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuild);
+  connect(session_, &Session::runsChanged, this, &ComparePanel::refreshRunLists);
+  refreshRunLists();
+}
+
+QHBoxLayout* ComparePanel::buildPickers() {
+  auto* row = new QHBoxLayout;
+  box_a_ = new QComboBox(this);
+  box_b_ = new QComboBox(this);
+  step_box_ = new QComboBox(this);
+  box_a_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  box_b_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  row->addWidget(new QLabel(tr("A:"), this));
+  row->addWidget(box_a_);
+  row->addWidget(new QLabel(tr("B:"), this));
+  row->addWidget(box_b_);
+  row->addWidget(new QLabel(tr("aligned at the start of"), this));
+  row->addWidget(step_box_);
+  row->addStretch(1);
+  return row;
+}
+
+void ComparePanel::setUpPlot() {
   // Layout: title A, lanes of A, title B, lanes of B; B's time axis follows A's.
   plot_->legend->setVisible(false);
   QCPAxisRect* rect_a = plot_->axisRect();
@@ -133,24 +149,6 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
   connect(keyAxis(rect_b), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
           [=](const QCPRange& r) { sync(rect_b, rect_a, r); });
   applyPlotTheme(plot_, PlotTheme::System);
-
-  auto pick = [this] {
-    const auto& runs = session_->runs();
-    auto at = [&](QComboBox* box) -> std::shared_ptr<const LoadedRun> {
-      const int i = box->currentIndex();
-      return i >= 0 && i < static_cast<int>(runs.size()) ? runs[static_cast<std::size_t>(i)]
-                                                         : nullptr;
-    };
-    a_ = at(box_a_);
-    b_ = at(box_b_);
-    refreshSteps();
-    rebuild();
-  };
-  connect(box_a_, &QComboBox::currentIndexChanged, this, pick);
-  connect(box_b_, &QComboBox::currentIndexChanged, this, pick);
-  connect(step_box_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuild);
-  connect(session_, &Session::runsChanged, this, &ComparePanel::refreshRunLists);
-  refreshRunLists();
 }
 
 void ComparePanel::refreshRunLists() {
@@ -257,8 +255,6 @@ void ComparePanel::rebuild() {
   rows_.clear();
   warning_->setVisible(false);
   table_->setRowCount(0);
-  QCPAxisRect* rect_a = plot_->axisRect(0);
-  QCPAxisRect* rect_b = plot_->axisRect(1);
   auto* title_a = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0));
   auto* title_b = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(2, 0));
   const auto* sa = a_ ? findStep(*a_, step()) : nullptr;
@@ -279,16 +275,23 @@ void ComparePanel::rebuild() {
   };
   title_a->setText(title(QStringLiteral("A"), *a_, *sa));
   title_b->setText(title(QStringLiteral("B"), *b_, *sb));
-  buildRect(rect_a, *a_, sa->start_ns);
-  buildRect(rect_b, *b_, sb->start_ns);
+  showSteps(*sa, *sb);
+  fillTable();
+}
+
+void ComparePanel::showSteps(const analysis::StepReport& sa, const analysis::StepReport& sb) {
+  QCPAxisRect* rect_a = plot_->axisRect(0);
+  QCPAxisRect* rect_b = plot_->axisRect(1);
+  buildRect(rect_a, *a_, sa.start_ns);
+  buildRect(rect_b, *b_, sb.start_ns);
   // Both steps in full, from just before their start.
-  const double length = static_cast<double>(std::max(sa->dur_ns, sb->dur_ns));
+  const double length = static_cast<double>(std::max(sa.dur_ns, sb.dur_ns));
   syncing_ = true;
-  keyAxis(rect_b)->setRange(static_cast<double>(sb->start_ns) - 0.03 * length,
-                            static_cast<double>(sb->start_ns) + 1.05 * length);
+  keyAxis(rect_b)->setRange(static_cast<double>(sb.start_ns) - 0.03 * length,
+                            static_cast<double>(sb.start_ns) + 1.05 * length);
   syncing_ = false;
-  keyAxis(rect_a)->setRange(static_cast<double>(sa->start_ns) - 0.03 * length,
-                            static_cast<double>(sa->start_ns) + 1.05 * length);
+  keyAxis(rect_a)->setRange(static_cast<double>(sa.start_ns) - 0.03 * length,
+                            static_cast<double>(sa.start_ns) + 1.05 * length);
   // Room for every lane at its height, the titles and the time axes.
   const double lanes =
       rect_a->axis(QCPAxis::atLeft)->range().size() + rect_b->axis(QCPAxis::atLeft)->range().size();
@@ -297,7 +300,9 @@ void ComparePanel::rebuild() {
   keyAxis(rect_b)->setLabel(tr("time since the step's start"));
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
 
+void ComparePanel::fillTable() {
   rows_ = analysis::compareRuns(a_->report, b_->report);
   const QString warning = QString::fromStdString(analysis::comparabilityWarning(a_->run, b_->run));
   warning_->setText(warning);
@@ -320,10 +325,9 @@ QString ComparePanel::warningText() const {
 }
 
 bool ComparePanel::exportChart(const QString& path, double scale, QString* error) {
-  const auto format = checkExportPath(path, error);
-  if (!format) return false;
-  QByteArray bytes;
-  return renderChart(*format, scale, &bytes, error) && writeFileAtomically(path, bytes, error);
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderChart(format, scale, out, why);
+  });
 }
 
 bool ComparePanel::renderChart(ExportFormat format, double scale, QByteArray* out, QString* error) {

@@ -13,6 +13,7 @@
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
+class QHBoxLayout;
 class QLabel;
 class QTableWidget;
 
@@ -47,10 +48,15 @@ class ComparePanel : public QWidget, public ChartExport {
   bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
 
  private:
+  QHBoxLayout* buildPickers();  // A, B and the step they are aligned at
+  void setUpPlot();             // two axis rects, one time axis following the other
   void refreshRunLists();
-  void rebuild();
   void refreshSteps();
+  // Titles, lanes and table for the runs and step picked.
+  void rebuild();
+  void showSteps(const analysis::StepReport& sa, const analysis::StepReport& sb);
   void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
+  void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
 
   Session* session_;
   QComboBox* box_a_;

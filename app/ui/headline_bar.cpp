@@ -4,6 +4,7 @@
 #include <QLabel>
 
 #include "app/ui/palette.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -16,11 +17,18 @@ QLabel* makeMetricLabel(QWidget* parent) {
       "QLabel{padding:2px 10px; border:1px solid palette(mid); border-radius:4px;}"));
   return l;
 }
+// A badge: bold text of `text` colour on a rounded `fill`.
+QString badgeStyleSheet(const QColor& text, const QColor& fill) {
+  return QStringLiteral(
+             "QLabel{color:%1; background:%2; font-weight:bold; padding:2px 8px; "
+             "border-radius:3px;}")
+      .arg(text.name(), fill.name());
+}
 QString metricHtml(const QString& name, const QString& value, const QColor& colour = QColor()) {
   const QString style =
       colour.isValid() ? QStringLiteral(" style='color:%1'").arg(colour.name()) : QString();
-  return QStringLiteral("<span style='color:gray'>%1</span>&nbsp;<b%3>%2</b>")
-      .arg(name, value, style);
+  return QStringLiteral("<span style='color:%1'>%2</span>&nbsp;<b%4>%3</b>")
+      .arg(colours::kLabelGrey.name(), name, value, style);
 }
 }  // namespace
 
@@ -35,13 +43,11 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   idle_ = makeMetricLabel(this);
   scope_ = new QLabel(this);
   scope_->setTextFormat(Qt::PlainText);
-  scope_->setStyleSheet(QStringLiteral("QLabel{color:gray;}"));
+  scope_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kLabelGrey.name()));
   name_ = new QLabel(this);
   badge_ = new QLabel(this);
   incomplete_ = new QLabel(kIncompleteBadge, this);
-  incomplete_->setStyleSheet(QStringLiteral("QLabel{color:%1; background:%2; font-weight:bold; "
-                                            "padding:2px 8px; border-radius:3px;}")
-                                 .arg(textOn(colours::kWarning).name(), colours::kWarning.name()));
+  incomplete_->setStyleSheet(badgeStyleSheet(textOn(colours::kWarning), colours::kWarning));
   incomplete_->setVisible(false);
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.1);
@@ -101,7 +107,7 @@ void HeadlineBar::refresh() {
   const auto t = analysis::runFigureText(run->summary);
   const auto q = [](const std::string& v) { return QString::fromStdString(v); };
   const bool steps = run->summary.hasSteps();
-  overlap_->setText(metricHtml("overlap", q(t.overlap), colours::kCommHidden.darker(130)));
+  overlap_->setText(metricHtml("overlap", q(t.overlap), colours::kOverlapText));
   overlap_->setToolTip(
       tr("Communication hidden under compute: Σ |comm ∩ compute| / Σ |comm| "
          "over ranks and the steps named on the right"));
@@ -117,8 +123,8 @@ void HeadlineBar::refresh() {
          "if communication were free, as a share of what it took"));
   // GPU idle is the headline's warning when it, not communication, is where the time goes.
   const bool idle_matters = run->summary.gpu_idle_pct && *run->summary.gpu_idle_pct >= 20.0;
-  idle_->setText(metricHtml("GPU idle", q(t.gpu_idle),
-                            idle_matters ? colours::kWarning.darker(140) : QColor()));
+  idle_->setText(
+      metricHtml("GPU idle", q(t.gpu_idle), idle_matters ? colours::kWarningText : QColor()));
   idle_->setToolTip(
       tr("Share of step time when the GPU ran nothing (no kernel, copy or "
          "synchronisation), over ranks and steps"));
@@ -131,9 +137,7 @@ void HeadlineBar::refresh() {
   incomplete_->setVisible(run->incomplete());
   incomplete_->setToolTip(run->incompleteText());
   badge_->setText(sourceBadge(run->source()));
-  badge_->setStyleSheet(QStringLiteral("QLabel{color:white; background:%1; font-weight:bold; "
-                                       "padding:2px 8px; border-radius:3px;}")
-                            .arg(badgeColour(run->source()).name()));
+  badge_->setStyleSheet(badgeStyleSheet(colours::kOnBadge, badgeColour(run->source())));
 }
 
 }  // namespace ddpscope::ui

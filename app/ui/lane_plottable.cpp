@@ -72,23 +72,22 @@ void LanePlottable::draw(QCPPainter* painter) {
   const int top_px = static_cast<int>(std::lround(std::min(y0, y1)));
   const int lane_h = static_cast<int>(std::lround(std::fabs(y1 - y0)));
   if (top_px + lane_h < rect->top() || top_px > rect->bottom()) return;
-  if (shaded_)
-    painter->fillRect(QRect(left, top_px, rect->width(), lane_h), QColor(128, 128, 128, 18));
+  if (shaded_) painter->fillRect(QRect(left, top_px, rect->width(), lane_h), colours::kLaneShade);
   if (lane_->kind == LaneKind::Steps && lane_->rank_index > 0) {
     // A rule between ranks, in the gap above this rank's first lane.
-    painter->fillRect(QRect(left, top_px - 5, rect->width(), 1), QColor(128, 128, 128, 110));
+    painter->fillRect(QRect(left, top_px - 5, rect->width(), 1), colours::kRankRule);
   }
   const int pad = lane_h >= 16 ? 3 : lane_h >= 10 ? 1 : 0;
   const int box_top = top_px + pad;
   const int box_h = std::max(1, lane_h - 2 * pad);
   painter->setAntialiasing(false);
-  QColor colours[kStyleCount];
+  QColor fills[kStyleCount];
   for (int s = 0; s < kStyleCount; ++s)
-    colours[s] = styleColour(static_cast<std::uint16_t>(s));
+    fills[s] = styleColour(static_cast<std::uint16_t>(s));
   const auto& boxes = drawList();
   const QFontMetrics fm(painter->font());
   for (const DrawBox& b : boxes) {
-    const QColor& c = colours[std::min<int>(b.style, kStyleCount - 1)];
+    const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
     const QRect r(left + b.x0, box_top, b.x1 - b.x0, box_h);
     painter->fillRect(r, c);
   }
@@ -96,7 +95,7 @@ void LanePlottable::draw(QCPPainter* painter) {
   for (const DrawBox& b : boxes) {
     const int w = b.x1 - b.x0;
     if (w < 6 || b.count != 1) continue;
-    const QColor& c = colours[std::min<int>(b.style, kStyleCount - 1)];
+    const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
     painter->fillRect(QRect(left + b.x1 - 1, box_top, 1, box_h), c.darker(140));
     if (w < 40 || box_h < 10) continue;
     const QString label = boxLabel(b);

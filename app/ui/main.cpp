@@ -19,27 +19,18 @@ void quietMessages(QtMsgType type, const QMessageLogContext& context, const QStr
     return;
   if (g_default_handler) g_default_handler(type, context, message);
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  ddpscope::trace::tuneAllocatorForTraces();
-  using namespace ddpscope::ui;
-  bool headless_flag = false;
+// --export, --report and --screenshots run without a window (offscreen), whatever the display.
+bool runsHeadless(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--export") || !std::strncmp(argv[i], "--export=", 9) ||
         !std::strcmp(argv[i], "--screenshots") || !std::strncmp(argv[i], "--screenshots=", 14) ||
         !std::strcmp(argv[i], "--report") || !std::strncmp(argv[i], "--report=", 9))
-      headless_flag = true;
-  const bool display = hasDisplay();
-  if (headless_flag || !display) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    g_default_handler = qInstallMessageHandler(quietMessages);
-  }
+      return true;
+  return false;
+}
 
-  QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("ddpscope"));
-  QApplication::setOrganizationName(QStringLiteral("ddpscope"));
-  QCommandLineParser parser;
+void addOptions(QCommandLineParser& parser) {
   parser.setApplicationDescription(QStringLiteral(
       "Profiler for data-parallel training: overlap of gradient allreduce with compute."));
   parser.addHelpOption();
@@ -61,6 +52,23 @@ int main(int argc, char** argv) {
   parser.addPositionalArgument(QStringLiteral("PATH"),
                                QStringLiteral("Trace files (one per rank) or run folders."),
                                QStringLiteral("[PATH...]"));
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  ddpscope::trace::tuneAllocatorForTraces();
+  using namespace ddpscope::ui;
+  const bool display = hasDisplay();
+  if (runsHeadless(argc, argv) || !display) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    g_default_handler = qInstallMessageHandler(quietMessages);
+  }
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("ddpscope"));
+  QApplication::setOrganizationName(QStringLiteral("ddpscope"));
+  QCommandLineParser parser;
+  addOptions(parser);
   parser.process(app);
   QStringList paths = parser.positionalArguments();
 

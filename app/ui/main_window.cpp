@@ -30,6 +30,7 @@
 #include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/run_panel.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 #include "app/ui/settings_dialog.h"
 #include "app/ui/summary_panel.h"

@@ -1,32 +1,77 @@
 #pragma once
-// One palette everywhere (docs/UI.md "Visual language", Okabe–Ito) and the number formats.
+// Every colour of the app, by meaning (docs/UI.md "Visual language", Okabe–Ito): the roles of
+// activity, the marks drawn over the timeline, text colours, the source badges, and the palettes
+// of the light (export) and dark themes. No other file names a colour.
 
 #include <QColor>
 #include <QString>
-#include <initializer_list>
-#include <optional>
+#include <cstdint>
 #include <string_view>
-#include <utility>
-#include <vector>
 
-#include "tracer/format/trace_model.h"
-
-class QCPAxis;
-class QCustomPlot;
 class QIcon;
 
 namespace ddpscope::ui {
 
 namespace colours {
+// The roles of activity.
 inline const QColor kCompute{0x00, 0x72, 0xB2};      // blue
 inline const QColor kCommHidden{0x00, 0x9E, 0x73};   // bluish green
 inline const QColor kCommExposed{0xD5, 0x5E, 0x00};  // vermillion
 inline const QColor kMemory{0x99, 0x99, 0x99};       // grey
 inline const QColor kSync{0xF0, 0xE4, 0x42};         // yellow
 inline const QColor kStep{0x6B, 0x72, 0x80};         // slate: neutral, not a data colour
+// The selected event, the selected bucket's outlines and flows, the aligned step's line.
 inline const QColor kSelection{0x11, 0x11, 0x11};
 // Okabe–Ito orange, with dark text: a warning about a run (the INCOMPLETE badge), not a role.
 inline const QColor kWarning{0xE6, 0x9F, 0x00};
+
+// The source badges: SIMULATED reddish purple, CUDA blue, IMPORTED (and MIXED) slate.
+inline const QColor kBadgeSimulated{0xCC, 0x79, 0xA7};
+inline const QColor kBadgeCuda = kCompute;
+inline const QColor kBadgeOther = kStep;
+
+// Text.
+// Warning text on the window's background (INCOMPLETE, warning counts, GPU idle that matters).
+inline const QColor kWarningText = kWarning.darker(140);
+// The message of a failed run or sweep: vermillion, as exposed communication.
+inline const QColor kErrorText = kCommExposed;
+// The overlap figure of the headline: the hidden-communication colour, darker to read as text.
+inline const QColor kOverlapText = kCommHidden.darker(130);
+// Labels beside values: the headline's names, the details' keys, notes under a table ("gray").
+inline const QColor kLabelGrey{0x80, 0x80, 0x80};
+// The keys of the timeline's hover tooltip.
+inline const QColor kTooltipKey{0x77, 0x77, 0x77};
+// Text on a coloured source badge.
+inline const QColor kOnBadge{Qt::white};
+// Text on a light fill and on a dark one (textOn).
+inline const QColor kTextOnLightFill{0x1A, 0x1A, 0x1A};
+inline const QColor kTextOnDarkFill{Qt::white};
+
+// Marks over the timeline.
+// The selected time range: a dashed outline over a light fill, its label on a white card.
+inline const QColor kRangeOutline{0x33, 0x33, 0x33};
+inline const QColor kRangeFill{0x56, 0xB4, 0xE9, 40};
+inline const QColor kRangeLabelFill{255, 255, 255, 230};
+// Every other rank's lanes are shaded; a rule separates two ranks.
+inline const QColor kLaneShade{128, 128, 128, 18};
+inline const QColor kRankRule{128, 128, 128, 110};
+
+// The sweep's best bucket size.
+inline const QColor kBestMark = kCommHidden.darker(130);
+
+// The light theme of exported figures (white background, dark text).
+inline const QColor kLightBackground{Qt::white};
+inline const QColor kLightForeground{0x22, 0x22, 0x22};
+inline const QColor kLightGrid{0xE3, 0xE3, 0xE3};
+// Text items on an exported chart (the sweep's "current" and "best" labels).
+inline const QColor kExportLabel{Qt::black};
+
+// The dark theme of the window (Settings ▸ theme "dark").
+inline const QColor kDarkThemeWindow{0x2B, 0x2B, 0x2B};
+inline const QColor kDarkThemeBase{0x1E, 0x1E, 0x1E};
+inline const QColor kDarkThemeButton{0x35, 0x35, 0x35};
+inline const QColor kDarkThemeText{0xE6, 0xE6, 0xE6};
+inline const QColor kDarkThemeMid{0x60, 0x60, 0x60};
 }  // namespace colours
 
 // The badge of a run whose numbers do not cover the whole run (LoadedRun::incomplete()).
@@ -41,47 +86,12 @@ QColor bucketColour(std::int32_t id);
 // Dark or light text that reads on `fill`.
 QColor textOn(const QColor& fill);
 
-// Time in the unit that keeps three significant digits: "41.2 ms", "812 µs", "3.10 s".
-QString formatTime(trace::TimeNs ns);
-QString formatPct(const std::optional<double>& pct, int decimals = 2);
-// Bytes in binary units, three significant digits: "512 B", "3.00 KiB", "27.0 MiB"; "–" when
-// unknown (negative).
-QString formatBytes(std::int64_t bytes);
-QString formatBandwidth(const std::optional<double>& gbps);
-// The bandwidth rows of an event moving `bytes` in `dur`, as (label, value): "bandwidth" for a
-// copy; for a collective "algbw" (bytes / time) and, for an allreduce across 2 or more ranks,
-// "busbw" (algbw · 2(p−1)/p, NCCL's bus bandwidth, as the Buckets table gives it).
-std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
-                                                       bool collective, std::string_view name,
-                                                       std::int32_t world_size);
 // "SIMULATED", "CUDA", "IMPORTED" or "MIXED" for a run's source string.
-// The application's palette for a theme setting: "system" leaves the system's, "light" and
-// "dark" set Fusion's with the theme's colours.
-void applyAppTheme(const QString& theme);
-
 QString sourceBadge(std::string_view source);
 QColor badgeColour(std::string_view source);
 
-enum class PlotTheme { System, Light };
-// Colours a plot's axes, grid and background: the system palette, or white for export/slides.
-void applyPlotTheme(QCustomPlot* plot, PlotTheme theme);
-// Moves the plot's legend into a row of its own under everything else, laid out left to right,
-// so that it never hides a bar or a point.
-void putLegendBelow(QCustomPlot* plot);
-// A ticker for a category axis of integer keys (steps, bucket ids): labels `prefix`N at integer
-// steps of 1, 2, 5, 10, 20, ... chosen so that labels as wide as the last key's never collide at
-// the axis's current width, on screen and in exports of any size; none past the last key.
-void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key);
-// The range that shows bars of width `bar` at keys first..last with a margin on both sides.
-void setCategoryRange(QCPAxis* axis, double first, double last, double bar);
-
-// Says in the middle of the plot why it is empty (no steps, no buckets, no GPU activity), and
-// hides the numbers of `axes`, which would otherwise show a meaningless default range. An
-// empty text removes the note and shows the numbers again.
-void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes);
-// An empty chart of a panel with no run: the note "No run loaded", no legend, replotted.
-void showNoRun(QCustomPlot* chart);
-// The note setEmptyNote put on the plot; empty when there is none.
-QString emptyNote(QCustomPlot* plot);
+// The application's palette for a theme setting: "system" leaves the system's, "light" and
+// "dark" set Fusion's with the theme's colours.
+void applyAppTheme(const QString& theme);
 
 }  // namespace ddpscope::ui

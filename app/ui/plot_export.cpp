@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
+#include "app/ui/run_text.h"
 
 namespace ddpscope::ui {
 
@@ -150,7 +152,7 @@ bool renderWidget(QWidget* widget, ExportFormat format, double scale, QByteArray
     case ExportFormat::Png: {
       QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
       image.setDevicePixelRatio(scale);
-      image.fill(Qt::white);
+      image.fill(colours::kLightBackground);
       widget->render(&image);
       ok = image.save(&buffer, "PNG");
       break;
@@ -178,46 +180,60 @@ bool renderWidget(QWidget* widget, ExportFormat format, double scale, QByteArray
   return true;
 }
 
-bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
-                QString* error) {
+bool exportRendered(const QString& path, QString* error, const RenderFigure& render) {
   const auto format = checkExportPath(path, error);
   if (!format) return false;
   QByteArray bytes;
-  return renderPlot(plot, *format, width, height, scale, &bytes, error) &&
-         writeFileAtomically(path, bytes, error);
+  return render(*format, &bytes, error) && writeFileAtomically(path, bytes, error);
+}
+
+TitleRow::TitleRow(QCustomPlot* chart, const QString& text, int point_size) : chart_(chart) {
+  if (!text.isEmpty()) line_ = addChartTitle(chart_, text, point_size);
+}
+
+TitleRow::~TitleRow() {
+  if (!line_) return;
+  chart_->plotLayout()->remove(line_);
+  chart_->plotLayout()->simplify();
+}
+
+int TitleRow::lines() const {
+  return line_ ? static_cast<int>(line_->text().count(QLatin1Char('\n'))) + 1 : 0;
+}
+
+bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
+                QString* error) {
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderPlot(plot, format, width, height, scale, out, why);
+  });
 }
 
 bool exportTitledChart(QCustomPlot* chart, const QString& title, const QString& path, double scale,
                        QString* error, int min_width, int min_height) {
-  const auto format = checkExportPath(path, error);
-  if (!format) return false;
-  QCPTextElement* line = nullptr;
-  int extra = 0;
-  if (!title.isEmpty()) {
-    line = new QCPTextElement(chart, title, QFont(chart->font().family(), 9, QFont::Bold));
-    chart->plotLayout()->insertRow(0);
-    chart->plotLayout()->addElement(0, 0, line);
-    extra = 16 * static_cast<int>(title.count(QLatin1Char('\n')) + 1) + 8;
-  }
-  applyPlotTheme(chart, PlotTheme::Light);
-  QByteArray bytes;
-  const bool ok = renderPlot(chart, *format, std::max(chart->width(), min_width),
-                             std::max(chart->height(), min_height) + extra, scale, &bytes, error);
-  if (line) {
-    chart->plotLayout()->remove(line);
-    chart->plotLayout()->simplify();
-  }
-  applyPlotTheme(chart, PlotTheme::System);
-  chart->replot(QCustomPlot::rpQueuedReplot);
-  return ok && writeFileAtomically(path, bytes, error);
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    bool ok = false;
+    {
+      const TitleRow row(chart, title, 9);
+      const int extra = row.lines() > 0 ? 16 * row.lines() + 8 : 0;
+      applyPlotTheme(chart, PlotTheme::Light);
+      ok = renderPlot(chart, format, std::max(chart->width(), min_width),
+                      std::max(chart->height(), min_height) + extra, scale, out, why);
+    }
+    applyPlotTheme(chart, PlotTheme::System);
+    chart->replot(QCustomPlot::rpQueuedReplot);
+    return ok;
+  });
+}
+
+bool exportRunChart(QCustomPlot* chart, const LoadedRun* run, const QString& path, double scale,
+                    QString* error) {
+  return exportTitledChart(chart, run ? runTitle(*run, true) : QString(), path, scale, error);
 }
 
 bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error) {
-  const auto format = checkExportPath(path, error);
-  if (!format) return false;
-  QByteArray bytes;
-  return renderWidget(widget, *format, scale, &bytes, error) &&
-         writeFileAtomically(path, bytes, error);
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderWidget(widget, format, scale, out, why);
+  });
 }
 
 }  // namespace ddpscope::ui

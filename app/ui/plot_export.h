@@ -6,14 +6,18 @@
 
 #include <QByteArray>
 #include <QString>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
 
+class QCPTextElement;
 class QCustomPlot;
 class QWidget;
 
 namespace ddpscope::ui {
+
+struct LoadedRun;
 
 enum class ExportFormat { Png, Svg, Pdf };
 std::optional<ExportFormat> exportFormatFor(const QString& path);
@@ -46,6 +50,30 @@ class ChartExport {
   virtual bool exportChart(const QString& path, double scale, QString* error) = 0;
 };
 
+// Renders a figure into memory in the given format; false with a message in *error when it
+// could not.
+using RenderFigure = std::function<bool(ExportFormat format, QByteArray* out, QString* error)>;
+// What every export does: checkExportPath, then `render`, then writeFileAtomically. Nothing is
+// rendered for a bad path, and the destination is untouched when rendering or writing fails.
+bool exportRendered(const QString& path, QString* error, const RenderFigure& render);
+
+// A title line above a chart while it is rendered: inserted as the first row of the chart's
+// layout on construction (nothing when the text is empty), removed on destruction, leaving the
+// layout as it was.
+class TitleRow {
+ public:
+  TitleRow(QCustomPlot* chart, const QString& text, int point_size);
+  ~TitleRow();
+  TitleRow(const TitleRow&) = delete;
+  TitleRow& operator=(const TitleRow&) = delete;
+  // How many lines the title has (0 when there is none), for the room it takes.
+  int lines() const;
+
+ private:
+  QCustomPlot* chart_;
+  QCPTextElement* line_ = nullptr;
+};
+
 // checkExportPath + renderPlot + writeFileAtomically.
 bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
                 QString* error);
@@ -53,6 +81,10 @@ bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, d
 // min_height: checkExportPath, render, write atomically; the chart is left as it was.
 bool exportTitledChart(QCustomPlot* chart, const QString& title, const QString& path, double scale,
                        QString* error, int min_width = 640, int min_height = 400);
+// The chart of a panel showing `run` (null: none): exportTitledChart with the run's title
+// (runTitle, on two lines).
+bool exportRunChart(QCustomPlot* chart, const LoadedRun* run, const QString& path, double scale,
+                    QString* error);
 // checkExportPath + renderWidget + writeFileAtomically.
 bool exportWidget(QWidget* widget, const QString& path, double scale, QString* error);
 

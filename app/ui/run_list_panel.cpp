@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "app/ui/palette.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {

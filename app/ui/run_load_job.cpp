@@ -72,8 +72,17 @@ void RunLoadJob::cancel() {
 }
 
 void RunLoadJob::onFinished() {
+  if (!busy_) return;  // the emptied future's finished(), after the result was delivered
   busy_ = false;
   RunLoadResult r = watcher_.result();
+  // A result left in the finished future would keep the run alive after the user closes it:
+  // the watcher lets go of it once its finished() has been handled (not from inside it).
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        if (!busy_) watcher_.setFuture(QFuture<RunLoadResult>());
+      },
+      Qt::QueuedConnection);
   if (r.cancelled || (cancel_ && cancel_->load())) {
     emit cancelled();
   } else if (r.run) {

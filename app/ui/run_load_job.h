@@ -6,9 +6,10 @@
 #include <QObject>
 #include <QStringList>
 #include <atomic>
+#include <functional>
 #include <memory>
 
-#include "app/ui/session.h"
+#include "app/ui/loaded_run.h"
 
 namespace ddpscope::ui {
 

@@ -49,6 +49,19 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(new QLabel(tr("<b>Run</b>"), this));
+  layout->addLayout(buildForm());
+  auto* sweep = buildControls(layout);
+  connect(run_, &QPushButton::clicked, this, &RunPanel::startRun);
+  connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancelRun);
+  connect(sweep, &QPushButton::clicked, this, &RunPanel::sweepRequested);
+  connectJob();
+
+  setParameters(settings::lastRunParameters());
+  refreshFromSettings();
+  setBusy(false);
+}
+
+QFormLayout* RunPanel::buildForm() {
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   backend_ = new QComboBox(this);
@@ -87,14 +100,16 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   form->addRow(tr("hidden"), hidden_);
   form->addRow(tr("steps"), steps_);
   form->addRow(launcher_);
-  layout->addLayout(form);
   connect(model_, &QComboBox::currentIndexChanged, this, [this] {
     RunParameters p = parameters();
     applyModelPreset(p, model_->currentData().toString());
     layers_->setValue(p.layers);
     hidden_->setValue(p.hidden);
   });
+  return form;
+}
 
+QPushButton* RunPanel::buildControls(QVBoxLayout* layout) {
   auto* buttons = new QHBoxLayout;
   run_ = new QPushButton(tr("Run"), this);
   run_->setToolTip(tr("Start ddpscope-agent with these settings (Run ▸ Run agent, Ctrl+R)"));
@@ -119,10 +134,10 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   mono.setPointSizeF(mono.pointSizeF() * 0.85);
   command_->setFont(mono);
   layout->addWidget(command_);
+  return sweep;
+}
 
-  connect(run_, &QPushButton::clicked, this, &RunPanel::startRun);
-  connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancelRun);
-  connect(sweep, &QPushButton::clicked, this, &RunPanel::sweepRequested);
+void RunPanel::connectJob() {
   connect(job_, &AgentRunJob::started, this, [this](const QString& command) {
     last_command_ = command;
     command_->setText(QStringLiteral("$ ") + command);
@@ -160,10 +175,6 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
     setBusy(false);
     emit runFinished(false);
   });
-
-  setParameters(settings::lastRunParameters());
-  refreshFromSettings();
-  setBusy(false);
 }
 
 void RunPanel::showEvent(QShowEvent* event) {
@@ -257,7 +268,8 @@ void RunPanel::setBusy(bool busy) {
 
 void RunPanel::showStatus(const QString& text, bool error) {
   status_->setText(text);
-  status_->setStyleSheet(error ? QStringLiteral("color: #D55E00;") : QString());
+  status_->setStyleSheet(error ? QStringLiteral("color: %1;").arg(colours::kErrorText.name())
+                               : QString());
 }
 
 void RunPanel::probeCuda() {

@@ -11,10 +11,12 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace ddpscope::ui {
 
@@ -58,6 +60,10 @@ class RunPanel : public QWidget {
   void sweepRequested();
 
  private:
+  QFormLayout* buildForm();  // the agent's knobs
+  // Run, Cancel and Sweep… (returned), the progress bar, the status and the command line.
+  QPushButton* buildControls(QVBoxLayout* layout);
+  void connectJob();  // the job's progress and outcome, shown here
   void showEvent(QShowEvent* event) override;
   void probeCuda();
   void setBusy(bool busy);

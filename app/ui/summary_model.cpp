@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "app/analysis/run_summary.h"
+#include "app/ui/format.h"
+#include "app/ui/loaded_run.h"
 #include "app/ui/palette.h"
-#include "app/ui/session.h"
 
 namespace ddpscope::ui {
 
@@ -92,7 +93,7 @@ QVariant SummaryModel::rankData(int row, int column, int role) const {
         return sourceBadge(r.source) +
                (r.incomplete ? QStringLiteral(" · ") + kIncompleteBadge : QString());
       if (role == Qt::ForegroundRole)
-        return r.incomplete ? colours::kWarning.darker(140) : badgeColour(r.source);
+        return r.incomplete ? colours::kWarningText : badgeColour(r.source);
       if (role == Qt::ToolTipRole && r.incomplete)
         return tr("The trace of rank %1 is cut short: its producer stopped before the run "
                   "finished (error or timeout); its numbers cover only what was recorded.")
@@ -138,7 +139,7 @@ QVariant SummaryModel::missingData(int row, int column, int role) const {
   }
   if (column == kSource) {
     if (role == Qt::DisplayRole) return tr("no trace");
-    if (role == Qt::ForegroundRole) return colours::kWarning.darker(140);
+    if (role == Qt::ForegroundRole) return colours::kWarningText;
     if (role == Qt::ToolTipRole)
       return tr("Rank %1 of the run left no trace: its process failed before writing one, or "
                 "its file was not opened with the others.")

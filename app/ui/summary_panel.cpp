@@ -11,6 +11,8 @@
 #include <map>
 
 #include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 #include "app/ui/summary_model.h"
 
@@ -45,11 +47,7 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   table_->sortByColumn(SummaryModel::kRank, Qt::AscendingOrder);
 
   chart_->setMinimumWidth(260);
-  chart_->plotLayout()->insertRow(0);
-  chart_->plotLayout()->addElement(
-      0, 0,
-      new QCPTextElement(chart_, tr("Step time: exposed communication vs the rest"),
-                         QFont(font().family(), 9, QFont::Bold)));
+  addChartTitle(chart_, tr("Step time: exposed communication vs the rest"));
   putLegendBelow(chart_);
   applyPlotTheme(chart_, PlotTheme::System);
   connect(session_, &Session::currentRunChanged, this, &SummaryPanel::refresh);
@@ -74,23 +72,23 @@ void SummaryPanel::refreshNote(const LoadedRun& run) {
                      .arg(run.name.toHtmlEscaped(), sourceBadge(run.source()))
                      .arg(QLocale().toString(static_cast<qlonglong>(run.run.eventCount())))
                      .arg(run.load_seconds, 0, 'f', 2) +
-                 (run.incomplete()
-                      ? QStringLiteral(" · <b style='color:%1'>%2</b>")
-                            .arg(colours::kWarning.darker(140).name(), kIncompleteBadge)
-                      : QString()));
+                 (run.incomplete() ? QStringLiteral(" · <b style='color:%1'>%2</b>")
+                                         .arg(colours::kWarningText.name(), kIncompleteBadge)
+                                   : QString()));
   // What the CLI prints as warnings: said here too, whole in the tooltip.
   const QStringList warnings = runWarnings(run);
   if (!warnings.isEmpty()) {
     note_->setText(note_->text() +
                    QStringLiteral(" · <b style='color:%1'>%2</b>")
-                       .arg(colours::kWarning.darker(140).name(), warningCount(warnings.size())));
+                       .arg(colours::kWarningText.name(), warningCount(warnings.size())));
   }
   // Which figures cover what: the whole trace, or the steps the headline covers.
   note_->setText(
       note_->text() +
-      tr("<br><span style='color:gray'>Per rank: overlap, comm, hidden and exposed "
-         "over the whole trace; step, exposed/step, DP eff. and GPU idle over %1.</span>")
-          .arg(QString::fromStdString(run.summary.selection.rule).toHtmlEscaped()));
+      tr("<br><span style='color:%1'>Per rank: overlap, comm, hidden and exposed "
+         "over the whole trace; step, exposed/step, DP eff. and GPU idle over %2.</span>")
+          .arg(colours::kLabelGrey.name(),
+               QString::fromStdString(run.summary.selection.rule).toHtmlEscaped()));
   QStringList tip;
   if (run.incomplete()) tip << run.incompleteText();
   for (const auto& w : warnings)
@@ -106,19 +104,11 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
     rest.push_back(static_cast<double>(m.step_ns - m.exposed_ns) / 1e6);
     exposed.push_back(static_cast<double>(m.exposed_ns) / 1e6);
   }
-  auto* rest_bars = new QCPBars(chart_->xAxis, chart_->yAxis);
-  rest_bars->setName(tr("step time minus exposed comm"));
-  rest_bars->setBrush(colours::kCompute);
-  rest_bars->setPen(Qt::NoPen);
-  rest_bars->setData(keys, rest);
-  auto* exposed_bars = new QCPBars(chart_->xAxis, chart_->yAxis);
-  exposed_bars->setName(tr("exposed communication"));
-  exposed_bars->setBrush(colours::kCommExposed);
-  exposed_bars->setPen(Qt::NoPen);
-  exposed_bars->setData(keys, exposed);
+  auto* rest_bars =
+      addBars(chart_, tr("step time minus exposed comm"), colours::kCompute, keys, rest);
+  auto* exposed_bars =
+      addBars(chart_, tr("exposed communication"), colours::kCommExposed, keys, exposed);
   exposed_bars->moveAbove(rest_bars);
-  for (auto* b : {rest_bars, exposed_bars})
-    b->setWidth(0.7);
   setIntegerTicker(chart_->xAxis, QString(), keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
@@ -130,7 +120,7 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
                {chart_->xAxis, chart_->yAxis});
   chart_->rescaleAxes();
   if (!keys.isEmpty()) {
-    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), 0.7);
+    setCategoryRange(chart_->xAxis, keys.front(), keys.back(), kBarWidth);
     double top = 0;
     for (int i = 0; i < keys.size(); ++i)
       top = std::max(top, rest[i] + exposed[i]);
@@ -141,8 +131,7 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
 }
 
 bool SummaryPanel::exportChart(const QString& path, double scale, QString* error) {
-  const auto run = session_->current();
-  return exportTitledChart(chart_, run ? runTitle(*run, true) : QString(), path, scale, error);
+  return exportRunChart(chart_, session_->current().get(), path, scale, error);
 }
 
 }  // namespace ddpscope::ui

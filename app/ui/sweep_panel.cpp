@@ -11,8 +11,11 @@
 #include <cmath>
 
 #include "app/ui/agent_run_job.h"
+#include "app/ui/format.h"
+#include "app/ui/loaded_run.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/plot_style.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -206,7 +209,8 @@ void SweepPanel::finish() {
   if (!errors_.isEmpty()) text += QStringLiteral("\n") + errors_.join(QStringLiteral("\n"));
   if (text.isEmpty()) text = tr("No run of the sweep finished.");
   recommendation_->setText(text);
-  recommendation_->setStyleSheet(errors_.isEmpty() ? QString() : QStringLiteral("color: #D55E00;"));
+  recommendation_->setStyleSheet(
+      errors_.isEmpty() ? QString() : QStringLiteral("color: %1;").arg(colours::kErrorText.name()));
   replot();
   emit finished(!cancelled_ && errors_.isEmpty() && !points_.empty());
 }
@@ -226,6 +230,20 @@ void SweepPanel::replot() {
     if (p.bucket_mb > 0 && (min_positive == 0 || p.bucket_mb < min_positive))
       min_positive = p.bucket_mb;
   zero_x_ = min_positive > 0 ? min_positive / 4 : 0.25;
+  plotPoints();
+  chart_->clearItems();
+  markCurrentAndBest();
+  setEmptyNote(chart_,
+               points_.empty() ? tr("No sweep yet: Sweep… (Run panel) runs the agent at several "
+                                    "bucket sizes\nand plots step time and exposed communication "
+                                    "per size here.")
+                               : QString(),
+               {chart_->xAxis, chart_->yAxis, chart_->yAxis2});
+  applyPlotTheme(chart_, PlotTheme::System);
+  chart_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepPanel::plotPoints() {
   QVector<double> x, step, exposed, overlap_x, overlap;
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   double lo = 0, hi = 0;
@@ -256,59 +274,47 @@ void SweepPanel::replot() {
       top = std::max(top, v);
     chart_->yAxis->setRange(0, top * 1.15);
   }
-  chart_->clearItems();
+}
+
+QCPItemText* SweepPanel::addMarker(double x, const QPen& pen, double label_y,
+                                   Qt::Alignment label_side, const QString& text) {
+  auto* line = new QCPItemStraightLine(chart_);
+  line->point1->setCoords(x, 0);
+  line->point2->setCoords(x, 1);
+  line->setPen(pen);
+  auto* label = new QCPItemText(chart_);
+  label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  label->position->setCoords(x, label_y);
+  label->setPositionAlignment(Qt::AlignLeft | label_side);
+  label->setPadding(QMargins(6, 0, 0, 0));
+  label->setTextAlignment(Qt::AlignLeft);
+  label->setText(text);
+  label->setColor(palette().color(QPalette::WindowText));
+  return label;
+}
+
+void SweepPanel::markCurrentAndBest() {
   // The current setting, when it was swept and is not the best.
   const bool current_swept = std::any_of(points_.begin(), points_.end(),
                                          [&](const auto& p) { return p.bucket_mb == current_mb_; });
-  if (rec_ && current_swept && rec_->best_mb != current_mb_) {
-    const double cx = chartX(current_mb_);
-    auto* line = new QCPItemStraightLine(chart_);
-    line->point1->setCoords(cx, 0);
-    line->point2->setCoords(cx, 1);
-    line->setPen(QPen(colours::kStep, 1, Qt::DotLine));
-    auto* label = new QCPItemText(chart_);
-    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    label->position->setCoords(cx, 0.94);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    label->setPadding(QMargins(6, 0, 0, 0));
-    label->setTextAlignment(Qt::AlignLeft);
-    label->setText(tr("current"));
-    label->setColor(palette().color(QPalette::WindowText));
-  }
+  if (rec_ && current_swept && rec_->best_mb != current_mb_)
+    addMarker(chartX(current_mb_), QPen(colours::kStep, 1, Qt::DotLine), 0.94, Qt::AlignBottom,
+              tr("current"));
   if (rec_ && rec_->best < points_.size()) {
     const auto& best = points_[rec_->best];
-    const double bx = chartX(best.bucket_mb);
-    auto* line = new QCPItemStraightLine(chart_);
-    line->point1->setCoords(bx, 0);
-    line->point2->setCoords(bx, 1);
-    line->setPen(QPen(colours::kCommHidden.darker(130), 1.5, Qt::DashLine));
-    auto* label = new QCPItemText(chart_);
-    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    label->position->setCoords(bx, 0.06);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    label->setPadding(QMargins(6, 0, 0, 0));
-    label->setTextAlignment(Qt::AlignLeft);
-    label->setText(tr("best: %1%2\n%3 / step")
-                       .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MiB") : QString(),
-                            formatTime(best.summary.step_ns)));
+    QCPItemText* label = addMarker(
+        chartX(best.bucket_mb), QPen(colours::kBestMark, 1.5, Qt::DashLine), 0.06, Qt::AlignTop,
+        tr("best: %1%2\n%3 / step")
+            .arg(mbLabel(best.bucket_mb), best.bucket_mb > 0 ? tr(" MiB") : QString(),
+                 formatTime(best.summary.step_ns)));
     label->setFont(QFont(font().family(), 9, QFont::Bold));
-    label->setColor(palette().color(QPalette::WindowText));
   }
-  setEmptyNote(chart_,
-               points_.empty() ? tr("No sweep yet: Sweep… (Run panel) runs the agent at several "
-                                    "bucket sizes\nand plots step time and exposed communication "
-                                    "per size here.")
-                               : QString(),
-               {chart_->xAxis, chart_->yAxis, chart_->yAxis2});
-  applyPlotTheme(chart_, PlotTheme::System);
-  chart_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 bool SweepPanel::exportChart(const QString& path, double scale, QString* error) {
-  const auto format = checkExportPath(path, error);
-  if (!format) return false;
-  QByteArray bytes;
-  return renderChart(*format, scale, &bytes, error) && writeFileAtomically(path, bytes, error);
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderChart(format, scale, out, why);
+  });
 }
 
 bool SweepPanel::renderChart(ExportFormat format, double scale, QByteArray* out, QString* error) {
@@ -317,7 +323,7 @@ bool SweepPanel::renderChart(ExportFormat format, double scale, QByteArray* out,
     item->setSelected(false);
   // The label follows the theme too.
   for (int i = 0; i < chart_->itemCount(); ++i)
-    if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i))) t->setColor(Qt::black);
+    if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i))) t->setColor(colours::kExportLabel);
   const bool ok = renderPlot(chart_, format, std::max(chart_->width(), 900),
                              std::max(chart_->height(), 450), scale, out, error);
   applyPlotTheme(chart_, PlotTheme::System);

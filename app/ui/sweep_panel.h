@@ -16,8 +16,10 @@
 #include "app/ui/app_settings.h"
 #include "app/ui/plot_export.h"
 
+class QCPItemText;
 class QCustomPlot;
 class QLabel;
+class QPen;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
@@ -63,6 +65,11 @@ class SweepPanel : public QWidget, public ChartExport {
   void onJobDone(AgentRunJob* job);
   void finish();
   void replot();
+  void plotPoints();          // step time, exposed communication and overlap per size
+  void markCurrentAndBest();  // the current size (when not the best) and the best
+  // A vertical line at bucket-size position x, its label beside it at label_y (0 top, 1 bottom).
+  QCPItemText* addMarker(double x, const QPen& pen, double label_y, Qt::Alignment label_side,
+                         const QString& text);
   void addFinishedRunsInOrder(bool all);
 
   Session* session_;

@@ -53,15 +53,13 @@ analysis::StreamRole streamRole(const analysis::RankReport* rr, const trace::Tra
   return analysis::StreamRole::Compute;
 }
 
-void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
-                  const analysis::RankReport* rr, const analysis::RankActivity& act) {
-  const std::string rank_prefix = "rank " + std::to_string(rank.rank);
-  // Steps.
+// The steps lane of a rank: its steps and, when its trace is incomplete, where it was cut short.
+void addStepsLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index) {
   Lane steps;
   steps.kind = LaneKind::Steps;
   steps.rank = rank.rank;
   steps.rank_index = rank_index;
-  steps.label = rank_prefix + " · steps";
+  steps.label = "rank " + std::to_string(rank.rank) + " · steps";
   steps.height = kStepLaneHeight;
   for (std::size_t i = 0; i < rank.steps.size(); ++i)
     steps.events.add(rank.steps[i].start, rank.steps[i].end, kStyleStep,
@@ -83,49 +81,54 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
   }
   steps.events.finish();
   m.lanes.push_back(std::move(steps));
+}
 
-  // Buckets: ready -> allreduce end, packed greedily into rows so that none overlaps.
-  if (rr && !rr->buckets.empty()) {
-    std::vector<std::uint32_t> order(rr->buckets.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return rr->buckets[a].ready_ns < rr->buckets[b].ready_ns;
-    });
-    std::vector<Lane> rows;
-    std::vector<TimeNs> row_end;
-    for (std::uint32_t bi : order) {
-      const auto& b = rr->buckets[bi];
-      const TimeNs from = std::min(b.ready_ns, b.start_ns);
-      std::size_t r = 0;
-      while (r < rows.size() && row_end[r] > from)
-        ++r;
-      if (r == rows.size()) {
-        if (rows.size() == kMaxBucketRows) {  // more overlap than rows: stack on the last
-          r = rows.size() - 1;
-        } else {
-          Lane l;
-          l.kind = LaneKind::Buckets;
-          l.rank = rank.rank;
-          l.rank_index = rank_index;
-          l.label = rows.empty() ? (rr->buckets_inferred ? "buckets (inferred)" : "buckets") : "";
-          l.height = kBucketLaneHeight;
-          rows.push_back(std::move(l));
-          row_end.push_back(std::numeric_limits<TimeNs>::min());
-        }
+// Buckets: ready -> allreduce end, packed greedily into rows so that none overlaps.
+void addBucketLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                    const analysis::RankReport* rr) {
+  if (!rr || rr->buckets.empty()) return;
+  std::vector<std::uint32_t> order(rr->buckets.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return rr->buckets[a].ready_ns < rr->buckets[b].ready_ns;
+  });
+  std::vector<Lane> rows;
+  std::vector<TimeNs> row_end;
+  for (std::uint32_t bi : order) {
+    const auto& b = rr->buckets[bi];
+    const TimeNs from = std::min(b.ready_ns, b.start_ns);
+    std::size_t r = 0;
+    while (r < rows.size() && row_end[r] > from)
+      ++r;
+    if (r == rows.size()) {
+      if (rows.size() == kMaxBucketRows) {  // more overlap than rows: stack on the last
+        r = rows.size() - 1;
+      } else {
+        Lane l;
+        l.kind = LaneKind::Buckets;
+        l.rank = rank.rank;
+        l.rank_index = rank_index;
+        l.label = rows.empty() ? (rr->buckets_inferred ? "buckets (inferred)" : "buckets") : "";
+        l.height = kBucketLaneHeight;
+        rows.push_back(std::move(l));
+        row_end.push_back(std::numeric_limits<TimeNs>::min());
       }
-      if (b.start_ns > b.ready_ns)
-        rows[r].events.add(b.ready_ns, b.start_ns, bucketStyle(b.id, true), bi);
-      rows[r].events.add(b.start_ns, b.end_ns, bucketStyle(b.id, false), bi);
-      row_end[r] = std::max(row_end[r], b.end_ns);
     }
-    for (auto& l : rows) {
-      l.events.finish();
-      m.lanes.push_back(std::move(l));
-    }
+    if (b.start_ns > b.ready_ns)
+      rows[r].events.add(b.ready_ns, b.start_ns, bucketStyle(b.id, true), bi);
+    rows[r].events.add(b.start_ns, b.end_ns, bucketStyle(b.id, false), bi);
+    row_end[r] = std::max(row_end[r], b.end_ns);
   }
+  for (auto& l : rows) {
+    l.events.finish();
+    m.lanes.push_back(std::move(l));
+  }
+}
 
-  // One lane per GPU stream with activity.
+// One lane per GPU stream with activity, communication split into hidden and exposed.
+void addStreamLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                    const analysis::RankReport* rr, const analysis::RankActivity& act) {
   bool several_devices = false;
   for (const auto& t : rank.tracks)
     if (t.kind == trace::TrackKind::Gpu && t.device() != rank.tracks.front().device())
@@ -159,8 +162,11 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
     lane.events.finish();
     m.lanes.push_back(std::move(lane));
   }
+}
 
-  // The overlap strip: the rank's communication, hidden vs exposed.
+// The overlap strip: the rank's communication, hidden vs exposed.
+void addOverlapLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                    const analysis::RankActivity& act) {
   Lane strip;
   strip.kind = LaneKind::Overlap;
   strip.rank = rank.rank;
@@ -173,6 +179,14 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
     strip.events.add(iv.start, iv.end, kStyleCommExposed, 0);
   strip.events.finish();
   m.lanes.push_back(std::move(strip));
+}
+
+void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                  const analysis::RankReport* rr, const analysis::RankActivity& act) {
+  addStepsLane(m, rank, rank_index);
+  addBucketLanes(m, rank, rank_index, rr);
+  addStreamLanes(m, rank, rank_index, rr, act);
+  addOverlapLane(m, rank, rank_index, act);
 }
 
 }  // namespace

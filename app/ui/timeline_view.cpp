@@ -13,8 +13,13 @@
 #include <cmath>
 
 #include "app/analysis/classify.h"
+#include "app/ui/format.h"
 #include "app/ui/lane_plottable.h"
+#include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/plot_style.h"
+#include "app/ui/run_text.h"
+#include "app/ui/timeline_tooltip.h"
 
 namespace ddpscope::ui {
 
@@ -24,9 +29,59 @@ constexpr double kKeyPan = 0.2;    // A/D pan by a fifth of the range
 constexpr TimeNs kMinRange = 100;  // 100 ns across the widget at the deepest zoom
 constexpr int kRankGap = 10;       // pixels between the lane groups of two ranks
 
-QString row(const QString& key, const QString& value) {
-  return QStringLiteral("<tr><td style='color:#777;padding-right:8px'>%1</td><td>%2</td></tr>")
-      .arg(key, value.toHtmlEscaped());
+// The lanes of a selected bucket's rank that its flows connect.
+struct BucketLanes {
+  const LanePlottable* bucket = nullptr;   // the buckets lane holding it
+  const LanePlottable* comm = nullptr;     // the stream of its allreduce
+  const LanePlottable* compute = nullptr;  // the rank's (first) compute stream
+};
+
+BucketLanes findBucketLanes(const std::vector<LanePlottable*>& lanes, const BucketKey& key,
+                            const analysis::BucketReport& b) {
+  BucketLanes out;
+  for (auto* l : lanes) {
+    const Lane& lane = l->lane();
+    if (lane.rank_index != key.rank_index) continue;
+    if (lane.kind == LaneKind::Buckets) {
+      for (std::size_t i = 0; i < lane.events.size() && !out.bucket; ++i)
+        if (lane.events.source(i) == static_cast<std::uint32_t>(key.report_index)) out.bucket = l;
+    }
+    if (lane.kind == LaneKind::Stream && lane.device == b.device && lane.stream == b.stream)
+      out.comm = l;
+    if (lane.kind == LaneKind::Stream && lane.role == analysis::StreamRole::Compute && !out.compute)
+      out.compute = l;
+  }
+  return out;
+}
+
+// The consumer of a bucket's reduced gradients: the first optimizer kernel of the compute
+// stream after the allreduce ends (or the first compute kernel when none is named like one).
+struct Consumer {
+  TimeNs start = -1;                    // -1: none
+  TimeNs kernel_lo = 0, kernel_hi = 0;  // the kernel drawn at `start`
+};
+
+Consumer findConsumer(const trace::RankTrace& rank, const LanePlottable* compute_lane,
+                      TimeNs allreduce_end) {
+  Consumer out;
+  if (!compute_lane || compute_lane->lane().track < 0) return out;
+  const auto& t = rank.tracks[static_cast<std::size_t>(compute_lane->lane().track)];
+  const auto first = static_cast<std::size_t>(
+      std::lower_bound(t.start.begin(), t.start.end(), allreduce_end) - t.start.begin());
+  for (std::size_t i = first; i < t.size() && i < first + 5000; ++i) {
+    if (analysis::isOptimizerName(rank.names[t.name[i]])) {
+      out.start = t.start[i];
+      break;
+    }
+  }
+  if (out.start < 0 && first < t.size()) out.start = t.start[first];
+  if (out.start >= 0) {
+    const auto it = std::upper_bound(t.start.begin(), t.start.end(), out.start);
+    const auto ci = static_cast<std::size_t>(it - t.start.begin()) - 1;
+    out.kernel_lo = t.start[ci];
+    out.kernel_hi = t.end(ci);
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,6 +97,23 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   layout->addWidget(plot_, 1);
   layout->addWidget(vscroll_);
   setFocusProxy(plot_);
+  setUpPlot();
+  createMarks();
+
+  connect(plot_, &QCustomPlot::afterLayout, this, [this] { updateVerticalRange(); });
+  connect(vscroll_, &QScrollBar::valueChanged, this, [this] {
+    updateVerticalRange();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  });
+  connect(session_, &Session::currentRunChanged, this, &TimelineView::rebuild);
+  connect(session_, &Session::viewRangeChanged, this, &TimelineView::applyViewRange);
+  connect(session_, &Session::selectionChanged, this, &TimelineView::updateSelectionItems);
+  connect(session_, &Session::bucketSelected, this, &TimelineView::updateBucketItems);
+  connect(session_, &Session::eventSelected, this, &TimelineView::updateEventItem);
+  rebuild();
+}
+
+void TimelineView::setUpPlot() {
   plot_->setFocusPolicy(Qt::StrongFocus);
   plot_->setMouseTracking(true);
   plot_->setNoAntialiasingOnDrag(true);
@@ -60,7 +132,9 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   plot_->axisRect()->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msRight | QCP::msBottom);
   plot_->axisRect()->setMinimumMargins(QMargins(8, 4, 12, 6));
   applyPlotTheme(plot_, PlotTheme::System);
+}
 
+void TimelineView::createMarks() {
   plot_->addLayer("marks", plot_->layer("main"), QCustomPlot::limAbove);
   plot_->layer("marks")->setMode(QCPLayer::lmBuffered);
   selection_rect_ = new QCPItemRect(plot_);
@@ -68,14 +142,14 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   selection_rect_->setClipAxisRect(plot_->axisRect());
   selection_rect_->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
   selection_rect_->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
-  selection_rect_->setPen(QPen(QColor(0x33, 0x33, 0x33), 1, Qt::DashLine));
-  selection_rect_->setBrush(QColor(0x56, 0xB4, 0xE9, 40));
+  selection_rect_->setPen(QPen(colours::kRangeOutline, 1, Qt::DashLine));
+  selection_rect_->setBrush(colours::kRangeFill);
   selection_rect_->setVisible(false);
   event_rect_ = new QCPItemRect(plot_);
   event_rect_->setLayer("marks");
   event_rect_->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
   event_rect_->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
-  event_rect_->setPen(QPen(QColor(0x11, 0x11, 0x11), 2));
+  event_rect_->setPen(QPen(colours::kSelection, 2));
   event_rect_->setBrush(Qt::NoBrush);
   event_rect_->setVisible(false);
   selection_label_ = new QCPItemText(plot_);
@@ -86,21 +160,9 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   selection_label_->position->setAxes(plot_->xAxis2, plot_->yAxis);
   selection_label_->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
   selection_label_->setPadding(QMargins(6, 3, 6, 3));
-  selection_label_->setBrush(QColor(255, 255, 255, 230));
-  selection_label_->setPen(QPen(QColor(0x33, 0x33, 0x33)));
+  selection_label_->setBrush(colours::kRangeLabelFill);
+  selection_label_->setPen(QPen(colours::kRangeOutline));
   selection_label_->setVisible(false);
-
-  connect(plot_, &QCustomPlot::afterLayout, this, [this] { updateVerticalRange(); });
-  connect(vscroll_, &QScrollBar::valueChanged, this, [this] {
-    updateVerticalRange();
-    plot_->replot(QCustomPlot::rpQueuedReplot);
-  });
-  connect(session_, &Session::currentRunChanged, this, &TimelineView::rebuild);
-  connect(session_, &Session::viewRangeChanged, this, &TimelineView::applyViewRange);
-  connect(session_, &Session::selectionChanged, this, &TimelineView::updateSelectionItems);
-  connect(session_, &Session::bucketSelected, this, &TimelineView::updateBucketItems);
-  connect(session_, &Session::eventSelected, this, &TimelineView::updateEventItem);
-  rebuild();
 }
 
 void TimelineView::rebuild() {
@@ -308,74 +370,47 @@ void TimelineView::updateBucketItems() {
   const auto& rr = run_->report.ranks[static_cast<std::size_t>(key->rank_index)];
   const auto& b = rr.buckets[static_cast<std::size_t>(key->report_index)];
   const auto& rank = run_->run.ranks[static_cast<std::size_t>(key->rank_index)];
-  const LanePlottable *bucket_lane = nullptr, *comm_lane = nullptr, *compute_lane = nullptr;
-  for (auto* l : lanes_) {
-    const Lane& lane = l->lane();
-    if (lane.rank_index != key->rank_index) continue;
-    if (lane.kind == LaneKind::Buckets) {
-      for (std::size_t i = 0; i < lane.events.size() && !bucket_lane; ++i)
-        if (lane.events.source(i) == static_cast<std::uint32_t>(key->report_index)) bucket_lane = l;
-    }
-    if (lane.kind == LaneKind::Stream && lane.device == b.device && lane.stream == b.stream)
-      comm_lane = l;
-    if (lane.kind == LaneKind::Stream && lane.role == analysis::StreamRole::Compute &&
-        !compute_lane)
-      compute_lane = l;
-  }
-  const QPen pen(QColor(0x11, 0x11, 0x11), 2);
-  auto outline = [&](const LanePlottable* lane, TimeNs lo, TimeNs hi) {
-    if (!lane) return;
-    auto* r = new QCPItemRect(plot_);
-    r->setLayer("marks");
-    r->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
-    r->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
-    r->topLeft->setCoords(static_cast<double>(lo), lane->top() + 1);
-    r->bottomRight->setCoords(static_cast<double>(hi), lane->bottom() - 1);
-    r->setPen(pen);
-    r->setBrush(Qt::NoBrush);
-    bucket_items_.push_back(r);
-  };
-  auto arrow = [&](const LanePlottable* from, TimeNs t0, const LanePlottable* to, TimeNs t1) {
-    if (!from || !to) return;
-    auto* line = new QCPItemLine(plot_);
-    line->setLayer("marks");
-    line->start->setAxes(plot_->xAxis2, plot_->yAxis);
-    line->end->setAxes(plot_->xAxis2, plot_->yAxis);
-    line->start->setCoords(static_cast<double>(t0), (from->top() + from->bottom()) / 2);
-    line->end->setCoords(static_cast<double>(t1), (to->top() + to->bottom()) / 2);
-    line->setPen(QPen(QColor(0x11, 0x11, 0x11), 1.5));
-    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
-    line->setTail(QCPLineEnding(QCPLineEnding::esDisc, 5, 5));
-    bucket_items_.push_back(line);
-  };
-  outline(bucket_lane, std::min(b.ready_ns, b.start_ns), b.end_ns);
-  outline(comm_lane, b.start_ns, b.end_ns);
-  // The consumer of the reduced gradients: the first optimizer kernel after the allreduce (or the
-  // first compute kernel when none is named like one).
-  TimeNs consumer = -1;
-  if (compute_lane && compute_lane->lane().track >= 0) {
-    const auto& t = rank.tracks[static_cast<std::size_t>(compute_lane->lane().track)];
-    const auto first = static_cast<std::size_t>(
-        std::lower_bound(t.start.begin(), t.start.end(), b.end_ns) - t.start.begin());
-    for (std::size_t i = first; i < t.size() && i < first + 5000; ++i) {
-      if (analysis::isOptimizerName(rank.names[t.name[i]])) {
-        consumer = t.start[i];
-        break;
-      }
-    }
-    if (consumer < 0 && first < t.size()) consumer = t.start[first];
-    if (consumer >= 0) {
-      const auto it = std::upper_bound(t.start.begin(), t.start.end(), consumer);
-      const auto ci = static_cast<std::size_t>(it - t.start.begin()) - 1;
-      outline(compute_lane, t.start[ci], t.end(ci));
-    }
-  }
-  arrow(compute_lane, b.ready_ns, comm_lane, b.start_ns);
-  if (consumer >= 0) arrow(comm_lane, b.end_ns, compute_lane, consumer);
-  // Bring the bucket into view when it is not.
+  const BucketLanes lanes = findBucketLanes(lanes_, *key, b);
+  addOutline(lanes.bucket, std::min(b.ready_ns, b.start_ns), b.end_ns);
+  addOutline(lanes.comm, b.start_ns, b.end_ns);
+  const Consumer consumer = findConsumer(rank, lanes.compute, b.end_ns);
+  if (consumer.start >= 0) addOutline(lanes.compute, consumer.kernel_lo, consumer.kernel_hi);
+  addFlow(lanes.compute, b.ready_ns, lanes.comm, b.start_ns);
+  if (consumer.start >= 0) addFlow(lanes.comm, b.end_ns, lanes.compute, consumer.start);
+  revealBucket(lanes.bucket, std::min(b.ready_ns, b.start_ns), std::max(b.end_ns, consumer.start));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::addOutline(const LanePlottable* lane, TimeNs lo, TimeNs hi) {
+  if (!lane) return;
+  auto* r = new QCPItemRect(plot_);
+  r->setLayer("marks");
+  r->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
+  r->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
+  r->topLeft->setCoords(static_cast<double>(lo), lane->top() + 1);
+  r->bottomRight->setCoords(static_cast<double>(hi), lane->bottom() - 1);
+  r->setPen(QPen(colours::kSelection, 2));
+  r->setBrush(Qt::NoBrush);
+  bucket_items_.push_back(r);
+}
+
+void TimelineView::addFlow(const LanePlottable* from, TimeNs t0, const LanePlottable* to,
+                           TimeNs t1) {
+  if (!from || !to) return;
+  auto* line = new QCPItemLine(plot_);
+  line->setLayer("marks");
+  line->start->setAxes(plot_->xAxis2, plot_->yAxis);
+  line->end->setAxes(plot_->xAxis2, plot_->yAxis);
+  line->start->setCoords(static_cast<double>(t0), (from->top() + from->bottom()) / 2);
+  line->end->setCoords(static_cast<double>(t1), (to->top() + to->bottom()) / 2);
+  line->setPen(QPen(colours::kSelection, 1.5));
+  line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+  line->setTail(QCPLineEnding(QCPLineEnding::esDisc, 5, 5));
+  bucket_items_.push_back(line);
+}
+
+void TimelineView::revealBucket(const LanePlottable* bucket_lane, TimeNs lo, TimeNs hi) {
   const TimeRange r = session_->viewRange();
-  const TimeNs lo = std::min(b.ready_ns, b.start_ns);
-  const TimeNs hi = std::max(b.end_ns, consumer);
   if (lo < r.lo || hi > r.hi) {
     const TimeNs pad = std::max<TimeNs>((hi - lo) / 2, 1000);
     session_->setViewRange({lo - pad, hi + pad});
@@ -386,7 +421,6 @@ void TimelineView::updateBucketItems() {
         bucket_lane->bottom() > vscroll_->value() + visible)
       vscroll_->setValue(static_cast<int>(bucket_lane->top()) - 20);
   }
-  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString TimelineView::hoverText(const QPointF& pos) const {
@@ -395,208 +429,24 @@ QString TimelineView::hoverText(const QPointF& pos) const {
   if (!lp) return {};
   const DrawBox* box = lp->boxAt(pos.x());
   if (!box) return {};
-  const Lane& lane = lp->lane();
-  const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
-  const auto src = lane.events.source(box->first);
-  QString html = QStringLiteral("<table>");
-  if (box->count > 1) {
-    // Comm kernels are split into hidden/exposed pieces: count kernels, not pieces.
-    std::vector<std::uint32_t> sources;
-    sources.reserve(box->count);
-    for (std::size_t i = box->first; i < box->first + box->count; ++i)
-      sources.push_back(lane.events.source(i));
-    std::sort(sources.begin(), sources.end());
-    const auto distinct = std::unique(sources.begin(), sources.end()) - sources.begin();
-    const QString what =
-        lane.kind == LaneKind::Stream ? QStringLiteral("kernels") : QStringLiteral("events");
-    const auto n = lane.kind == LaneKind::Stream ? distinct : box->count;
-    html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box->busy_ns));
-    html += row("from", formatTime(lane.events.start(box->first)));
-    return html + "</table>";
-  }
-  const TimeNs s = lane.events.start(box->first), e = lane.events.end(box->first);
-  switch (lane.kind) {
-    case LaneKind::Stream: {
-      const auto& t = rank.tracks[static_cast<std::size_t>(lane.track)];
-      const TimeNs dur = t.dur[src];
-      html = QStringLiteral("<b>%1</b><table>")
-                 .arg(QString::fromStdString(rank.names[t.name[src]]).toHtmlEscaped());
-      html += row("stream", QStringLiteral("%1 (%2) · gpu %3 · rank %4")
-                                .arg(QString::fromStdString(analysis::streamText(lane.stream)))
-                                .arg(QString::fromUtf8(analysis::streamRoleName(lane.role).data()))
-                                .arg(lane.device)
-                                .arg(rank.rank));
-      html += row("start", formatTime(t.start[src]));
-      html += row("duration", formatTime(dur));
-      std::int32_t bucket = t.bucket[src];
-      std::int64_t bytes = t.bytes[src];
-      const auto& rr = run_->report.ranks[static_cast<std::size_t>(lane.rank_index)];
-      for (const auto& b : rr.buckets) {
-        if (b.device == lane.device && b.stream == lane.stream && b.start_ns == t.start[src]) {
-          if (bucket == trace::kNoBucket) bucket = b.id;
-          if (bytes < 0) bytes = b.bytes;
-          break;
-        }
-      }
-      if (bucket != trace::kNoBucket) html += row("bucket", QString::number(bucket));
-      if (bytes >= 0) {
-        html += row("bytes", formatBytes(bytes));
-        const std::string& name = rank.names[t.name[src]];
-        for (const auto& [label, value] : bandwidthRows(
-                 bytes, dur,
-                 analysis::classify(t.kind_of[src], name) == analysis::ActivityClass::Communication,
-                 name, rank.world_size))
-          html += row(label, value);
-      }
-      if (const auto st = lane.events.style(box->first);
-          st == kStyleCommHidden || st == kStyleCommExposed) {
-        html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
-      }
-      break;
-    }
-    case LaneKind::Steps: {
-      if (src >= rank.steps.size()) {
-        html = QStringLiteral("<b>cut short</b><table>");
-        html += row("from", formatTime(s));
-        html += row("to", formatTime(e));
-        html += row("", QStringLiteral("rank %1 stopped here before its step finished; its trace "
-                                       "is incomplete")
-                            .arg(rank.rank));
-        break;
-      }
-      const auto& step = rank.steps[src];
-      html = QStringLiteral("<b>step %1</b><table>").arg(step.number);
-      html += row("start", formatTime(step.start));
-      html += row("duration", formatTime(step.end - step.start));
-      for (const auto& sr : run_->report.ranks[static_cast<std::size_t>(lane.rank_index)].steps) {
-        if (sr.step != step.number) continue;
-        html += row("overlap", formatPct(sr.metrics.overlap_pct));
-        html += row("exposed comm", formatTime(sr.metrics.exposed_ns));
-        if (sr.dp_efficiency) html += row("DP efficiency", formatPct(*sr.dp_efficiency * 100.0, 1));
-      }
-      break;
-    }
-    case LaneKind::Buckets: {
-      const auto& b = run_->report.ranks[static_cast<std::size_t>(lane.rank_index)].buckets[src];
-      html = QStringLiteral("<b>bucket %1</b>%2<table>")
-                 .arg(b.id)
-                 .arg(b.inferred ? " (inferred)" : "");
-      if (b.step != trace::kNoStep) html += row("step", QString::number(b.step));
-      html += row("bytes", formatBytes(b.bytes));
-      if (b.tensors > 0) html += row("tensors", QString::number(b.tensors));
-      html += row("ready", formatTime(b.ready_ns));
-      html += row("wait", formatTime(b.wait_ns));
-      html += row("allreduce", formatTime(b.end_ns - b.start_ns));
-      html += row("exposed", formatTime(b.exposed_ns));
-      html += row("busbw", formatBandwidth(b.busbw_gbps));
-      break;
-    }
-    case LaneKind::Overlap: {
-      const bool hidden = lane.events.style(box->first) == kStyleCommHidden;
-      html = QStringLiteral("<b>communication %1</b><table>")
-                 .arg(hidden ? "hidden under compute" : "exposed");
-      html += row("start", formatTime(s));
-      html += row("duration", formatTime(e - s));
-      break;
-    }
-  }
-  return html + "</table>";
+  return laneBoxTooltip(*run_, lp->lane(), *box);
 }
 
 bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
   if (watched != plot_) return QWidget::eventFilter(watched, event);
   switch (event->type()) {
-    case QEvent::KeyPress: {
-      auto* k = static_cast<QKeyEvent*>(event);
-      if (k->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) return false;
-      static const int kKeys[] = {Qt::Key_W, Qt::Key_A, Qt::Key_S,
-                                  Qt::Key_D, Qt::Key_F, Qt::Key_Escape};
-      if (std::find(std::begin(kKeys), std::end(kKeys), k->key()) == std::end(kKeys)) return false;
-      handleKey(k->key());
-      return true;
-    }
-    case QEvent::Wheel: {
-      auto* w = static_cast<QWheelEvent*>(event);
-      const double steps = w->angleDelta().y() / 120.0;
-      if (w->modifiers() & Qt::ShiftModifier) {
-        vscroll_->setValue(vscroll_->value() - static_cast<int>(steps * 48));
-      } else if (steps != 0) {
-        zoomBy(std::pow(0.85, steps), timeAt(w->position().x()));
-      }
-      return true;
-    }
-    case QEvent::MouseButtonPress: {
-      auto* m = static_cast<QMouseEvent*>(event);
-      if (m->button() != Qt::LeftButton) return false;
-      plot_->setFocus();
-      press_pos_ = m->position().toPoint();
-      press_range_ = session_->viewRange();
-      press_scroll_ = vscroll_->value();
-      moved_ = false;
-      if (m->modifiers() & Qt::ShiftModifier) {
-        drag_ = Drag::Select;
-        select_anchor_ = timeAt(press_pos_.x());
-      } else {
-        drag_ = Drag::Pan;
-        setCursor(Qt::ClosedHandCursor);
-      }
-      return true;
-    }
-    case QEvent::MouseMove: {
-      auto* m = static_cast<QMouseEvent*>(event);
-      const QPoint p = m->position().toPoint();
-      if (drag_ == Drag::None) {
-        const QString text = hoverText(p);
-        if (text.isEmpty()) {
-          QToolTip::hideText();
-        } else {
-          QToolTip::showText(m->globalPosition().toPoint() + QPoint(12, 12), text, plot_);
-        }
-        return false;
-      }
-      if ((p - press_pos_).manhattanLength() > 3) moved_ = true;
-      if (drag_ == Drag::Pan) {
-        const double ns_per_px =
-            static_cast<double>(press_range_.length()) / std::max(1, plot_->axisRect()->width());
-        const auto dt = static_cast<TimeNs>(std::llround((p.x() - press_pos_.x()) * ns_per_px));
-        session_->setViewRange({press_range_.lo - dt, press_range_.hi - dt});
-        vscroll_->setValue(press_scroll_ - (p.y() - press_pos_.y()));
-      } else if (drag_ == Drag::Select && moved_) {
-        session_->setSelection(TimeRange{std::min(select_anchor_, timeAt(p.x())),
-                                         std::max(select_anchor_, timeAt(p.x()))});
-      }
-      return true;
-    }
-    case QEvent::MouseButtonRelease: {
-      auto* m = static_cast<QMouseEvent*>(event);
-      if (m->button() != Qt::LeftButton || drag_ == Drag::None) return false;
-      unsetCursor();
-      const Drag was = drag_;
-      drag_ = Drag::None;
-      if (!moved_ && was == Drag::Pan) {
-        // A click: select the bucket under the cursor, or clear.
-        LanePlottable* lp = laneAt(m->position().y());
-        const DrawBox* box = lp ? lp->boxAt(m->position().x()) : nullptr;
-        if (lp && box && lp->lane().kind == LaneKind::Buckets) {
-          session_->selectBucket(
-              BucketKey{lp->lane().rank_index,
-                        static_cast<std::int32_t>(lp->lane().events.source(box->first))});
-        } else if (lp && box && box->count == 1 && lp->lane().kind == LaneKind::Stream) {
-          session_->selectEvent(EventRef{lp->lane().rank_index, lp->lane().track,
-                                         lp->lane().events.source(box->first)});
-        } else {
-          session_->selectEvent(std::nullopt);
-        }
-      }
-      return true;
-    }
-    case QEvent::MouseButtonDblClick: {
-      auto* m = static_cast<QMouseEvent*>(event);
-      const auto& sel = session_->selection();
-      if (sel && timeAt(m->position().x()) >= sel->lo && timeAt(m->position().x()) <= sel->hi)
-        fit();
-      return true;
-    }
+    case QEvent::KeyPress:
+      return onKeyPress(static_cast<QKeyEvent*>(event));
+    case QEvent::Wheel:
+      return onWheel(static_cast<QWheelEvent*>(event));
+    case QEvent::MouseButtonPress:
+      return onMousePress(static_cast<QMouseEvent*>(event));
+    case QEvent::MouseMove:
+      return onMouseMove(static_cast<QMouseEvent*>(event));
+    case QEvent::MouseButtonRelease:
+      return onMouseRelease(static_cast<QMouseEvent*>(event));
+    case QEvent::MouseButtonDblClick:
+      return onDoubleClick(static_cast<QMouseEvent*>(event));
     case QEvent::Leave:
       QToolTip::hideText();
       return false;
@@ -605,12 +455,130 @@ bool TimelineView::eventFilter(QObject* watched, QEvent* event) {
   }
 }
 
+bool TimelineView::onKeyPress(QKeyEvent* k) {
+  if (k->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) return false;
+  static const int kKeys[] = {Qt::Key_W, Qt::Key_A, Qt::Key_S,
+                              Qt::Key_D, Qt::Key_F, Qt::Key_Escape};
+  if (std::find(std::begin(kKeys), std::end(kKeys), k->key()) == std::end(kKeys)) return false;
+  handleKey(k->key());
+  return true;
+}
+
+bool TimelineView::onWheel(QWheelEvent* w) {
+  const double steps = w->angleDelta().y() / 120.0;
+  if (w->modifiers() & Qt::ShiftModifier) {
+    vscroll_->setValue(vscroll_->value() - static_cast<int>(steps * 48));
+  } else if (steps != 0) {
+    zoomBy(std::pow(0.85, steps), timeAt(w->position().x()));
+  }
+  return true;
+}
+
+bool TimelineView::onMousePress(QMouseEvent* m) {
+  if (m->button() != Qt::LeftButton) return false;
+  plot_->setFocus();
+  press_pos_ = m->position().toPoint();
+  press_range_ = session_->viewRange();
+  press_scroll_ = vscroll_->value();
+  moved_ = false;
+  if (m->modifiers() & Qt::ShiftModifier) {
+    drag_ = Drag::Select;
+    select_anchor_ = timeAt(press_pos_.x());
+  } else {
+    drag_ = Drag::Pan;
+    setCursor(Qt::ClosedHandCursor);
+  }
+  return true;
+}
+
+bool TimelineView::onMouseMove(QMouseEvent* m) {
+  const QPoint p = m->position().toPoint();
+  if (drag_ == Drag::None) {
+    const QString text = hoverText(p);
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+    } else {
+      QToolTip::showText(m->globalPosition().toPoint() + QPoint(12, 12), text, plot_);
+    }
+    return false;
+  }
+  if ((p - press_pos_).manhattanLength() > 3) moved_ = true;
+  if (drag_ == Drag::Pan) {
+    const double ns_per_px =
+        static_cast<double>(press_range_.length()) / std::max(1, plot_->axisRect()->width());
+    const auto dt = static_cast<TimeNs>(std::llround((p.x() - press_pos_.x()) * ns_per_px));
+    session_->setViewRange({press_range_.lo - dt, press_range_.hi - dt});
+    vscroll_->setValue(press_scroll_ - (p.y() - press_pos_.y()));
+  } else if (drag_ == Drag::Select && moved_) {
+    session_->setSelection(TimeRange{std::min(select_anchor_, timeAt(p.x())),
+                                     std::max(select_anchor_, timeAt(p.x()))});
+  }
+  return true;
+}
+
+bool TimelineView::onMouseRelease(QMouseEvent* m) {
+  if (m->button() != Qt::LeftButton || drag_ == Drag::None) return false;
+  unsetCursor();
+  const Drag was = drag_;
+  drag_ = Drag::None;
+  if (!moved_ && was == Drag::Pan) selectAt(m->position());
+  return true;
+}
+
+void TimelineView::selectAt(const QPointF& pos) {
+  // A click: select the bucket or the kernel under the cursor, or clear.
+  LanePlottable* lp = laneAt(pos.y());
+  const DrawBox* box = lp ? lp->boxAt(pos.x()) : nullptr;
+  if (lp && box && lp->lane().kind == LaneKind::Buckets) {
+    session_->selectBucket(BucketKey{
+        lp->lane().rank_index, static_cast<std::int32_t>(lp->lane().events.source(box->first))});
+  } else if (lp && box && box->count == 1 && lp->lane().kind == LaneKind::Stream) {
+    session_->selectEvent(
+        EventRef{lp->lane().rank_index, lp->lane().track, lp->lane().events.source(box->first)});
+  } else {
+    session_->selectEvent(std::nullopt);
+  }
+}
+
+bool TimelineView::onDoubleClick(QMouseEvent* m) {
+  const auto& sel = session_->selection();
+  if (sel && timeAt(m->position().x()) >= sel->lo && timeAt(m->position().x()) <= sel->hi) fit();
+  return true;
+}
+
 bool TimelineView::exportImage(const QString& path, double scale, QString* error, int width) {
-  const auto format = checkExportPath(path, error);
-  if (!format) return false;
-  QByteArray bytes;
-  return renderImage(*format, scale, &bytes, error, width) &&
-         writeFileAtomically(path, bytes, error);
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderImage(format, scale, out, why, width);
+  });
+}
+
+int TimelineView::exportedRanks(int* height) const {
+  // A figure for a slide: the lanes of at most kExportRanks ranks (64 ranks stacked would make
+  // an image five times taller than wide); the app scrolls through all of them.
+  *height = content_height_;
+  for (const LanePlottable* lane : lanes_) {
+    if (lane->lane().rank_index >= kExportRanks) {
+      *height = static_cast<int>(lane->top()) - kRankGap;
+      return kExportRanks;
+    }
+  }
+  return run_ ? static_cast<int>(run_->run.ranks.size()) : 0;
+}
+
+QString TimelineView::exportTitle(int shown_ranks) const {
+  // The headline numbers and the source, so that a slide says what it shows.
+  if (!run_) return {};
+  QString text = runTitle(*run_);
+  const auto ranks = static_cast<int>(run_->run.ranks.size());
+  if (shown_ranks < ranks) {
+    text += tr("\nlanes of ranks %1–%2 shown (%3 more below them in the app); the numbers "
+               "cover all %4")
+                .arg(run_->run.ranks.front().rank)
+                .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
+                .arg(ranks - shown_ranks)
+                .arg(ranks);
+  }
+  return text;
 }
 
 bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
@@ -619,45 +587,18 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   const QCPRange saved_y = plot_->yAxis->range();
   const bool scroll_visible = vscroll_->isVisible();
   applyPlotTheme(plot_, PlotTheme::Light);
-  // A figure for a slide: the lanes of at most kExportRanks ranks (64 ranks stacked would make
-  // an image five times taller than wide); the app scrolls through all of them.
-  int shown_height = content_height_;
-  int shown_ranks = run_ ? static_cast<int>(run_->run.ranks.size()) : 0;
-  for (const LanePlottable* lane : lanes_) {
-    if (lane->lane().rank_index >= kExportRanks) {
-      shown_height = static_cast<int>(lane->top()) - kRankGap;
-      shown_ranks = kExportRanks;
-      break;
-    }
-  }
+  int shown_height = 0;
+  const int shown_ranks = exportedRanks(&shown_height);
   plot_->yAxis->setRange(0, std::max(1, shown_height));
   const int w = width > 0 ? width : std::max(plot_->width(), 1200);
   // Axis and margins around the lanes, so that lanes keep their on-screen height.
   const int chrome = std::max(0, plot_->height() - plot_->axisRect()->height());
   const int h = shown_height + std::max(chrome, 40);
-  // A title with the headline numbers and the source, so that a slide says what it shows.
-  QCPTextElement* title = nullptr;
-  if (run_) {
-    QString text = runTitle(*run_);
-    const auto ranks = static_cast<int>(run_->run.ranks.size());
-    if (shown_ranks < ranks) {
-      text += tr("\nlanes of ranks %1–%2 shown (%3 more below them in the app); the numbers "
-                 "cover all %4")
-                  .arg(run_->run.ranks.front().rank)
-                  .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
-                  .arg(ranks - shown_ranks)
-                  .arg(ranks);
-    }
-    title = new QCPTextElement(plot_, text, QFont(font().family(), 10, QFont::Bold));
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, title);
-  }
-  applyPlotTheme(plot_, PlotTheme::Light);
-  const int title_height = title ? 28 * (1 + static_cast<int>(title->text().count('\n'))) : 0;
-  const bool ok = renderPlot(plot_, format, w, h + title_height, scale, out, error);
-  if (title) {
-    plot_->plotLayout()->remove(title);
-    plot_->plotLayout()->simplify();
+  bool ok = false;
+  {
+    const TitleRow title(plot_, exportTitle(shown_ranks), 10);
+    applyPlotTheme(plot_, PlotTheme::Light);
+    ok = renderPlot(plot_, format, w, h + 28 * title.lines(), scale, out, error);
   }
   applyPlotTheme(plot_, PlotTheme::System);
   exporting_ = false;

@@ -6,12 +6,14 @@
 #include <memory>
 #include <vector>
 
-#include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
 #include "app/ui/session.h"
 
 class QCustomPlot;
+class QKeyEvent;
+class QMouseEvent;
 class QScrollBar;
+class QWheelEvent;
 class QCPItemRect;
 class QCPItemText;
 class QCPAbstractItem;
@@ -36,6 +38,8 @@ class TimelineView : public QWidget {
   void fit();  // the selection when there is one, else everything
   // Text of the hover tooltip at a widget position of the plot ("" when nothing is there).
   QString hoverText(const QPointF& pos) const;
+  // The selected range's label: its duration and the overlap inside it per rank ("" when none).
+  QString selectionText() const;
 
   // Renders all lanes (not only the visible ones) in the light theme; of a run of many ranks,
   // the first kExportRanks, the title saying how many of how many are shown.
@@ -53,16 +57,34 @@ class TimelineView : public QWidget {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  void setUpPlot();
+  void createMarks();
   void rebuild();
   void applyViewRange();
   void updateVerticalRange();
   void updateSelectionItems();
-  void updateBucketItems();
   void updateEventItem();
+  // The selected bucket: outlines of it, its allreduce and the kernel that consumes it, the
+  // flows ready → allreduce → consumer, and the view moved to show them.
+  void updateBucketItems();
+  void addOutline(const LanePlottable* lane, trace::TimeNs lo, trace::TimeNs hi);
+  void addFlow(const LanePlottable* from, trace::TimeNs t0, const LanePlottable* to,
+               trace::TimeNs t1);
+  void revealBucket(const LanePlottable* bucket_lane, trace::TimeNs lo, trace::TimeNs hi);
   LanePlottable* laneAt(double y) const;
   trace::TimeNs timeAt(double x) const;
+  // Input on the plot: true when the event was used.
+  bool onKeyPress(QKeyEvent* k);
+  bool onWheel(QWheelEvent* w);
+  bool onMousePress(QMouseEvent* m);
+  bool onMouseMove(QMouseEvent* m);
+  bool onMouseRelease(QMouseEvent* m);
+  bool onDoubleClick(QMouseEvent* m);
   void handleKey(int key);
-  QString selectionText() const;
+  void selectAt(const QPointF& pos);  // a click: the bucket or kernel there, or nothing
+  // What an export shows: how many ranks' lanes (their height in *height) and the title.
+  int exportedRanks(int* height) const;
+  QString exportTitle(int shown_ranks) const;
 
   Session* session_;
   QCustomPlot* plot_;

@@ -10,6 +10,7 @@
 #include <QImage>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QListWidget>
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTableView>
@@ -20,10 +21,13 @@
 
 #include "app/ui/buckets_panel.h"
 #include "app/ui/details_panel.h"
+#include "app/ui/format.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
 #include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
+#include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
 #include "app/ui/summary_model.h"
@@ -31,6 +35,7 @@
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
+#include "tracer/format/run_loader.h"
 
 using namespace ddpscope;
 using namespace ddpscope::ui;
@@ -151,6 +156,12 @@ TEST(UiApp, SelectionShowsDurationAndOverlap) {
   const auto expected = analysis::overlapPctWithin(
       analysis::rankActivity(s->current()->run.ranks.front()), b.start_ns, b.end_ns);
   EXPECT_EQ(overlap.front(), expected);
+  // What the user reads on the timeline: the selection's duration and its overlap.
+  QApplication::processEvents();
+  const QString shown = w->timeline()->selectionText();
+  EXPECT_TRUE(shown.contains(formatTime(b.end_ns - b.start_ns))) << shown.toStdString();
+  EXPECT_TRUE(shown.contains(QStringLiteral("overlap ") + formatPct(expected, 1)))
+      << shown.toStdString();
 }
 
 TEST(UiApp, ExportWritesNonBlankFilesOfTheRightSize) {
@@ -430,11 +441,16 @@ TEST(UiApp, LoadingCanBeCancelledAndKeepsEarlierRuns) {
   bool done = false, cancelled = false;
   QObject::connect(w->loader(), &RunLoadJob::cancelled, [&] { cancelled = true; });
   QObject::connect(w->loader(), &RunLoadJob::finished, [&] { done = true; });
+  const auto before = w->session()->runs();
   w->openPaths({QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_world1_rank0.json.gz")});
   w->loader()->cancel();
   ASSERT_TRUE(waitFor([&] { return done; }));
-  // Either the cancel arrived in time, or the load had finished: never a half-loaded run.
-  EXPECT_EQ(w->session()->runs().size(), cancelled ? 1u : 2u);
+  // A load cancelled before its result arrived is dropped, however far the worker got: the run
+  // list is exactly what it was, and the status bar says so.
+  EXPECT_TRUE(cancelled);
+  EXPECT_EQ(w->session()->runs(), before);
+  EXPECT_EQ(w->session()->currentIndex(), 0);
+  EXPECT_TRUE(w->statusText().contains("cancelled")) << w->statusText().toStdString();
   EXPECT_FALSE(w->loader()->busy());
 }
 
@@ -628,4 +644,41 @@ TEST(UiApp, DragPansAndShiftDragMeasuresARange) {
   QKeyEvent f(QEvent::KeyPress, Qt::Key_F, Qt::NoModifier);
   QApplication::sendEvent(qcp, &f);
   EXPECT_EQ(s->viewRange(), *s->selection());
+}
+
+// Closing a run frees it: no view keeps it alive (the weak pointer expires), the run list and
+// the headline follow, and closing the last run leaves an empty window.
+TEST(UiApp, ClosingARunFreesItAndItsViews) {
+  auto w = openResnet();
+  auto second = prepareRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_world1_rank0.json.gz"}),
+      {QStringLiteral("world1")});
+  second->name = QStringLiteral("world1");
+  w->session()->addRun(second);
+  ASSERT_EQ(w->session()->runs().size(), 2u);
+  // Every tab sees the second run once; then it is closed.
+  for (int i = 0; i < w->tabs()->count(); ++i) {
+    w->tabs()->setCurrentIndex(i);
+    QApplication::processEvents();
+  }
+  std::weak_ptr<const LoadedRun> closed = second;
+  second.reset();
+  w->session()->closeRun(1);
+  QApplication::processEvents();
+  EXPECT_TRUE(closed.expired()) << "a view still holds the closed run";
+  ASSERT_EQ(w->session()->runs().size(), 1u);
+  EXPECT_EQ(w->session()->currentIndex(), 0);
+  EXPECT_EQ(w->session()->current()->name, QStringLiteral("resnet50_ddp_rank0.json.gz"));
+  EXPECT_EQ(w->headline()->overlapText(), QStringLiteral("15.74 %"));
+  auto* list = w->findChild<RunListPanel*>()->list();
+  EXPECT_EQ(list->count(), 1);
+  // The last run: nothing current, the headline hidden, the Summary empty.
+  std::weak_ptr<const LoadedRun> first = w->session()->current();
+  w->session()->closeRun(0);
+  QApplication::processEvents();
+  EXPECT_TRUE(first.expired()) << "a view still holds the last run";
+  EXPECT_EQ(w->session()->currentIndex(), -1);
+  EXPECT_EQ(list->count(), 0);
+  EXPECT_FALSE(w->headline()->isVisibleTo(w.get()));
+  EXPECT_EQ(w->summary()->table()->model()->rowCount(), 0);
 }

@@ -18,6 +18,7 @@
 #include "app/ui/headline_bar.h"
 #include "app/ui/main_window.h"
 #include "app/ui/run_load_job.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 #include "tests/ui/ui_test_app.h"
 

@@ -1,0 +1,179 @@
+#include "app/ui/plot_style.h"
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QPalette>
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "app/ui/palette.h"
+
+namespace ddpscope::ui {
+
+namespace {
+const QString kEmptyNoteName = QStringLiteral("ddpscope-empty-note");
+
+class IntegerTicker : public QCPAxisTicker {
+ public:
+  IntegerTicker(QCPAxis* axis, QString prefix, int label_px, std::int64_t last_key)
+      : axis_(axis), prefix_(std::move(prefix)), label_px_(label_px), last_key_(last_key) {}
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    // The ticker belongs to the axis, so the axis outlives it.
+    const int width = axis_->axisRect() ? axis_->axisRect()->width() : 0;
+    const double labels = std::max(2.0, static_cast<double>(width > 0 ? width : 400) / label_px_);
+    const double want = range.size() / labels;
+    double magnitude = 1;
+    while (magnitude * 10 <= want)
+      magnitude *= 10;
+    for (const double m : {1.0, 2.0, 5.0, 10.0})
+      if (m * magnitude >= want) return m * magnitude;
+    return 10 * magnitude;
+  }
+  int getSubTickCount(double) override { return 0; }
+  // No label past the last key (a "b150" under 149 buckets).
+  QVector<double> createTickVector(double step, const QCPRange& range) override {
+    QVector<double> ticks = QCPAxisTicker::createTickVector(step, range);
+    ticks.removeIf([&](double t) { return t > static_cast<double>(last_key_) + 0.5; });
+    return ticks;
+  }
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    return prefix_ + QString::number(std::llround(tick));
+  }
+
+ private:
+  QCPAxis* axis_;
+  QString prefix_;
+  int label_px_;
+  std::int64_t last_key_;
+};
+
+QCPItemText* findEmptyNote(QCustomPlot* plot) {
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->objectName() == kEmptyNoteName)
+      return t;
+  }
+  return nullptr;
+}
+}  // namespace
+
+void applyPlotTheme(QCustomPlot* plot, PlotTheme theme) {
+  QColor bg = colours::kLightBackground, fg = colours::kLightForeground, grid = colours::kLightGrid;
+  if (theme == PlotTheme::System) {
+    const QPalette pal = QApplication::palette();
+    bg = pal.color(QPalette::Base);
+    fg = pal.color(QPalette::Text);
+    grid = pal.color(QPalette::Mid);
+    grid.setAlpha(70);
+  }
+  plot->setBackground(bg);
+  for (QCPAxisRect* rect : plot->axisRects()) {
+    rect->setBackground(bg);
+    for (QCPAxis* axis : rect->axes()) {
+      axis->setBasePen(QPen(fg, 1));
+      axis->setTickPen(QPen(fg, 1));
+      axis->setSubTickPen(QPen(fg, 1));
+      axis->setTickLabelColor(fg);
+      axis->setLabelColor(fg);
+      axis->grid()->setPen(QPen(grid, 1, Qt::SolidLine));
+      axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+  }
+  for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
+      t->setTextColor(fg);
+  }
+  if (QCPItemText* note = findEmptyNote(plot)) {
+    QColor c = fg;
+    c.setAlpha(190);
+    note->setColor(c);
+  }
+  if (plot->legend) {
+    plot->legend->setBrush(bg);
+    plot->legend->setTextColor(fg);
+    plot->legend->setBorderPen(Qt::NoPen);
+  }
+}
+
+QCPTextElement* addChartTitle(QCustomPlot* chart, const QString& text, int point_size) {
+  auto* title =
+      new QCPTextElement(chart, text, QFont(chart->font().family(), point_size, QFont::Bold));
+  chart->plotLayout()->insertRow(0);
+  chart->plotLayout()->addElement(0, 0, title);
+  return title;
+}
+
+void putLegendBelow(QCustomPlot* plot) {
+  auto* layout = plot->plotLayout();
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  const int row = layout->rowCount();
+  layout->addElement(row, 0, plot->legend);
+  plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+  plot->legend->setMargins(QMargins(4, 0, 4, 2));
+  layout->setRowStretchFactor(row, 0.001);
+}
+
+void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key) {
+  const QFontMetrics fm(axis->tickLabelFont());
+  const QString widest = prefix + QString::number(last_key);
+  // The label plus room for a gap of about two characters.
+  const int px = fm.horizontalAdvance(widest) + fm.horizontalAdvance(QLatin1Char('0')) + 6;
+  axis->setTicker(QSharedPointer<IntegerTicker>::create(axis, prefix, std::max(px, 12), last_key));
+  axis->setSubTicks(false);
+}
+
+void setCategoryRange(QCPAxis* axis, double first, double last, double bar) {
+  const double margin = std::max(bar, 0.02 * (last - first));
+  axis->setRange(first - margin, last + margin);
+}
+
+QCPBars* addBars(QCustomPlot* chart, const QString& name, const QColor& colour,
+                 const QVector<double>& keys, const QVector<double>& values) {
+  auto* bars = new QCPBars(chart->xAxis, chart->yAxis);
+  bars->setName(name);
+  bars->setBrush(colour);
+  bars->setPen(Qt::NoPen);
+  bars->setWidth(kBarWidth);
+  bars->setData(keys, values);
+  return bars;
+}
+
+void showNoRun(QCustomPlot* chart) {
+  setEmptyNote(chart, QObject::tr("No run loaded"), {chart->xAxis, chart->yAxis});
+  chart->legend->setVisible(false);
+  applyPlotTheme(chart, PlotTheme::System);
+  chart->replot();
+}
+
+QString emptyNote(QCustomPlot* plot) {
+  const QCPItemText* note = findEmptyNote(plot);
+  return note ? note->text() : QString();
+}
+
+void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes) {
+  QCPItemText* note = findEmptyNote(plot);
+  for (QCPAxis* axis : axes)
+    axis->setTickLabels(text.isEmpty());
+  if (text.isEmpty()) {
+    if (note) plot->removeItem(note);
+    return;
+  }
+  if (!note) {
+    note = new QCPItemText(plot);
+    note->setObjectName(kEmptyNoteName);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.45);
+    note->setPositionAlignment(Qt::AlignCenter);
+    note->setTextAlignment(Qt::AlignCenter);
+    note->setClipToAxisRect(false);
+    note->setSelectable(false);
+  }
+  note->setText(text);
+  QFont font = plot->font();
+  font.setPointSizeF(font.pointSizeF() > 0 ? font.pointSizeF() + 1 : 10);
+  note->setFont(font);
+}
+
+}  // namespace ddpscope::ui

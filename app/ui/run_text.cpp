@@ -1,0 +1,81 @@
+#include "app/ui/run_text.h"
+
+#include <QObject>
+#include <string>
+#include <vector>
+
+#include "app/ui/palette.h"
+
+namespace ddpscope::ui {
+
+namespace {
+// "3", "1, 2 and 5", "0–6" for a sorted list of ranks.
+QString rankList(const std::vector<std::int32_t>& ranks) {
+  if (ranks.size() > 2 &&
+      ranks.back() - ranks.front() + 1 == static_cast<std::int32_t>(ranks.size()))
+    return QStringLiteral("%1–%2").arg(ranks.front()).arg(ranks.back());
+  QStringList parts;
+  for (const auto r : ranks)
+    parts << QString::number(r);
+  if (parts.size() < 2) return parts.join(QString());
+  const QString last = parts.takeLast();
+  return parts.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+}
+}  // namespace
+
+QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded) {
+  if (!c.incomplete()) return {};
+  QStringList lines;
+  if (!c.incomplete_ranks.empty() || !c.producer_error.isEmpty())
+    lines << QStringLiteral(
+        "Incomplete: the agent stopped before the run finished (error or timeout); the numbers "
+        "cover only what was recorded.");
+  if (!c.incomplete_ranks.empty())
+    lines << (c.incomplete_ranks.size() == 1
+                  ? QStringLiteral("The trace of rank %1 is cut short.")
+                  : QStringLiteral("The traces of ranks %1 are cut short."))
+                 .arg(rankList(c.incomplete_ranks));
+  if (!c.missing_ranks.empty())
+    lines << QStringLiteral(
+                 "Only %1 of %2 ranks are present (no trace for rank%3 %4); the numbers "
+                 "cover only the ranks loaded.")
+                 .arg(ranks_loaded)
+                 .arg(c.world_size)
+                 .arg(c.missing_ranks.size() == 1 ? "" : "s")
+                 .arg(rankList(c.missing_ranks));
+  if (!c.producer_error.isEmpty())
+    lines << QStringLiteral("The agent failed: %1").arg(c.producer_error);
+  return lines.join(QLatin1Char('\n'));
+}
+
+QStringList runWarnings(const LoadedRun& run) {
+  QStringList out;
+  for (const auto& w : run.report.warnings)
+    out << QString::fromStdString(w);
+  for (const auto& r : run.report.ranks)
+    for (const auto& w : r.warnings)
+      out << QStringLiteral("rank %1: %2").arg(r.rank).arg(QString::fromStdString(w));
+  return out;
+}
+
+QString ranksText(const LoadedRun& run) {
+  return QString::fromStdString(analysis::runFigureText(run.summary).ranks);
+}
+
+QString warningCount(qsizetype n) {
+  return n == 1 ? QObject::tr("1 warning") : QObject::tr("%1 warnings").arg(n);
+}
+
+QString runTitle(const LoadedRun& run, bool two_lines) {
+  const auto t = analysis::runFigureText(run.summary);
+  QString badge = sourceBadge(run.source());
+  if (run.incomplete()) badge += QStringLiteral(" · ") + kIncompleteBadge;
+  badge += QStringLiteral(" · ") + QString::fromStdString(t.ranks);
+  const auto q = [](const std::string& s) { return QString::fromStdString(s); };
+  return QStringLiteral(
+             "%1 [%2]%3overlap %4 · exposed %5 · step %6 · DP eff. %7 · GPU idle %8 (%9)")
+      .arg(run.name, badge, two_lines ? QStringLiteral("\n") : QStringLiteral(" · "), q(t.overlap),
+           q(t.exposed), q(t.step), q(t.dp_efficiency), q(t.gpu_idle), q(t.scope));
+}
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,29 @@
+#pragma once
+// What the app says about a run in words: its warnings, how many ranks it has, why it is
+// incomplete, and the title line of an exported figure.
+
+#include <QString>
+#include <QStringList>
+#include <cstddef>
+
+#include "app/ui/loaded_run.h"
+
+namespace ddpscope::ui {
+
+// What the "INCOMPLETE" badge's tooltip says: why, and what the numbers cover ("" when complete).
+QString incompleteExplanation(const Completeness& c, std::size_t ranks_loaded);
+
+// What the analysis warns about the run (the CLI's "warning:" lines): the run's, then each
+// rank's prefixed "rank R: ".
+QStringList runWarnings(const LoadedRun& run);
+// "1 rank", "8 ranks", or "3 of 4 ranks" when ranks of the run's world have no trace here.
+QString ranksText(const LoadedRun& run);
+// "1 warning", "3 warnings".
+QString warningCount(qsizetype n);
+
+// The title of an exported figure, so that a slide says what it shows: the run's name, its source
+// badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.
+// two_lines: the numbers on a line of their own, for narrow figures.
+QString runTitle(const LoadedRun& run, bool two_lines = false);
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,161 @@
+#include "app/ui/timeline_tooltip.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/analysis/classify.h"
+#include "app/ui/format.h"
+#include "app/ui/palette.h"
+
+namespace ddpscope::ui {
+
+namespace {
+QString row(const QString& key, const QString& value) {
+  return QStringLiteral("<tr><td style='color:%1;padding-right:8px'>%2</td><td>%3</td></tr>")
+      .arg(colours::kTooltipKey.name(), key, value.toHtmlEscaped());
+}
+
+// A box that merges several events: how many, their busy time, where the first starts.
+QString mergedBoxTooltip(const Lane& lane, const DrawBox& box) {
+  // Comm kernels are split into hidden/exposed pieces: count kernels, not pieces.
+  std::vector<std::uint32_t> sources;
+  sources.reserve(box.count);
+  for (std::size_t i = box.first; i < box.first + box.count; ++i)
+    sources.push_back(lane.events.source(i));
+  std::sort(sources.begin(), sources.end());
+  const auto distinct = std::unique(sources.begin(), sources.end()) - sources.begin();
+  const QString what =
+      lane.kind == LaneKind::Stream ? QStringLiteral("kernels") : QStringLiteral("events");
+  const auto n = lane.kind == LaneKind::Stream ? distinct : box.count;
+  QString html = QStringLiteral("<table>");
+  html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box.busy_ns));
+  html += row("from", formatTime(lane.events.start(box.first)));
+  return html;
+}
+
+// A kernel, copy or sync of a stream lane.
+QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+  const auto& rank = run.run.ranks[static_cast<std::size_t>(lane.rank_index)];
+  const auto src = lane.events.source(box.first);
+  const auto& t = rank.tracks[static_cast<std::size_t>(lane.track)];
+  const TimeNs dur = t.dur[src];
+  QString html = QStringLiteral("<b>%1</b><table>")
+                     .arg(QString::fromStdString(rank.names[t.name[src]]).toHtmlEscaped());
+  html += row("stream", QStringLiteral("%1 (%2) · gpu %3 · rank %4")
+                            .arg(QString::fromStdString(analysis::streamText(lane.stream)))
+                            .arg(QString::fromUtf8(analysis::streamRoleName(lane.role).data()))
+                            .arg(lane.device)
+                            .arg(rank.rank));
+  html += row("start", formatTime(t.start[src]));
+  html += row("duration", formatTime(dur));
+  // The bucket and size the trace does not say, from the bucket whose allreduce this is.
+  std::int32_t bucket = t.bucket[src];
+  std::int64_t bytes = t.bytes[src];
+  const auto& rr = run.report.ranks[static_cast<std::size_t>(lane.rank_index)];
+  for (const auto& b : rr.buckets) {
+    if (b.device == lane.device && b.stream == lane.stream && b.start_ns == t.start[src]) {
+      if (bucket == trace::kNoBucket) bucket = b.id;
+      if (bytes < 0) bytes = b.bytes;
+      break;
+    }
+  }
+  if (bucket != trace::kNoBucket) html += row("bucket", QString::number(bucket));
+  if (bytes >= 0) {
+    html += row("bytes", formatBytes(bytes));
+    const std::string& name = rank.names[t.name[src]];
+    for (const auto& [label, value] : bandwidthRows(
+             bytes, dur,
+             analysis::classify(t.kind_of[src], name) == analysis::ActivityClass::Communication,
+             name, rank.world_size))
+      html += row(label, value);
+  }
+  if (const auto st = lane.events.style(box.first);
+      st == kStyleCommHidden || st == kStyleCommExposed) {
+    const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
+    html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
+  }
+  return html;
+}
+
+// A step of the steps lane, or the stretch after a rank's last step where its trace is cut short.
+QString stepTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+  const auto& rank = run.run.ranks[static_cast<std::size_t>(lane.rank_index)];
+  const auto src = lane.events.source(box.first);
+  QString html;
+  if (src >= rank.steps.size()) {
+    html = QStringLiteral("<b>cut short</b><table>");
+    html += row("from", formatTime(lane.events.start(box.first)));
+    html += row("to", formatTime(lane.events.end(box.first)));
+    html += row("", QStringLiteral("rank %1 stopped here before its step finished; its trace "
+                                   "is incomplete")
+                        .arg(rank.rank));
+    return html;
+  }
+  const auto& step = rank.steps[src];
+  html = QStringLiteral("<b>step %1</b><table>").arg(step.number);
+  html += row("start", formatTime(step.start));
+  html += row("duration", formatTime(step.end - step.start));
+  for (const auto& sr : run.report.ranks[static_cast<std::size_t>(lane.rank_index)].steps) {
+    if (sr.step != step.number) continue;
+    html += row("overlap", formatPct(sr.metrics.overlap_pct));
+    html += row("exposed comm", formatTime(sr.metrics.exposed_ns));
+    if (sr.dp_efficiency) html += row("DP efficiency", formatPct(*sr.dp_efficiency * 100.0, 1));
+  }
+  return html;
+}
+
+// A bucket of the buckets lane: its size, and when it was ready, waited and was reduced.
+QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+  const auto src = lane.events.source(box.first);
+  const auto& b = run.report.ranks[static_cast<std::size_t>(lane.rank_index)].buckets[src];
+  QString html =
+      QStringLiteral("<b>bucket %1</b>%2<table>").arg(b.id).arg(b.inferred ? " (inferred)" : "");
+  if (b.step != trace::kNoStep) html += row("step", QString::number(b.step));
+  html += row("bytes", formatBytes(b.bytes));
+  if (b.tensors > 0) html += row("tensors", QString::number(b.tensors));
+  html += row("ready", formatTime(b.ready_ns));
+  html += row("wait", formatTime(b.wait_ns));
+  html += row("allreduce", formatTime(b.end_ns - b.start_ns));
+  html += row("exposed", formatTime(b.exposed_ns));
+  html += row("busbw", formatBandwidth(b.busbw_gbps));
+  return html;
+}
+
+// A stretch of the overlap strip: communication hidden under compute, or exposed.
+QString overlapTooltip(const Lane& lane, const DrawBox& box) {
+  const bool hidden = lane.events.style(box.first) == kStyleCommHidden;
+  const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
+  QString html = QStringLiteral("<b>communication %1</b><table>")
+                     .arg(hidden ? "hidden under compute" : "exposed");
+  html += row("start", formatTime(s));
+  html += row("duration", formatTime(e - s));
+  return html;
+}
+}  // namespace
+
+QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+  QString html = QStringLiteral("<table>");
+  if (box.count > 1) {
+    html = mergedBoxTooltip(lane, box);
+  } else {
+    switch (lane.kind) {
+      case LaneKind::Stream:
+        html = streamTooltip(run, lane, box);
+        break;
+      case LaneKind::Steps:
+        html = stepTooltip(run, lane, box);
+        break;
+      case LaneKind::Buckets:
+        html = bucketTooltip(run, lane, box);
+        break;
+      case LaneKind::Overlap:
+        html = overlapTooltip(lane, box);
+        break;
+    }
+  }
+  return html + "</table>";
+}
+
+}  // namespace ddpscope::ui
