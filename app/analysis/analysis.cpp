@@ -183,6 +183,7 @@ RankActivity RankAnalyzer::activity() {
   prepare();
   RankActivity a;
   a.classes = classes_;
+  a.included = include_;
   ClassUnions u;
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];

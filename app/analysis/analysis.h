@@ -97,7 +97,7 @@ std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t worl
 // 4294967295 as Kineto writes it: context-wide synchronisations).
 std::string streamText(std::int64_t stream);
 
-// One kind of collective on one rank (DESIGN: per-kind communication figures).
+// One kind of collective on one rank (docs/METRICS.md, "Per collective kind").
 struct CollectiveStats {
   CollectiveKind kind = CollectiveKind::Unknown;
   std::int64_t count = 0;
@@ -194,6 +194,8 @@ struct RankActivity {
   std::array<std::int64_t, kActivityClassCount> counts{};
   // The classification of the rank's events (by the analysis's rules), each name once.
   std::shared_ptr<const ClassCache> classes;
+  // Which events the options' window keeps, per track (--hta-compat); empty: every event.
+  std::vector<std::vector<char>> included;
   ActivityClass classOf(std::size_t track, trace::EventKind kind, trace::NameId name) const;
 };
 

@@ -23,6 +23,7 @@ std::array<std::vector<CommKernel>, kCollectiveKindCount> commByKind(const trace
     const auto& t = rank.tracks[ti];
     if (t.kind != trace::TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!act.included.empty() && !act.included[ti][i]) continue;  // outside --hta-compat's window
       const auto& c = act.classes->get(ti, i);
       if (c.cls != ActivityClass::Communication) continue;
       out[static_cast<std::size_t>(c.kind)].push_back(
@@ -47,6 +48,10 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
   std::vector<std::vector<Interval>> waits(n);
   std::vector<bool> matched_any(n, false);
   for (int k = 1; k < kCollectiveKindCount; ++k) {
+    // Point-to-point kernels and communication of unknown kind do not involve every rank.
+    if (k == static_cast<int>(CollectiveKind::SendRecv) ||
+        k == static_cast<int>(CollectiveKind::Unknown))
+      continue;
     std::size_t fewest = std::numeric_limits<std::size_t>::max(), most = 0;
     for (const auto& c : comm) {
       fewest = std::min(fewest, c[static_cast<std::size_t>(k)].size());

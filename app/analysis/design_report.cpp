@@ -50,10 +50,14 @@ Table headline(const DesignReportInput& in) {
   std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
   t.push_back({"allreduces per step", ar});
   std::size_t violations = 0;
-  for (const auto& r : in.report->ranks)
+  bool checked = false;  // the check needs the trace's own bucket list (not inferred buckets)
+  for (const auto& r : in.report->ranks) {
     violations += r.violations.size();
-  t.push_back({"dependency check",
-               violations == 0 ? "no violations" : std::to_string(violations) + " violations"});
+    checked = checked || (!r.buckets.empty() && !r.buckets_inferred);
+  }
+  t.push_back({"dependency check", !checked          ? "not checked (the trace has no bucket list)"
+                                   : violations == 0 ? "no violations"
+                                                     : std::to_string(violations) + " violations"});
   return t;
 }
 
@@ -61,6 +65,7 @@ Table headline(const DesignReportInput& in) {
 std::int32_t bucketTableStep(const DesignReportInput& in) {
   const auto selection = selectSteps(*in.report);
   if (!selection.used.empty()) return selection.used.back();
+  if (in.report->ranks.empty()) return 0;
   const auto& r = in.report->ranks.front();
   return r.buckets.empty() ? 0 : r.buckets.back().step;
 }

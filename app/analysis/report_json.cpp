@@ -105,7 +105,7 @@ void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
   j.num(m.non_compute_pct, 4);
 }
 
-// Per collective kind (allreduce, reduce_scatter, ...): DESIGN's `collectives`. The split of
+// Per collective kind (allreduce, reduce_scatter, ...): `collectives` (docs/CLI.md). The split of
 // exposed communication into waiting and transfer needs collectives matched across ranks; until
 // a run has them the two figures are null.
 void writeCollectives(JsonOut& j, const RankReport& r) {
@@ -500,6 +500,8 @@ std::string reportToText(const RunReport& report) {
     s += "warning: " + w + "\n";
   if (!report.warnings.empty()) s += "\n";
   s += runSummaryText(summarizeRun(report)) + "\n";
+  if (!report.ranks.empty())
+    s += "per rank, over the whole trace (steps: each step's own figures)\n\n";
   for (const auto& r : report.ranks) {
     std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
                   r.source == "sim"    ? "SIMULATED"

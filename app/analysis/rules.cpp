@@ -257,7 +257,10 @@ Classification ClassRules::classify(EventKind kind, std::string_view name,
   Classification out;
   if (!trace::isGpuActivity(kind)) return out;
   const std::string_view category = trace::categoryName(kind);
-  const std::string subject(name);  // std::regex searches a whole sequence
+  // std::regex recurses per character: a name is searched in its first kMaxMatched characters
+  // (kernel names that long are template instantiations; what the rules look for comes first).
+  constexpr std::size_t kMaxMatched = 1024;
+  const std::string subject(name.substr(0, kMaxMatched));
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     const auto& r = rules_[i];
     if (!r.category.empty() && r.category != category) continue;

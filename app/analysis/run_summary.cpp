@@ -31,8 +31,10 @@ StepSelection selectSteps(const RunReport& report) {
   StepSelection sel;
   std::map<std::int32_t, std::size_t> seen;  // step number -> ranks that have it
   for (const auto& r : report.ranks)
-    for (const auto& st : r.steps)
-      seen[st.step]++;
+    for (const auto& st : r.steps)  // a rank counts once per step number, however many ranges
+      if (std::none_of(r.steps.begin(), r.steps.end(),
+                       [&](const StepReport& o) { return &o < &st && o.step == st.step; }))
+        seen[st.step]++;
   for (const auto& [n, count] : seen)
     (count == report.ranks.size() ? sel.used : sel.partial).push_back(n);
   if (sel.used.size() >= 3) {
@@ -95,7 +97,7 @@ RankFigures rankFigures(const RankReport& r, const StepSelection& sel) {
     busy += st.metrics.busy_ns;
     idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
     if (st.dp_efficiency) {
-      dp_exposed += st.metrics.exposed_ns;
+      dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
       dp_time += st.dur_ns;
     }
   }
@@ -165,8 +167,8 @@ RunSummary summarizeRun(const RunReport& report) {
       step_time += st.dur_ns;
       busy += st.metrics.busy_ns;
       idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
-      if (st.dp_efficiency) {  // a step with GPU work
-        dp_exposed += st.metrics.exposed_ns;
+      if (st.dp_efficiency) {                              // a step with GPU work
+        dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
         dp_time += st.dur_ns;
       }
       ++samples;

@@ -59,15 +59,16 @@ struct RunSummary {
   // Σ exposed / (ranks × selected steps). Whole trace: the mean per rank of the whole trace's
   // exposed communication (then it is not "per step": see selection.whole_trace).
   TimeNs exposed_ns_per_step = 0;
-  // 1 − Σ exposed / Σ step time over ranks × selected steps (a fraction); none without steps
+  // Σ compute-only critical path / Σ step time over ranks × selected steps (a fraction: 1 − Σ
+  // exposed / Σ step time, each step's exposed counted up to its step time); none without steps
   // or without GPU work in them.
   std::optional<double> dp_efficiency;
   // Σ max(0, step time − GPU busy) / Σ step time over ranks × selected steps; whole trace:
   // Σ idle / Σ span of the temporal breakdown. A percentage; none without GPU work.
   std::optional<double> gpu_idle_pct;
   double allreduces_per_step = 0;     // mean over ranks × selected steps
-  std::int32_t buckets_per_step = 0;  // rank 0, first selected step
-  TimeNs mean_bucket_wait_ns = 0;     // rank 0's buckets in the selected steps
+  std::int32_t buckets_per_step = 0;  // the first rank loaded, first selected step
+  TimeNs mean_bucket_wait_ns = 0;     // the first rank's buckets in the selected steps
 
   std::vector<RankFigures> per_rank;  // in the report's rank order
 

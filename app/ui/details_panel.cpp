@@ -102,13 +102,20 @@ void DetailsPanel::refresh() {
   const auto& t = rank.tracks[static_cast<std::size_t>(ref->track)];
   const std::size_t i = ref->index;
   const std::string& name = rank.names[t.name[i]];
-  const auto cls = analysis::classify(t.kind_of[i], name);
+  const auto c = run->rules->classify(t.kind_of[i], name, t.stream());
+  const auto cls = c.cls;
   QString html =
       QStringLiteral(
           "<h3 style='margin:2px'>%1</h3><p style='color:%2;margin:2px'>%3 · %4</p><table>")
           .arg(QString::fromStdString(name).toHtmlEscaped(), colours::kLabelGrey.name(),
                QString::fromUtf8(analysis::className(cls).data()), sourceBadge(run->source()));
   html += traceRows(rank, t, i, cls);
+  if (c.kind != analysis::CollectiveKind::None)
+    html += row(tr("collective"), QString::fromUtf8(analysis::collectiveKindName(c.kind).data()));
+  if (c.rule >= 0)  // which rule classified it: a built-in one, or a line of the user's file
+    html +=
+        row(tr("classified by"),
+            QString::fromStdString(run->rules->rules()[static_cast<std::size_t>(c.rule)].origin));
   html += overlapRows(run->overlap[static_cast<std::size_t>(ref->rank_index)], t.start[i], t.end(i),
                       t.dur[i], cls);
   view_->setHtml(html + QStringLiteral("</table>"));

@@ -12,8 +12,13 @@ std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) 
   out->paths = paths;
   out->name = QString::fromStdString(run.name);
   if (out->name.isEmpty() && !paths.isEmpty()) out->name = QFileInfo(paths.front()).fileName();
+  // The rules of every command: DDPSCOPE_RULES when set (a bad file fails the load, naming its
+  // line), else the built-in ones.
+  analysis::AnalysisOptions options;
+  options.rules = analysis::ClassRules::forCommandLine({});
+  out->rules = options.rules;
   std::vector<analysis::RankActivity> activity;  // from the analysis's own pass
-  out->report = analysis::analyzeRun(run, {}, &activity);
+  out->report = analysis::analyzeRun(run, options, &activity);
   out->timeline = buildTimelineModel(run, out->report, activity);
   for (const auto& a : activity)
     out->overlap.push_back(rankOverlap(a));

@@ -52,7 +52,10 @@ struct LoadedRun {
   QStringList paths;
   trace::Run run;
   analysis::RunReport report;
-  analysis::RunSummary summary;      // every run-level figure shown (analysis::summarizeRun)
+  analysis::RunSummary summary;  // every run-level figure shown (analysis::summarizeRun)
+  // The classification rules the analysis used (DDPSCOPE_RULES, else the built-in ones): the
+  // views classify single events with these, never with others.
+  std::shared_ptr<const analysis::ClassRules> rules;
   std::vector<RankOverlap> overlap;  // one per rank
   TimelineModel timeline;
   double load_seconds = 0;

@@ -378,7 +378,7 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
                          return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
-  if (!compare_->rows().empty()) {
+  if (!compare_->rows().empty() && compare_->runA() != compare_->runB()) {  // not A against A
     const auto a = compare_->runA(), b = compare_->runB();
     in.compare_name_a = a->name.toStdString();
     in.compare_name_b = b->name.toStdString();

@@ -65,10 +65,11 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
   if (bytes >= 0) {
     html += row("bytes", formatBytes(bytes));
     const std::string& name = rank.names[t.name[src]];
-    for (const auto& [label, value] : bandwidthRows(
-             bytes, dur,
-             analysis::classify(t.kind_of[src], name) == analysis::ActivityClass::Communication,
-             name, rank.world_size))
+    for (const auto& [label, value] :
+         bandwidthRows(bytes, dur,
+                       run.rules->classify(t.kind_of[src], name, t.stream()).cls ==
+                           analysis::ActivityClass::Communication,
+                       name, rank.world_size))
       html += row(label, value);
   }
   if (const auto st = lane.events.style(box.first);

@@ -801,11 +801,13 @@ TEST(Oracle, ALateRankMakesTheOthersWaitInsideTheirCollectives) {
   trace::Run even;
   even.ranks = agent::runSimulation(o).ranks;
   const auto calm = analysis::analyzeRun(even);
+  ASSERT_FALSE(calm.matched.empty());
   for (const auto& m : calm.matched) {
     EXPECT_EQ(m.skew_ns, 0);
     EXPECT_EQ(m.last_rank, -1);
   }
   for (const auto& r : calm.ranks) {
+    ASSERT_TRUE(r.exposed_wait_ns && r.exposed_transfer_ns);
     EXPECT_EQ(*r.exposed_wait_ns, 0);
     EXPECT_EQ(*r.exposed_transfer_ns, r.whole.exposed_ns);
   }

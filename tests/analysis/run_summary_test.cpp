@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace ddpscope;
 using analysis::RankReport;
 using analysis::RunReport;
@@ -20,7 +22,8 @@ StepReport step(std::int32_t n, analysis::TimeNs dur, analysis::TimeNs comm,
   s.metrics.overlap_ns = hidden;
   s.metrics.exposed_ns = comm - hidden;
   s.metrics.busy_ns = busy;
-  s.dp_efficiency = 1.0 - static_cast<double>(comm - hidden) / static_cast<double>(dur);
+  s.compute_critical_ns = std::max<analysis::TimeNs>(0, dur - (comm - hidden));
+  s.dp_efficiency = static_cast<double>(s.compute_critical_ns) / static_cast<double>(dur);
   s.allreduces = 2;
   return s;
 }
@@ -100,6 +103,27 @@ TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
   EXPECT_EQ(t.dp_efficiency, "81.4 %");
   EXPECT_EQ(t.gpu_idle, "23.3 %");
   EXPECT_EQ(t.scope, "steps 1–2; step 0 left out as warm-up");
+}
+
+// A step whose exposed communication runs past its (host) range counts its whole time as
+// exposed, no more: pooled DP efficiency never goes below 0 (as the per-step figure does not).
+TEST(RunSummary, DpEfficiencyPoolsTheClampedCriticalPath) {
+  RunReport rep;
+  // step 1: dur 100, exposed 150 (critical 0); step 2: dur 100, exposed 20 (critical 80).
+  rep.ranks.push_back(rank(0, {step(1, 100, 150, 0, 100), step(2, 100, 20, 0, 100)}));
+  const auto s = analysis::summarizeRun(rep);
+  ASSERT_TRUE(s.dp_efficiency);
+  EXPECT_DOUBLE_EQ(*s.dp_efficiency, 80.0 / 200.0);  // not 1 − 170/200
+}
+
+// One rank with two ranges of the same step number still counts once for that step.
+TEST(RunSummary, AStepIsOnEveryRankOnlyWhenEveryRankHasIt) {
+  RunReport rep;
+  rep.ranks.push_back(rank(0, {step(1, 10, 0, 0, 5), step(1, 10, 0, 0, 5), step(2, 10, 0, 0, 5)}));
+  rep.ranks.push_back(rank(1, {step(2, 10, 0, 0, 5)}));
+  const auto sel = analysis::selectSteps(rep);
+  EXPECT_EQ(sel.used, (std::vector<std::int32_t>{2}));
+  EXPECT_EQ(sel.partial, (std::vector<std::int32_t>{1}));
 }
 
 TEST(RunSummary, WithoutStepsTheWholeTraceIsSummarisedAndSaidToBe) {

@@ -202,3 +202,29 @@ TEST(OneTruth, AFolderMixingTwoRunsIsRefusedEverywhere) {
   EXPECT_TRUE(report.err.contains("not from one run")) << report.err.toStdString();
   EXPECT_FALSE(QFile::exists(report_dir + "/report.md"));
 }
+
+// A rules file given by DDPSCOPE_RULES classifies for the app, its report and the CLI alike:
+// with NCCL kernels made computation, every outlet says there is no communication.
+TEST(OneTruth, RulesFromTheEnvironmentApplyToEveryOutlet) {
+  QTemporaryDir dir;
+  qputenv("DDPSCOPE_RULES", DDPSCOPE_TEST_DATA "/rules/nccl_is_compute.jsonl");
+  const Outlets o = gather({QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")},
+                           dir.filePath(QStringLiteral("report")));
+  qunsetenv("DDPSCOPE_RULES");
+  expectConsistent(o);
+  EXPECT_EQ(o.headline_overlap, QStringLiteral("n/a"));
+  EXPECT_TRUE(o.cli_run.value("overlap_pct").isNull());
+  // An imported trace has no bucket list: the report does not claim a dependency check.
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("not checked (the trace has no bucket list)")));
+}
+
+TEST(OneTruth, ABadRulesFileFailsTheLoadNamingItsLine) {
+  qputenv("DDPSCOPE_RULES", DDPSCOPE_TEST_DATA "/rules/bad_regex.jsonl");
+  ui::testing::app();
+  const RunLoadResult loaded =
+      loadRunBlocking({QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")});
+  qunsetenv("DDPSCOPE_RULES");
+  EXPECT_FALSE(loaded.run);
+  EXPECT_TRUE(loaded.error.contains(QStringLiteral("bad_regex.jsonl:2")))
+      << loaded.error.toStdString();
+}
