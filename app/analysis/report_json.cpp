@@ -48,6 +48,14 @@ class JsonOut {
     first_ = false;
   }
   void micros(TimeNs ns) { num(static_cast<double>(ns) / 1000.0, 3); }
+  // v when known, else null.
+  void integerOrNull(bool known, std::int64_t v) {
+    if (known) {
+      integer(v);
+    } else {
+      optional(std::nullopt);
+    }
+  }
   void str(std::string_view v) {
     comma();
     appendJsonString(s_, v);
@@ -118,11 +126,7 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
     j.key("count");
     j.integer(c.count);
     j.key("bytes");  // null when no kernel of this kind says its size
-    if (c.sized > 0) {
-      j.integer(c.bytes);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(c.sized > 0, c.bytes);
     j.key("comm_us");
     j.micros(c.comm_ns);
     j.key("hidden_us");
@@ -161,23 +165,11 @@ void writeMatched(JsonOut& j, const RunReport& report) {
     j.key("index");
     j.integer(m.index);
     j.key("step");
-    if (m.step != trace::kNoStep) {
-      j.integer(m.step);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(m.step != trace::kNoStep, m.step);
     j.key("bytes");
-    if (m.bytes >= 0) {
-      j.integer(m.bytes);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(m.bytes >= 0, m.bytes);
     j.key("last_rank");  // null: every rank started together
-    if (m.last_rank >= 0) {
-      j.integer(m.last_rank);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(m.last_rank >= 0, m.last_rank);
     j.key("start_us");
     j.micros(m.first_start_ns);
     j.key("skew_us");
@@ -272,17 +264,9 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.key("id");
     j.integer(b.id);
     j.key("bytes");  // null: the size is unknown
-    if (b.bytes >= 0) {
-      j.integer(b.bytes);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(b.bytes >= 0, b.bytes);
     j.key("tensors");  // null: an inferred bucket, whose tensors the trace does not list
-    if (b.tensors > 0) {
-      j.integer(b.tensors);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(b.tensors > 0, b.tensors);
     j.key("ready_us");
     j.micros(b.ready_ns);
     j.key("start_us");
@@ -431,11 +415,7 @@ std::string reportToJson(const RunReport& report) {
     j.key("mean_us");
     j.micros(sp.mean_ns);
     j.key("slowest_rank");  // null: every rank took the same time
-    if (sp.slowest_rank >= 0) {
-      j.integer(sp.slowest_rank);
-    } else {
-      j.optional(std::nullopt);
-    }
+    j.integerOrNull(sp.slowest_rank >= 0, sp.slowest_rank);
     j.close('}');
   }
   j.close(']');
