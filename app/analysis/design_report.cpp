@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/analysis/report_json.h"
 
@@ -205,8 +206,17 @@ Table configTable(const DesignReportInput& in) {
   Table t{{"setting", "value"}};
   for (const auto& [k, v] : in.config) {
     std::string value = v;
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       value = value.substr(1, value.size() - 2);
+    } else if (char* end = nullptr; !value.empty()) {
+      // A number as a reader writes it: 0.05, not the float's 0.05000000074505806.
+      const double x = std::strtod(value.c_str(), &end);
+      if (end != nullptr && *end == '\0') {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.6g", x);
+        value = b;
+      }
+    }
     t.push_back({k, value});
   }
   return t;

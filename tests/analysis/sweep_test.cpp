@@ -176,6 +176,12 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
   }
   EXPECT_NE(html.find("mlp &lt;b25&gt;"), std::string::npos);  // escaped
   EXPECT_EQ(html.find("mlp <b25>"), std::string::npos);
+  // Settings read as a person writes them: the float learning rate without its binary noise.
+  in.config = {{"lr", "0.05000000074505806"}, {"model", "\"mlp\""}, {"steps", "3"}};
+  const auto plain = analysis::designReportMarkdown(in);
+  EXPECT_NE(plain.find("| lr | 0.05 |"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("| model | mlp |"), std::string::npos);
+  EXPECT_NE(plain.find("| steps | 3 |"), std::string::npos);
   EXPECT_EQ(md.find("INCOMPLETE"), std::string::npos);  // a complete run carries no warning
 }
 
