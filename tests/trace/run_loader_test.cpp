@@ -116,10 +116,10 @@ TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
     FAIL() << "expected an error";
   } catch (const TraceError& e) {
     EXPECT_EQ(e.file(), (dir / "b.json").string());
-    EXPECT_NE(std::string(e.what()).find("its world size is 8, not 2 as in " +
-                                         (dir / "a.json").string() +
-                                         ": the files are not from one run"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("its world size is 8, not 2 as in " + (dir / "a.json").string() +
+                                   ": the files are not from one run"),
+        std::string::npos)
         << e.what();
   }
   // A file that does not say its world size (read as 1) goes with any: a tracer launched with
