@@ -721,6 +721,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   for (std::size_t i = 0; i < run.ranks.size(); ++i)
     out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
   checkRunCompleteness(run, out);
+  if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);
   if (!run.skipped_files.empty()) {
     std::string names;

@@ -183,6 +183,7 @@ struct RunReport {
   // About the files as a run: ranks of the declared world with no trace, traces cut short,
   // traces that disagree on the world size (files of different runs opened together).
   Completeness completeness;
+  std::string rules = "built-in";  // the classification rules used (ClassRules::description)
   std::vector<MatchedCollective> matched;  // collectives matched across ranks, in time order
   std::string matched_by;                  // how they were matched, in words; "" when none
   std::vector<std::string> warnings;

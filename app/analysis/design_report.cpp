@@ -38,6 +38,7 @@ Table headline(const DesignReportInput& in) {
   const RunSummary s = summarizeRun(*in.report);
   const auto f = runFigureText(s);
   t.push_back({"source", sourceLabel(in.source)});
+  t.push_back({"classification rules", in.report->rules});
   t.push_back({"ranks", f.ranks});
   t.push_back({"steps covered", f.scope});
   t.push_back({"step time (mean, slowest rank)", f.step});

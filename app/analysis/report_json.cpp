@@ -369,6 +369,8 @@ std::string reportToJson(const RunReport& report) {
   j.open('{');
   j.key("run");
   writeRunSummary(j, summarizeRun(report));
+  j.key("rules");  // how GPU activity was classified (docs/RULES.md)
+  j.str(report.rules);
   j.key("ranks");
   j.open('[');
   for (const auto& r : report.ranks)
@@ -480,6 +482,7 @@ std::string reportToText(const RunReport& report) {
     s += "warning: " + w + "\n";
   if (!report.warnings.empty()) s += "\n";
   s += runSummaryText(summarizeRun(report)) + "\n";
+  if (report.rules != "built-in") s += "classification rules: " + report.rules + "\n\n";
   if (!report.ranks.empty())
     s += "per rank, over the whole trace (steps: each step's own figures)\n\n";
   for (const auto& r : report.ranks) {

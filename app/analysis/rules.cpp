@@ -230,6 +230,8 @@ std::shared_ptr<const ClassRules> ClassRules::withUserRules(std::string_view tex
     out->rules_.push_back(parseRuleLine(parser, line, origin + ":" + std::to_string(line_no)));
   }
   out->user_rules_ = out->rules_.size();
+  out->description_ = origin + " (" + std::to_string(out->user_rules_) +
+                      (out->user_rules_ == 1 ? " rule" : " rules") + "), then built-in";
   for (auto& r : builtinRules())
     out->rules_.push_back(std::move(r));
   for (const auto& r : out->rules_)

@@ -89,6 +89,8 @@ class ClassRules {
   Classification classify(trace::EventKind kind, std::string_view name, std::int64_t stream) const;
   const std::vector<ClassRule>& rules() const { return rules_; }
   std::size_t userRuleCount() const { return user_rules_; }
+  // Which rules these are, in words: "built-in", or "my.jsonl (2 rules), then built-in".
+  const std::string& description() const { return description_; }
   // Whether any rule looks at the stream (then a name's class may differ between streams).
   bool dependsOnStream() const { return depends_on_stream_; }
 
@@ -96,6 +98,7 @@ class ClassRules {
   std::vector<ClassRule> rules_;
   std::size_t user_rules_ = 0;
   bool depends_on_stream_ = false;
+  std::string description_ = "built-in";
 };
 
 // Classifies the events of one rank, each (name, kind) once, or once per stream when a rule looks

@@ -216,6 +216,9 @@ TEST(OneTruth, RulesFromTheEnvironmentApplyToEveryOutlet) {
   EXPECT_TRUE(o.cli_run.value("overlap_pct").isNull());
   // An imported trace has no bucket list: the report does not claim a dependency check.
   EXPECT_TRUE(o.report_md.contains(QStringLiteral("not checked (the trace has no bucket list)")));
+  // And the report and the CLI say which rules classified it.
+  EXPECT_TRUE(
+      o.report_md.contains(QStringLiteral("nccl_is_compute.jsonl (1 rule), then built-in")));
 }
 
 TEST(OneTruth, ABadRulesFileFailsTheLoadNamingItsLine) {
