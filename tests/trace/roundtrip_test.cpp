@@ -245,3 +245,21 @@ TEST(AtomicWrite, ASetOfFilesIsWrittenWholeOrNotAtAll) {
   EXPECT_EQ(fs::file_size(b), big.size());
   fs::remove_all(dir);
 }
+
+// A copied trace interns into its own strings: the copy's index must not point into the
+// original's storage (it did, and interning after the original was gone read freed memory).
+TEST(StringTable, ACopyIndexesItsOwnStrings) {
+  StringTable copy;
+  {
+    StringTable original;
+    original.intern("gemm");
+    original.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    copy = original;
+  }
+  EXPECT_EQ(copy.intern("gemm"), 0u);
+  EXPECT_EQ(copy.find("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), 1u);
+  EXPECT_EQ(copy.intern("sgd_update"), 2u);
+  StringTable constructed = copy;
+  EXPECT_EQ(constructed.find("sgd_update"), 2u);
+  EXPECT_EQ(constructed.size(), 3u);
+}

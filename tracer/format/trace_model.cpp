@@ -10,6 +10,17 @@
 
 namespace ddpscope::trace {
 
+StringTable::StringTable(const StringTable& other) : strings_(other.strings_) {
+  index_.reserve(strings_.size());
+  for (std::size_t i = 0; i < strings_.size(); ++i)
+    index_.emplace(std::string_view(strings_[i]), static_cast<NameId>(i));
+}
+
+StringTable& StringTable::operator=(const StringTable& other) {
+  if (this != &other) *this = StringTable(other);
+  return *this;
+}
+
 NameId StringTable::intern(std::string_view s) {
   auto it = index_.find(s);
   if (it != index_.end()) return it->second;

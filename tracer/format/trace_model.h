@@ -30,6 +30,15 @@ inline constexpr TimeNs kMaxTraceSpanNs = TimeNs{1} << 62;
 // Interns strings; ids are dense and stable. Storage is a deque so views stay valid.
 class StringTable {
  public:
+  StringTable() = default;
+  // A copy indexes its own strings (the index holds views into the storage); a move keeps the
+  // deque's nodes, so its views stay valid.
+  StringTable(const StringTable& other);
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+  ~StringTable() = default;
+
   NameId intern(std::string_view s);
   const std::string& operator[](NameId id) const { return strings_[id]; }
   std::size_t size() const { return strings_.size(); }
