@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "app/analysis/report_json.h"
 
@@ -30,11 +31,11 @@ std::string stepListText(const std::vector<std::int32_t>& steps) {
 StepSelection selectSteps(const RunReport& report) {
   StepSelection sel;
   std::map<std::int32_t, std::size_t> seen;  // step number -> ranks that have it
-  for (const auto& r : report.ranks)
-    for (const auto& st : r.steps)  // a rank counts once per step number, however many ranges
-      if (std::none_of(r.steps.begin(), r.steps.end(),
-                       [&](const StepReport& o) { return &o < &st && o.step == st.step; }))
-        seen[st.step]++;
+  for (const auto& r : report.ranks) {
+    std::set<std::int32_t> mine;  // a rank counts once per step number, however many ranges
+    for (const auto& st : r.steps)
+      if (mine.insert(st.step).second) seen[st.step]++;
+  }
   for (const auto& [n, count] : seen)
     (count == report.ranks.size() ? sel.used : sel.partial).push_back(n);
   if (sel.used.size() >= 3) {
