@@ -228,6 +228,18 @@ void SimDevice::allreduceSum(StreamId s, View buffer, DType dtype, Tags tags) {
   op.bucket = tags.bucket;
   op.bytes = bytes;
   op.ref = collectives_launched_++;
+  // What PyTorch's profiler writes on a collective's kernel: the group and the sequence number
+  // let the analysis match it across ranks (correlation ids grow, so the list stays sorted).
+  trace::CollectiveArgs args;
+  args.correlation = op.correlation;
+  args.name = "allreduce";
+  args.group = "0";
+  args.group_desc = "default_pg";
+  args.seq = op.ref;
+  args.in_nelems = args.out_nelems = buffer.count;
+  args.group_size = worldSize();
+  args.dtype = dtypeName(dtype);
+  trace_.collective_args.push_back(std::move(args));
   auto& c = cluster_.collective(op.ref);
   if (c.count >= 0 && c.count != buffer.count)
     throw std::logic_error("simulated device: ranks launched allreduces of different sizes");

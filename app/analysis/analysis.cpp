@@ -718,8 +718,10 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   std::vector<RankActivity> local;  // what matching the collectives needs, when not asked for
   auto& acts = activities ? *activities : local;
   acts.assign(run.ranks.size(), {});
-  for (std::size_t i = 0; i < run.ranks.size(); ++i)
+  for (std::size_t i = 0; i < run.ranks.size(); ++i) {
     out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
+    checkSerialization(run.ranks[i], acts[i], out.ranks.back());
+  }
   checkRunCompleteness(run, out);
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);

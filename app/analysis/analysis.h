@@ -97,6 +97,29 @@ std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t worl
 // 4294967295 as Kineto writes it: context-wide synchronisations).
 std::string streamText(std::int64_t stream);
 
+// An event of a rank's trace: its track and its row there.
+struct EventRef {
+  std::int32_t track = -1;  // -1: none
+  std::int64_t row = -1;
+  bool operator==(const EventRef&) const = default;
+};
+
+// A collective that waited for another collective of the same process group, issued on another
+// stream of the same rank, rather than for its own data (docs/METRICS.md, "Serialised
+// collectives"): it was launched and its stream was free, yet it started only when the other
+// one ended.
+struct SerializedCollective {
+  EventRef event;  // the collective that waited
+  CollectiveKind kind = CollectiveKind::Unknown;
+  std::int64_t stream = 0;
+  std::string group;
+  TimeNs start_ns = 0;
+  TimeNs waited_ns = 0;  // its start − when it could have started
+  EventRef behind;       // the collective it waited for
+  CollectiveKind behind_kind = CollectiveKind::Unknown;
+  std::int64_t behind_stream = 0;
+};
+
 // One kind of collective on one rank (docs/METRICS.md, "Per collective kind").
 struct CollectiveStats {
   CollectiveKind kind = CollectiveKind::Unknown;
@@ -127,6 +150,10 @@ struct RankReport {
   // Exposed communication split by matched collectives (collectives.h): inside a wait for a
   // late rank, and the rest; none when no collective of the rank could be matched.
   std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
+  // The same-communicator serialisation check (collectives.h); not checked when no collective
+  // of the rank names its process group or its launch.
+  bool serialization_checked = false;
+  std::vector<SerializedCollective> serialized;
   std::vector<StepReport> steps;
   std::vector<BucketReport> buckets;
   std::vector<Violation> violations;
@@ -149,17 +176,26 @@ struct StepSpread {
   std::int32_t slowest_rank = -1;  // -1: every rank took the same time
 };
 
-// One collective matched on every rank (collectives.h): the k-th of its kind on each rank.
+// One collective matched on every rank of its group (collectives.h): the one with the same
+// sequence number in the same process group, else the k-th of its kind and group on each rank.
 struct MatchedCollective {
   CollectiveKind kind = CollectiveKind::Unknown;
-  std::int32_t index = 0;              // k: its place among the collectives of its kind
+  std::string group;                   // process group name from the trace, "" when not named
+  std::int64_t seq = -1;               // sequence number when matched by it, else -1
+  std::int32_t index = 0;              // k: its place among the collectives of its kind and group
   std::int32_t step = trace::kNoStep;  // the step of the last rank's kernel, when known
   std::int64_t bytes = -1;             // the last rank's kernel's payload, -1 when unknown
   std::int32_t last_rank = 0;          // the rank whose kernel started last
   TimeNs first_start_ns = 0, last_start_ns = 0;
-  TimeNs skew_ns = 0;               // last start − first start
-  std::vector<TimeNs> wait_ns;      // per rank (report order): its start → the last start
-  std::vector<TimeNs> transfer_ns;  // per rank: the last start → its end
+  TimeNs skew_ns = 0;  // last start − first start
+  // Per rank (report order); a rank outside the collective's group has no event (track -1)
+  // and 0 wait and transfer.
+  std::vector<EventRef> events;     // the rank's kernel of this collective
+  std::vector<TimeNs> wait_ns;      // its start → the last start
+  std::vector<TimeNs> transfer_ns;  // the last start → its end
+  bool involves(std::size_t rank_index) const {
+    return rank_index < events.size() && events[rank_index].track >= 0;
+  }
 };
 
 // Whether the traces cover the whole run: computed once, here (analyzeRun).

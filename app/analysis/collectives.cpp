@@ -1,8 +1,10 @@
 #include "app/analysis/collectives.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
 
 namespace ddpscope::analysis {
 
@@ -12,12 +14,23 @@ struct CommKernel {
   TimeNs start = 0, end = 0;
   std::int64_t bytes = -1;
   std::int32_t step = trace::kNoStep;
+  std::int64_t seq = -1;
+  EventRef ref;
 };
 
-// A rank's communication kernels by kind, each kind in start order.
-std::array<std::vector<CommKernel>, kCollectiveKindCount> commByKind(const trace::RankTrace& rank,
-                                                                     const RankActivity& act) {
-  std::array<std::vector<CommKernel>, kCollectiveKindCount> out;
+// A collective's kind and process group: what it is matched within.
+using GroupKey = std::pair<CollectiveKind, std::string>;
+
+// The kind of a communication kernel: the rule's, else what the trace's arguments say.
+CollectiveKind kindOf(CollectiveKind by_rule, const trace::CollectiveArgs* args) {
+  if (by_rule != CollectiveKind::Unknown || args == nullptr || args->name.empty()) return by_rule;
+  return collectiveKindOfKernel(args->name);
+}
+
+// A rank's communication kernels by kind and process group, each list in start order.
+std::map<GroupKey, std::vector<CommKernel>> commByGroup(const trace::RankTrace& rank,
+                                                        const RankActivity& act) {
+  std::map<GroupKey, std::vector<CommKernel>> out;
   if (!act.classes) return out;
   for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const auto& t = rank.tracks[ti];
@@ -26,14 +39,65 @@ std::array<std::vector<CommKernel>, kCollectiveKindCount> commByKind(const trace
       if (!act.included.empty() && !act.included[ti][i]) continue;  // outside --hta-compat's window
       const auto& c = act.classes->get(ti, i);
       if (c.cls != ActivityClass::Communication) continue;
-      out[static_cast<std::size_t>(c.kind)].push_back(
-          {t.start[i], t.end(i), t.bytes[i], t.step[i]});
+      const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
+      const CollectiveKind kind = kindOf(c.kind, args);
+      out[{kind, args ? args->group : std::string()}].push_back(
+          {t.start[i],
+           t.end(i),
+           t.bytes[i],
+           t.step[i],
+           args ? args->seq : -1,
+           {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)}});
     }
   }
-  for (auto& v : out)
+  for (auto& [key, v] : out)
     std::stable_sort(v.begin(), v.end(),
                      [](const CommKernel& a, const CommKernel& b) { return a.start < b.start; });
   return out;
+}
+
+// One matched collective from the kernel of each involved rank (nullptr: not involved).
+MatchedCollective matchOne(const trace::Run& run, const GroupKey& key,
+                           const std::vector<const CommKernel*>& kernels,
+                           std::vector<std::vector<Interval>>& waits) {
+  const std::size_t n = kernels.size();
+  MatchedCollective m;
+  m.kind = key.first;
+  m.group = key.second;
+  m.first_start_ns = std::numeric_limits<TimeNs>::max();
+  m.last_start_ns = std::numeric_limits<TimeNs>::min();
+  for (std::size_t r = 0; r < n; ++r) {
+    const CommKernel* e = kernels[r];
+    if (e == nullptr) continue;
+    m.first_start_ns = std::min(m.first_start_ns, e->start);
+    if (e->start > m.last_start_ns) {  // the first of equal starts stays the last rank
+      m.last_start_ns = e->start;
+      m.last_rank = run.ranks[r].rank;
+      m.bytes = e->bytes;
+      m.step = e->step;
+    }
+  }
+  m.skew_ns = m.last_start_ns - m.first_start_ns;
+  if (m.skew_ns == 0) m.last_rank = -1;  // every rank started together: none was late
+  m.events.assign(n, EventRef{});
+  m.wait_ns.assign(n, 0);
+  m.transfer_ns.assign(n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    const CommKernel* e = kernels[r];
+    if (e == nullptr) continue;
+    const TimeNs arrived = std::clamp(m.last_start_ns, e->start, e->end);
+    m.events[r] = e->ref;
+    m.wait_ns[r] = arrived - e->start;
+    m.transfer_ns[r] = e->end - arrived;
+    if (arrived > e->start) waits[r].push_back({e->start, arrived});
+  }
+  return m;
+}
+
+std::string groupText(const GroupKey& key) {
+  std::string s(collectiveKindName(key.first));
+  if (!key.second.empty()) s += " of process group " + key.second;
+  return s;
 }
 
 }  // namespace
@@ -42,73 +106,214 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
                       RunReport& report) {
   const std::size_t n = run.ranks.size();
   if (n < 2 || activities.size() != n) return;
-  std::vector<std::array<std::vector<CommKernel>, kCollectiveKindCount>> comm;
-  for (std::size_t r = 0; r < n; ++r)
-    comm.push_back(commByKind(run.ranks[r], activities[r]));
+  std::vector<std::map<GroupKey, std::vector<CommKernel>>> comm;
+  std::set<GroupKey> keys;
+  for (std::size_t r = 0; r < n; ++r) {
+    comm.push_back(commByGroup(run.ranks[r], activities[r]));
+    for (const auto& [key, v] : comm.back())
+      keys.insert(key);
+  }
   std::vector<std::vector<Interval>> waits(n);
-  std::vector<bool> matched_any(n, false);
-  for (int k = 1; k < kCollectiveKindCount; ++k) {
+  bool by_seq = false, by_order = false;
+  for (const GroupKey& key : keys) {
     // Point-to-point kernels and communication of unknown kind do not involve every rank.
-    if (k == static_cast<int>(CollectiveKind::SendRecv) ||
-        k == static_cast<int>(CollectiveKind::Unknown))
-      continue;
-    std::size_t fewest = std::numeric_limits<std::size_t>::max(), most = 0;
-    for (const auto& c : comm) {
-      fewest = std::min(fewest, c[static_cast<std::size_t>(k)].size());
-      most = std::max(most, c[static_cast<std::size_t>(k)].size());
+    if (key.first == CollectiveKind::SendRecv || key.first == CollectiveKind::Unknown) continue;
+    std::vector<const std::vector<CommKernel>*> lists(n, nullptr);
+    std::size_t involved = 0;
+    bool all_numbered = true;
+    for (std::size_t r = 0; r < n; ++r) {
+      auto it = comm[r].find(key);
+      if (it == comm[r].end()) continue;
+      lists[r] = &it->second;
+      ++involved;
+      for (const auto& e : it->second)
+        all_numbered = all_numbered && e.seq >= 0;
     }
-    if (most == 0) continue;
+    if (key.second.empty() && involved < n) {
+      // Without process groups every rank takes part in every collective: some ranks ran none.
+      std::size_t most = 0;
+      for (const auto* l : lists)
+        most = std::max(most, l ? l->size() : std::size_t{0});
+      report.warnings.push_back("the ranks ran different numbers of " + groupText(key) +
+                                " kernels (0 to " + std::to_string(most) + "): none is matched");
+      continue;
+    }
+    if (involved < 2) continue;
+    if (all_numbered) {
+      // By sequence number: the collectives every involved rank has.
+      std::vector<std::map<std::int64_t, const CommKernel*>> by_number(n);
+      std::map<std::int64_t, std::size_t> seen;
+      for (std::size_t r = 0; r < n; ++r) {
+        if (!lists[r]) continue;
+        for (const auto& e : *lists[r]) {
+          if (by_number[r].emplace(e.seq, &e).second) ++seen[e.seq];
+        }
+      }
+      std::size_t partial = 0;
+      std::int32_t index = 0;
+      for (const auto& [seq, count] : seen) {
+        if (count != involved) {
+          ++partial;
+          continue;
+        }
+        std::vector<const CommKernel*> kernels(n, nullptr);
+        for (std::size_t r = 0; r < n; ++r)
+          if (lists[r]) kernels[r] = by_number[r].at(seq);
+        MatchedCollective m = matchOne(run, key, kernels, waits);
+        m.seq = seq;
+        m.index = index++;
+        report.matched.push_back(std::move(m));
+      }
+      if (partial > 0) {
+        report.warnings.push_back(std::to_string(partial) + " " + groupText(key) +
+                                  " sequence numbers are not on every rank of the group: "
+                                  "those collectives are not matched");
+      }
+      by_seq = true;
+      continue;
+    }
+    std::size_t fewest = std::numeric_limits<std::size_t>::max(), most = 0;
+    for (const auto* l : lists) {
+      if (!l) continue;
+      fewest = std::min(fewest, l->size());
+      most = std::max(most, l->size());
+    }
     if (fewest != most) {
-      report.warnings.push_back("the ranks ran different numbers of " +
-                                std::string(collectiveKindName(static_cast<CollectiveKind>(k))) +
+      report.warnings.push_back("the ranks ran different numbers of " + groupText(key) +
                                 " kernels (" + std::to_string(fewest) + " to " +
                                 std::to_string(most) + "): the first " + std::to_string(fewest) +
                                 " are matched by order, the rest are not");
     }
     for (std::size_t j = 0; j < fewest; ++j) {
-      MatchedCollective m;
-      m.kind = static_cast<CollectiveKind>(k);
+      std::vector<const CommKernel*> kernels(n, nullptr);
+      for (std::size_t r = 0; r < n; ++r)
+        if (lists[r]) kernels[r] = &(*lists[r])[j];
+      MatchedCollective m = matchOne(run, key, kernels, waits);
       m.index = static_cast<std::int32_t>(j);
-      m.first_start_ns = std::numeric_limits<TimeNs>::max();
-      m.last_start_ns = std::numeric_limits<TimeNs>::min();
-      for (std::size_t r = 0; r < n; ++r) {
-        const auto& e = comm[r][static_cast<std::size_t>(k)][j];
-        m.first_start_ns = std::min(m.first_start_ns, e.start);
-        if (e.start > m.last_start_ns) {  // the first of equal starts stays the last rank
-          m.last_start_ns = e.start;
-          m.last_rank = run.ranks[r].rank;
-          m.bytes = e.bytes;
-          m.step = e.step;
-        }
-      }
-      m.skew_ns = m.last_start_ns - m.first_start_ns;
-      if (m.skew_ns == 0) m.last_rank = -1;  // every rank started together: none was late
-      for (std::size_t r = 0; r < n; ++r) {
-        const auto& e = comm[r][static_cast<std::size_t>(k)][j];
-        const TimeNs arrived = std::clamp(m.last_start_ns, e.start, e.end);
-        m.wait_ns.push_back(arrived - e.start);
-        m.transfer_ns.push_back(e.end - arrived);
-        if (arrived > e.start) waits[r].push_back({e.start, arrived});
-        matched_any[r] = true;
-      }
       report.matched.push_back(std::move(m));
     }
+    by_order = by_order || fewest > 0;
   }
   std::sort(report.matched.begin(), report.matched.end(),
             [](const MatchedCollective& a, const MatchedCollective& b) {
               return a.last_start_ns < b.last_start_ns;
             });
-  if (!report.matched.empty())
-    report.matched_by = "order of each kind on each rank (the traces carry no sequence numbers)";
+  if (by_seq && by_order) {
+    report.matched_by =
+        "process group and sequence number where the traces carry them, else the order of each "
+        "kind and group on each rank";
+  } else if (by_seq) {
+    report.matched_by = "process group and sequence number";
+  } else if (by_order) {
+    report.matched_by =
+        "order of each kind and process group on each rank (the traces carry no sequence "
+        "numbers)";
+  }
   // A rank's exposed communication inside its waits, and the rest.
   for (std::size_t r = 0; r < n; ++r) {
-    if (!matched_any[r]) continue;
+    const bool matched_any = std::any_of(report.matched.begin(), report.matched.end(),
+                                         [r](const MatchedCollective& m) { return m.involves(r); });
+    if (!matched_any) continue;
     const auto& act = activities[r];
     const IntervalSet waiting = intersect(unionOf(std::move(waits[r])), act.comm);
     const TimeNs exposed_wait = totalLength(waiting) - intersectionLength(waiting, act.compute);
     auto& rr = report.ranks[r];
     rr.exposed_wait_ns = exposed_wait;
     rr.exposed_transfer_ns = rr.whole.exposed_ns - exposed_wait;
+  }
+}
+
+void checkSerialization(const trace::RankTrace& rank, const RankActivity& act, RankReport& out,
+                        TimeNs tolerance_ns) {
+  out.serialized.clear();
+  out.serialization_checked = false;
+  if (!act.classes) return;
+  // When each collective kernel could have started: its launch's end (a runtime or driver
+  // call with the same correlation id), and the end of the work before it on its stream.
+  struct Kernel {
+    CommKernel k;
+    CollectiveKind kind;
+    std::string group;
+    std::int64_t stream;
+    TimeNs launched;
+  };
+  std::unordered_map<std::int64_t, std::vector<Kernel>> by_correlation;
+  std::vector<Kernel> kernels;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!act.included.empty() && !act.included[ti][i]) continue;
+      const auto& c = act.classes->get(ti, i);
+      if (c.cls != ActivityClass::Communication) continue;
+      const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
+      if (args == nullptr || args->group.empty()) continue;  // its communicator is not known
+      Kernel k{{t.start[i],
+                t.end(i),
+                t.bytes[i],
+                t.step[i],
+                args->seq,
+                {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)}},
+               kindOf(c.kind, args),
+               args->group,
+               t.stream(),
+               std::numeric_limits<TimeNs>::min()};
+      // The work before it on its stream: it could not start before that ended.
+      if (i > 0) k.launched = t.end(i - 1);
+      by_correlation[t.correlation[i]].push_back(std::move(k));
+    }
+  }
+  std::size_t with_launch = 0;
+  for (const auto& t : rank.tracks) {
+    if (t.kind != trace::TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] != trace::EventKind::Runtime && t.kind_of[i] != trace::EventKind::Driver)
+        continue;
+      auto it = by_correlation.find(t.correlation[i]);
+      if (it == by_correlation.end()) continue;
+      for (auto& k : it->second) {
+        k.launched = std::max(k.launched, t.end(i));
+        kernels.push_back(k);
+        ++with_launch;
+      }
+      by_correlation.erase(it);
+    }
+  }
+  if (with_launch == 0) return;
+  out.serialization_checked = true;
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& a, const Kernel& b) { return a.k.start < b.k.start; });
+  std::vector<std::size_t> by_end(kernels.size());
+  for (std::size_t i = 0; i < by_end.size(); ++i)
+    by_end[i] = i;
+  std::sort(by_end.begin(), by_end.end(),
+            [&](std::size_t a, std::size_t b) { return kernels[a].k.end < kernels[b].k.end; });
+  // For each kernel, the collective of its group on another stream that ended last, at most
+  // `tolerance_ns` before it started.
+  for (const Kernel& kb : kernels) {
+    const Kernel* behind = nullptr;
+    auto it = std::lower_bound(by_end.begin(), by_end.end(), kb.k.start - tolerance_ns,
+                               [&](std::size_t i, TimeNs t) { return kernels[i].k.end < t; });
+    for (; it != by_end.end() && kernels[*it].k.end <= kb.k.start; ++it) {
+      const Kernel& ka = kernels[*it];
+      if (ka.group != kb.group || ka.stream == kb.stream) continue;
+      if (!behind || ka.k.end > behind->k.end) behind = &ka;
+    }
+    if (!behind) continue;
+    // It waited for that one, not for its data, when it could have started while that one ran.
+    const TimeNs could_start = std::max(kb.launched, behind->k.start);
+    if (could_start + tolerance_ns >= behind->k.end) continue;
+    SerializedCollective s;
+    s.event = kb.k.ref;
+    s.kind = kb.kind;
+    s.stream = kb.stream;
+    s.group = kb.group;
+    s.start_ns = kb.k.start;
+    s.waited_ns = kb.k.start - could_start;
+    s.behind = behind->k.ref;
+    s.behind_kind = behind->kind;
+    s.behind_stream = behind->stream;
+    out.serialized.push_back(std::move(s));
   }
 }
 

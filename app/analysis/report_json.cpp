@@ -61,6 +61,15 @@ class JsonOut {
     appendJsonString(s_, v);
     first_ = false;
   }
+  void null() { optional(std::nullopt); }
+  // v when known, else null.
+  void strOrNull(bool known, std::string_view v) {
+    if (known) {
+      str(v);
+    } else {
+      null();
+    }
+  }
   void boolean(bool v) {
     comma();
     s_ += v ? "true" : "false";
@@ -149,6 +158,33 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
   j.optional(us(r.exposed_wait_ns));
   j.key("exposed_transfer_us");  // the rest of it
   j.optional(us(r.exposed_transfer_ns));
+  // Collectives that waited for another one of their process group (null: not checked, the
+  // trace names no process group or no launch).
+  j.key("serialized_collectives");
+  if (!r.serialization_checked) {
+    j.null();
+    return;
+  }
+  j.open('[');
+  for (const auto& sc : r.serialized) {
+    j.open('{');
+    j.key("kind");
+    j.str(collectiveKindName(sc.kind));
+    j.key("stream");
+    j.integer(sc.stream);
+    j.key("group");
+    j.str(sc.group);
+    j.key("start_us");
+    j.micros(sc.start_ns);
+    j.key("waited_us");
+    j.micros(sc.waited_ns);
+    j.key("behind_kind");
+    j.str(collectiveKindName(sc.behind_kind));
+    j.key("behind_stream");
+    j.integer(sc.behind_stream);
+    j.close('}');
+  }
+  j.close(']');
 }
 
 void writeMatched(JsonOut& j, const RunReport& report) {
@@ -162,6 +198,10 @@ void writeMatched(JsonOut& j, const RunReport& report) {
     j.open('{');
     j.key("kind");
     j.str(collectiveKindName(m.kind));
+    j.key("group");  // the process group named by the trace, null when it names none
+    j.strOrNull(!m.group.empty(), m.group);
+    j.key("seq");
+    j.integerOrNull(m.seq >= 0, m.seq);
     j.key("index");
     j.integer(m.index);
     j.key("step");
@@ -174,16 +214,19 @@ void writeMatched(JsonOut& j, const RunReport& report) {
     j.micros(m.first_start_ns);
     j.key("skew_us");
     j.micros(m.skew_ns);
-    j.key("wait_us");
-    j.open('[');
-    for (auto w : m.wait_ns)
-      j.micros(w);
-    j.close(']');
-    j.key("transfer_us");
-    j.open('[');
-    for (auto t : m.transfer_ns)
-      j.micros(t);
-    j.close(']');
+    // Per rank; null for a rank outside the collective's group.
+    for (const auto* key_values : {&m.wait_ns, &m.transfer_ns}) {
+      j.key(key_values == &m.wait_ns ? "wait_us" : "transfer_us");
+      j.open('[');
+      for (std::size_t r = 0; r < key_values->size(); ++r) {
+        if (m.involves(r)) {
+          j.micros((*key_values)[r]);
+        } else {
+          j.null();
+        }
+      }
+      j.close(']');
+    }
     j.close('}');
   }
   j.close(']');

@@ -88,3 +88,132 @@ TEST(MatchedCollectives, UnequalCountsAreMatchedByOrderAndSaid) {
   EXPECT_FALSE(single.ranks[0].exposed_wait_ns);
   EXPECT_NE(analysis::reportToJson(single).find("\"exposed_wait_us\": null"), std::string::npos);
 }
+
+namespace {
+
+// A communication kernel with the collective arguments PyTorch's profiler writes on it.
+void collective(ddpscope::testing::TraceBuilder& b, const std::string& name, trace::TimeNs start,
+                trace::TimeNs dur, std::int64_t stream, std::int64_t correlation,
+                const std::string& group, std::int64_t seq) {
+  b.add({name, start, dur, stream, 0, trace::EventKind::Kernel, trace::kNoBucket, trace::kNoStep,
+         correlation, 1024});
+  trace::CollectiveArgs a;
+  a.correlation = correlation;
+  a.group = group;
+  a.seq = seq;
+  b.trace().collective_args.push_back(a);
+}
+
+}  // namespace
+
+// By sequence number: rank 1's trace starts after its first allreduce (seq 0), so by order its
+// first kernel would be matched with rank 0's first; by number, seq 1 meets seq 1. A second
+// group holds ranks 0 and 1 only: rank 2 takes no part in its collective.
+TEST(MatchedCollectives, BySequenceNumberWithinTheProcessGroup) {
+  trace::Run run;
+  const char* ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+  const char* ag = "ncclDevKernel_AllGather_RING_LL";
+  for (int r = 0; r < 3; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    if (r != 1) collective(b, ar, 100, 100, 40, 1, "0", 0);
+    collective(b, ar, 1000 + 10 * r, 100 - 10 * r, 40, 2, "0", 1);
+    if (r != 2) collective(b, ag, 2000 + 50 * r, 200 - 50 * r, 41, 3, "tp", 0);
+    run.ranks.push_back(b.build());
+    run.ranks.back().rank = r;
+    run.ranks.back().world_size = 3;
+  }
+  const auto report = analysis::analyzeRun(run);
+  EXPECT_EQ(report.matched_by, "process group and sequence number");
+  ASSERT_EQ(report.matched.size(), 2u);
+  const auto& m = report.matched[0];  // the allreduce of seq 1
+  EXPECT_EQ(m.kind, CollectiveKind::AllReduce);
+  EXPECT_EQ(m.group, "0");
+  EXPECT_EQ(m.seq, 1);
+  EXPECT_EQ(m.last_rank, 2);
+  EXPECT_EQ(m.skew_ns, 20);
+  EXPECT_EQ(m.wait_ns, (std::vector<analysis::TimeNs>{20, 10, 0}));
+  EXPECT_EQ(m.transfer_ns, (std::vector<analysis::TimeNs>{80, 80, 80}));
+  const auto& g = report.matched[1];  // the all-gather of group "tp": ranks 0 and 1
+  EXPECT_EQ(g.kind, CollectiveKind::AllGather);
+  EXPECT_EQ(g.group, "tp");
+  EXPECT_TRUE(g.involves(0));
+  EXPECT_TRUE(g.involves(1));
+  EXPECT_FALSE(g.involves(2));
+  EXPECT_EQ(g.last_rank, 1);
+  EXPECT_EQ(g.wait_ns, (std::vector<analysis::TimeNs>{50, 0, 0}));
+  EXPECT_EQ(g.transfer_ns, (std::vector<analysis::TimeNs>{150, 150, 0}));
+  // The kernel of each rank is named, so a view can show the collective on every rank.
+  const auto& t1 = run.ranks[1].tracks[static_cast<std::size_t>(g.events[1].track)];
+  EXPECT_EQ(run.ranks[1].names[t1.name[static_cast<std::size_t>(g.events[1].row)]], ag);
+  // Seq 0 of the allreduce is missing on rank 1: said, not matched.
+  bool said = false;
+  for (const auto& w : report.warnings)
+    said =
+        said || w.find("1 allreduce of process group 0 sequence numbers are not on every rank") !=
+                    std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+namespace {
+
+// One rank (times in us): an all-gather on stream 20 [100, 300) and a reduce-scatter on stream
+// 21 starting at `rs_start`, launched by a host call ending at `rs_launched`, of process group
+// `rs_group`.
+trace::RankTrace fsdpRank(const std::string& rs_group, trace::TimeNs rs_launched,
+                          trace::TimeNs rs_start) {
+  constexpr trace::TimeNs us = 1000;
+  ddpscope::testing::TraceBuilder b;
+  collective(b, "ncclDevKernel_AllGather_RING_LL", 100 * us, 200 * us, 20, 1, "0", 0);
+  collective(b, "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", rs_start * us, 100 * us, 21, 2,
+             rs_group, rs_group == "0" ? 1 : 0);
+  b.add({"cudaLaunchKernel", 40 * us, 10 * us, 1, 0, trace::EventKind::Runtime, trace::kNoBucket,
+         trace::kNoStep, 1});
+  b.add({"cudaLaunchKernel", (rs_launched - 5) * us, 5 * us, 1, 0, trace::EventKind::Runtime,
+         trace::kNoBucket, trace::kNoStep, 2});
+  return b.build();
+}
+
+trace::Run oneRank(trace::RankTrace rank) {
+  trace::Run run;
+  run.ranks.push_back(std::move(rank));
+  return run;
+}
+
+}  // namespace
+
+// The reduce-scatter was launched at 60 us on a free stream, yet began 2 us after the all-gather
+// of its communicator ended: it waited 302 − max(60, 100) = 202 us for it.
+TEST(SerializedCollectives, ACollectiveThatWaitedForAnotherOfItsGroupIsFlagged) {
+  const auto r = analysis::analyzeRun(oneRank(fsdpRank("0", 60, 302)));
+  const auto& rank = r.ranks[0];
+  EXPECT_TRUE(rank.serialization_checked);
+  ASSERT_EQ(rank.serialized.size(), 1u);
+  const auto& s = rank.serialized[0];
+  EXPECT_EQ(s.kind, CollectiveKind::ReduceScatter);
+  EXPECT_EQ(s.stream, 21);
+  EXPECT_EQ(s.group, "0");
+  EXPECT_EQ(s.start_ns, 302'000);
+  EXPECT_EQ(s.waited_ns, 202'000);
+  EXPECT_EQ(s.behind_kind, CollectiveKind::AllGather);
+  EXPECT_EQ(s.behind_stream, 20);
+  const auto json = analysis::reportToJson(r);
+  EXPECT_NE(json.find("\"serialized_collectives\": [{\"kind\": \"reduce_scatter\", \"stream\": 21, "
+                      "\"group\": \"0\", \"start_us\": 302, \"waited_us\": 202, "
+                      "\"behind_kind\": \"all_gather\", \"behind_stream\": 20}]"),
+            std::string::npos)
+      << json;
+}
+
+TEST(SerializedCollectives, OtherGroupsLateLaunchesAndUnknownGroupsAreNotFlagged) {
+  // Another communicator: no reason to wait for it.
+  EXPECT_TRUE(analysis::analyzeRun(oneRank(fsdpRank("1", 60, 302))).ranks[0].serialized.empty());
+  // Launched at 298 us, just before the all-gather ended: it waited for its launch.
+  EXPECT_TRUE(analysis::analyzeRun(oneRank(fsdpRank("0", 298, 302))).ranks[0].serialized.empty());
+  // Began 20 us after it: not behind it.
+  EXPECT_TRUE(analysis::analyzeRun(oneRank(fsdpRank("0", 60, 320))).ranks[0].serialized.empty());
+  // Without process groups the check is not made (and says so: null in the JSON).
+  const auto plain = analysis::analyzeRun(threeRanks());
+  EXPECT_FALSE(plain.ranks[0].serialization_checked);
+  EXPECT_NE(analysis::reportToJson(plain).find("\"serialized_collectives\": null"),
+            std::string::npos);
+}

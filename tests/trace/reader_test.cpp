@@ -246,3 +246,42 @@ TEST(KinetoReader, UnknownFieldsAndPhasesAreIgnored) {
   ASSERT_EQ(t.warnings.size(), 1u);  // the counter event
   EXPECT_NE(t.warnings[0].find("unsupported phases"), std::string::npos);
 }
+
+// The collective arguments PyTorch's profiler writes on NCCL kernels are kept per kernel (by
+// correlation id); a number as the process group (older profilers' "Process Group ID") is read
+// as its text, and host events' arguments are not kept.
+TEST(KinetoReader, CollectiveArgumentsAreKeptByCorrelation) {
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 7,
+     "ts": 10, "dur": 5, "args": {"stream": 7, "correlation": 42, "Collective name": "allgather",
+     "In msg nelems": 1024, "Out msg nelems": 4096, "Group size": 4, "dtype": "BFloat16",
+     "Process Group Name": "3", "Process Group Description": "fsdp_shard",
+     "Process Group Ranks": "[0, 1, 2, 3]", "Seq": 17}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0, "tid": 7, "ts": 20,
+     "dur": 5, "args": {"stream": 7, "correlation": 9, "Collective name": "allreduce",
+     "Process Group ID": 0, "In msg nelems": 8, "dtype": "Float"}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 9,
+     "dur": 1, "args": {"Collective name": "allgather", "Process Group Name": "3"}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 1,
+     "args": {"stream": 7, "correlation": 50}}
+  ]})";
+  const RankTrace t = parseTraceText(text);
+  ASSERT_EQ(t.collective_args.size(), 2u);
+  const CollectiveArgs* ag = t.collectiveArgs(42);
+  ASSERT_NE(ag, nullptr);
+  EXPECT_EQ(ag->name, "allgather");
+  EXPECT_EQ(ag->group, "3");
+  EXPECT_EQ(ag->group_desc, "fsdp_shard");
+  EXPECT_EQ(ag->group_ranks, "[0, 1, 2, 3]");
+  EXPECT_EQ(ag->seq, 17);
+  EXPECT_EQ(ag->in_nelems, 1024);
+  EXPECT_EQ(ag->out_nelems, 4096);
+  EXPECT_EQ(ag->group_size, 4);
+  EXPECT_EQ(ag->dtype, "BFloat16");
+  const CollectiveArgs* ar = t.collectiveArgs(9);
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->group, "0");
+  EXPECT_EQ(ar->seq, -1);
+  EXPECT_EQ(t.collectiveArgs(50), nullptr);
+  EXPECT_EQ(t.collectiveArgs(kNoCorrelation), nullptr);
+}

@@ -166,6 +166,26 @@ std::string_view RankTrace::source() const {
   return "imported";
 }
 
+const CollectiveArgs* RankTrace::collectiveArgs(std::int64_t correlation) const {
+  if (correlation == kNoCorrelation) return nullptr;
+  auto it =
+      std::lower_bound(collective_args.begin(), collective_args.end(), correlation,
+                       [](const CollectiveArgs& a, std::int64_t c) { return a.correlation < c; });
+  return it != collective_args.end() && it->correlation == correlation ? &*it : nullptr;
+}
+
+void RankTrace::sortCollectiveArgs() {
+  std::stable_sort(collective_args.begin(), collective_args.end(),
+                   [](const CollectiveArgs& a, const CollectiveArgs& b) {
+                     return a.correlation < b.correlation;
+                   });
+  collective_args.erase(std::unique(collective_args.begin(), collective_args.end(),
+                                    [](const CollectiveArgs& a, const CollectiveArgs& b) {
+                                      return a.correlation == b.correlation;
+                                    }),
+                        collective_args.end());
+}
+
 std::size_t RankTrace::eventCount() const {
   std::size_t n = 0;
   for (const auto& t : tracks)
@@ -251,6 +271,7 @@ void RankTrace::rebaseToEarliestEvent() {
 }
 
 void canonicalize(RankTrace& trace) {
+  trace.sortCollectiveArgs();
   // Track order: GPU tracks by (device, stream), then host tracks by (pid, tid); empty ones
   // dropped.
   std::vector<std::int32_t> order;
@@ -368,6 +389,7 @@ std::string describeDifference(const RankTrace& a, const RankTrace& b) {
   if (a.process_names != b.process_names) return "process names differ";
   if (a.thread_names != b.thread_names) return "thread names differ";
   if (!(a.ddpscope == b.ddpscope)) return "ddpscope block differs";
+  if (a.collective_args != b.collective_args) return "collective arguments differ";
   return {};
 }
 

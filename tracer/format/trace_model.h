@@ -196,6 +196,22 @@ struct DdpscopeBlock {
 };
 
 // Everything one rank's file holds.
+// What a profiler writes about a collective on its kernel (PyTorch's Kineto args "Collective
+// name", "Process Group Name", ...), kept for the kernels that carry it, by correlation id.
+struct CollectiveArgs {
+  std::int64_t correlation = kNoCorrelation;
+  std::string name;         // "Collective name": allreduce, allgather, reduce_scatter, ...
+  std::string group;        // "Process Group Name" (else "Process Group ID"); "" when absent
+  std::string group_desc;   // "Process Group Description": default_pg, ...
+  std::string group_ranks;  // "Process Group Ranks" as written: "[0, 1]"
+  std::int64_t seq = -1;    // "Seq": the collective's sequence number in its group, -1 when absent
+  std::int64_t in_nelems = -1, out_nelems = -1;
+  std::int32_t group_size = -1;  // "Group size", -1 when absent
+  std::string dtype;
+
+  bool operator==(const CollectiveArgs&) const = default;
+};
+
 struct RankTrace {
   std::string path;  // where it was loaded from ("" when built in memory)
   std::int32_t rank = 0;
@@ -216,11 +232,17 @@ struct RankTrace {
   std::map<std::int64_t, std::string> process_names;                          // pid -> name
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names;  // (pid, tid)
   DdpscopeBlock ddpscope;
+  // Collective arguments of the kernels that carry them, sorted by correlation id.
+  std::vector<CollectiveArgs> collective_args;
   std::vector<std::string> warnings;  // tolerated oddities met while loading
 
   // "cuda", "sim" or "imported".
   std::string_view source() const;
   std::size_t eventCount() const;
+  // The collective arguments of the kernel with this correlation id, or nullptr.
+  const CollectiveArgs* collectiveArgs(std::int64_t correlation) const;
+  // Sorts collective_args by correlation id, keeping the first of repeated ids.
+  void sortCollectiveArgs();
   // Index of the track (kind, pid, tid), or -1.
   std::int32_t findTrack(TrackKind kind, std::int64_t pid, std::int64_t tid) const;
   // Index of the track (kind, pid, tid), created empty when missing.

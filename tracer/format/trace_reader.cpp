@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "importer.h"
 #include "json_locate.h"
 #include "json_text.h"
 #include "memory.h"
@@ -545,6 +546,7 @@ class TraceParser {
   void parseEvents(od::array events);
   void parseEvent(od::object ev);
   void parseArgs(od::object args);
+  void keepCollectiveArgs();
   void parseDistributedInfo(od::object info);
   void parseDdpscopeBlock(od::object block);
   void addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name, TimeNs ts, std::int64_t pid,
@@ -603,6 +605,9 @@ class TraceParser {
     std::int64_t nelems = -1;
     std::int32_t bucket = kNoBucket, step = kNoStep;
     std::string_view dtype, name;
+    // A collective's arguments (Kineto's "Collective name", "Process Group Name", ...).
+    std::string_view coll_name, pg_name, pg_desc, pg_ranks;
+    std::int64_t seq = -1, out_nelems = -1, group_size = -1;
     bool has_stream = false, has_device = false;
     const char* out_of_range = nullptr;  // the first value ignored for being out of range
     std::int64_t out_of_range_value = 0;
@@ -922,6 +927,8 @@ void TraceParser::absorb(TraceParser& h) {
       into.push_back(f);
     }
   }
+  for (auto& c : h.out_.collective_args)
+    out_.collective_args.push_back(std::move(c));
   for (const auto& [pid, n] : h.out_.process_names)
     out_.process_names[pid] = n;
   for (const auto& [key, n] : h.out_.thread_names)
@@ -1039,6 +1046,7 @@ RankTrace TraceParser::finish() {
   }
   moveStagedIntoTracks();
   resolveFlows();
+  out_.sortCollectiveArgs();
   if (skipped_other_phase_ > 0) {
     out_.warnings.push_back(std::to_string(skipped_other_phase_) +
                             " events of unsupported phases (counters, async, ...) were skipped");
@@ -1049,16 +1057,8 @@ RankTrace TraceParser::finish() {
   warnAbout(args_not_object_, "events have an \"args\" that is not an object, ignored");
   warnAbout(repeated_keys_, "events repeat a key (the last value was used)");
   if (!saw_rank_) {
-    // Fall back to the file name: rank-<r>.json[.gz].
-    const auto slash = name_.find_last_of('/');
-    std::string_view base =
-        std::string_view(name_).substr(slash == std::string::npos ? 0 : slash + 1);
-    if (base.starts_with("rank-") || base.starts_with("rank_")) {
-      std::int32_t r = 0;
-      auto digits = base.substr(5);
-      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
-      if (ec == std::errc() && ptr != digits.data()) out_.rank = r;
-    }
+    // Fall back to the file name: rank-<r>.json[.gz] (the rule every importer shares).
+    if (const auto r = rankFromFileName(name_)) out_.rank = *r;
   }
   if (out_.world_size < 1) out_.world_size = 1;
   out_.world_size_declared = saw_world_size_;
@@ -1303,6 +1303,29 @@ void TraceParser::parseArgs(od::object args) {
       case 'I':
         if (key == "In msg nelems" && intFrom(v, n)) args_.nelems = n;
         break;
+      case 'C':
+        if (key == "Collective name") stringOf(v, args_.coll_name);
+        break;
+      case 'O':
+        if (key == "Out msg nelems" && intFrom(v, n)) args_.out_nelems = n;
+        break;
+      case 'G':
+        if (key == "Group size" && intFrom(v, n)) args_.group_size = n;
+        break;
+      case 'S':
+        if (key == "Seq" && intFrom(v, n)) args_.seq = n;
+        break;
+      case 'P':
+        if (key == "Process Group Name") {
+          stringOf(v, args_.pg_name);
+        } else if (key == "Process Group ID") {  // older profilers: a number
+          if (args_.pg_name.empty()) args_.pg_name = trimToken(v.raw_json_token());
+        } else if (key == "Process Group Description") {
+          stringOf(v, args_.pg_desc);
+        } else if (key == "Process Group Ranks") {
+          stringOf(v, args_.pg_ranks);
+        }
+        break;
       case 'n':
         if (key == "name") stringOf(v, args_.name);
         break;
@@ -1310,6 +1333,23 @@ void TraceParser::parseArgs(od::object args) {
         break;
     }
   }
+}
+
+void TraceParser::keepCollectiveArgs() {
+  CollectiveArgs c;
+  c.correlation = args_.correlation;
+  c.name = args_.coll_name;
+  c.group = args_.pg_name;
+  c.group_desc = args_.pg_desc;
+  c.group_ranks = args_.pg_ranks;
+  c.seq = args_.seq;
+  c.in_nelems = args_.nelems;
+  c.out_nelems = args_.out_nelems;
+  c.group_size = args_.group_size >= 0 && args_.group_size <= kMaxId
+                     ? static_cast<std::int32_t>(args_.group_size)
+                     : -1;
+  c.dtype = args_.dtype;
+  out_.collective_args.push_back(std::move(c));
 }
 
 void TraceParser::parseEvent(od::object ev) {
@@ -1490,6 +1530,10 @@ void TraceParser::parseEvent(od::object ev) {
       return std::string(args_.out_of_range) + " " + std::to_string(args_.out_of_range_value) +
              " is out of range";
     });
+  }
+  if ((!args_.coll_name.empty() || !args_.pg_name.empty()) && isGpuKind(kind) &&
+      args_.correlation != kNoCorrelation) {
+    keepCollectiveArgs();
   }
   min_start_ = std::min(min_start_, ts);
   max_end_ = std::max(max_end_, ts + dur);

@@ -71,6 +71,34 @@ void appendDdpscopeBlock(std::string& out, const DdpscopeBlock& b) {
   out += "},\n";
 }
 
+// A collective's arguments under the names PyTorch's profiler gives them; only those known.
+template <typename Sep>
+void appendCollectiveArgs(std::string& out, const CollectiveArgs& c, Sep& sep) {
+  const std::pair<const char*, const std::string*> texts[] = {
+      {"Collective name", &c.name},
+      {"Process Group Name", &c.group},
+      {"Process Group Description", &c.group_desc},
+      {"Process Group Ranks", &c.group_ranks}};
+  for (const auto& [key, value] : texts) {
+    if (value->empty()) continue;
+    sep();
+    appendKeyString(out, key, *value);
+  }
+  const std::pair<const char*, std::int64_t> numbers[] = {{"Seq", c.seq},
+                                                          {"In msg nelems", c.in_nelems},
+                                                          {"Out msg nelems", c.out_nelems},
+                                                          {"Group size", c.group_size}};
+  for (const auto& [key, value] : numbers) {
+    if (value < 0) continue;
+    sep();
+    appendKeyInt(out, key, value);
+  }
+  if (!c.dtype.empty()) {
+    sep();
+    appendKeyString(out, "dtype", c.dtype);
+  }
+}
+
 void appendEvent(std::string& out, const RankTrace& trace, const Track& t, std::size_t i) {
   out += ",\n  {\"ph\": \"X\", ";
   appendKeyString(out, "cat", trace.names[t.cat[i]]);
@@ -115,6 +143,9 @@ void appendEvent(std::string& out, const RankTrace& trace, const Track& t, std::
     if (t.bytes[i] != kNoBytes) {
       sep();
       appendKeyInt(out, "bytes", t.bytes[i]);
+    }
+    if (const CollectiveArgs* c = gpu ? trace.collectiveArgs(t.correlation[i]) : nullptr) {
+      appendCollectiveArgs(out, *c, sep);
     }
     out += '}';
   }
