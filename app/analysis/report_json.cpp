@@ -518,6 +518,61 @@ std::string padded(const std::string& s, std::size_t width) {
 }
 }  // namespace
 
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Per kind: count, bytes, time, overlap and bus bandwidth; then the serialisation check.
+std::string collectivesText(const RankReport& r) {
+  std::string s;
+  for (const auto& c : r.collectives) {
+    std::string bw = c.busbw_gbps ? ", busbw " + fixed(*c.busbw_gbps, 1) + " GB/s" : "";
+    std::string bytes =
+        c.sized > 0 ? fixed(static_cast<double>(c.bytes) / (1 << 20), 1) + " MiB, " : "";
+    s += "  " + padded(std::string(collectiveKindName(c.kind)), 14) + "  " +
+         std::to_string(c.count) + " kernels, " + bytes + formatDuration(c.comm_ns) + ", overlap " +
+         pctText(c.overlap_pct) + ", exposed " + formatDuration(c.exposed_ns) + bw + "\n";
+  }
+  if (r.serialization_checked) {
+    TimeNs waited = 0;
+    for (const auto& sc : r.serialized)
+      waited += sc.waited_ns;
+    s += r.serialized.empty()
+             ? "  serialisation   no collective waited for another of its process group\n"
+             : "  serialisation   " + std::to_string(r.serialized.size()) +
+                   " collectives waited for another of their process group on another stream (" +
+                   formatDuration(waited) + " in all)\n";
+  }
+  return s;
+}
+
+// How the collectives were matched across ranks, their skew, and who arrived last most often.
+std::string matchedText(const RunReport& report) {
+  if (report.matched.empty()) return {};
+  TimeNs skew_sum = 0, skew_max = 0;
+  std::map<std::int32_t, std::size_t> last;
+  for (const auto& m : report.matched) {
+    skew_sum += m.skew_ns;
+    skew_max = std::max(skew_max, m.skew_ns);
+    if (m.last_rank >= 0) ++last[m.last_rank];
+  }
+  std::string s = "matched collectives: " + std::to_string(report.matched.size()) + ", by " +
+                  report.matched_by + "; arrival skew mean " +
+                  formatDuration(skew_sum / static_cast<TimeNs>(report.matched.size())) + ", max " +
+                  formatDuration(skew_max) + "\n";
+  for (const auto& [rank, count] : last) {
+    s += "  rank " + std::to_string(rank) + " arrived last at " + std::to_string(count) + " of " +
+         std::to_string(report.matched.size()) + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
 std::string reportToText(const RunReport& report) {
   std::string s;
   char line[512];
@@ -554,6 +609,11 @@ std::string reportToText(const RunReport& report) {
                   pctText(m.overlap_pct).c_str(), formatDuration(m.comm_ns).c_str(),
                   formatDuration(m.overlap_ns).c_str(), formatDuration(m.exposed_ns).c_str());
     s += line;
+    if (r.exposed_wait_ns && r.exposed_transfer_ns) {
+      s += "  exposed split   waiting for a late rank " + formatDuration(*r.exposed_wait_ns) +
+           ", transfer not hidden " + formatDuration(*r.exposed_transfer_ns) + "\n";
+    }
+    s += collectivesText(r);
     if (m.span_ns > 0) {
       std::snprintf(line, sizeof line,
                     "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s\n",
@@ -627,6 +687,7 @@ std::string reportToText(const RunReport& report) {
       s += line;
     }
   }
+  s += matchedText(report);
   for (const auto& sp : report.step_spread) {
     if (sp.slowest_rank >= 0) {
       std::snprintf(line, sizeof line, "step %d across ranks: min %s, max %s (rank %d)\n", sp.step,

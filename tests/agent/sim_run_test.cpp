@@ -166,5 +166,49 @@ TEST(SimRun, StragglerRankIsReportedLast) {
     EXPECT_EQ(s.last_rank, 5);
 }
 
+// A late rank, as a user sees it: the other ranks' kernels start before its own, their exposed
+// communication is mostly waiting for it, and it is named; without a straggler, the exposed
+// communication is transfer. The simulator writes process groups and sequence numbers, so the
+// collectives are matched by them.
+TEST(SimRun, ALateRanksCostIsWaitingAndWithoutOneItIsTransfer) {
+  for (bool late : {true, false}) {
+    auto o = preset(25, 2);
+    o.world_size = 4;
+    if (late) {
+      o.cost.straggler_rank = 2;
+      o.cost.straggler_slowdown = 1.5;
+    }
+    const auto r = runSimulation(o);
+    trace::Run run;
+    run.ranks = r.ranks;
+    const auto report = analysis::analyzeRun(run);
+    EXPECT_EQ(report.matched_by, "process group and sequence number");
+    ASSERT_FALSE(report.matched.empty());
+    std::size_t named_late = 0;
+    for (const auto& m : report.matched) {
+      ASSERT_EQ(m.wait_ns.size(), 4u);
+      if (late && m.last_rank == 2) {
+        ++named_late;
+        for (std::size_t k = 0; k < 4; ++k) {
+          if (k != 2) {
+            EXPECT_GT(m.wait_ns[k], 0) << "rank " << k << " started before rank 2";
+          }
+        }
+      }
+    }
+    if (late) {
+      EXPECT_EQ(named_late, report.matched.size());
+    }
+    for (const auto& rank : report.ranks) {
+      ASSERT_TRUE(rank.exposed_wait_ns && rank.exposed_transfer_ns);
+      if (late && rank.rank != 2) {
+        EXPECT_GT(*rank.exposed_wait_ns, *rank.exposed_transfer_ns) << "rank " << rank.rank;
+      } else {
+        EXPECT_LT(*rank.exposed_wait_ns, *rank.exposed_transfer_ns) << "rank " << rank.rank;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ddpscope::agent
