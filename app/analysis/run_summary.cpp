@@ -75,6 +75,43 @@ void summarizeWholeTrace(const RunReport& report, RunSummary& s) {
   if (span > 0) s.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(span);
 }
 
+// Sums of step figures over selected steps, one rank's or every rank's: each run-level and
+// per-rank figure over steps is computed from these, here only.
+struct StepTotals {
+  TimeNs comm = 0, hidden = 0, exposed = 0, dur = 0, busy = 0, idle = 0;
+  TimeNs dp_exposed = 0, dp_time = 0;  // over the steps with GPU work
+  double allreduces = 0;
+  std::int64_t samples = 0;  // (rank, step) pairs added
+
+  void add(const StepReport& st) {
+    ++samples;
+    comm += st.metrics.comm_ns;
+    hidden += st.metrics.overlap_ns;
+    exposed += st.metrics.exposed_ns;
+    allreduces += st.allreduces;
+    dur += st.dur_ns;
+    busy += st.metrics.busy_ns;
+    idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
+    if (st.dp_efficiency) {                              // a step with GPU work
+      dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
+      dp_time += st.dur_ns;
+    }
+  }
+  std::optional<double> overlapPct() const {
+    if (comm <= 0) return std::nullopt;
+    return 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
+  }
+  TimeNs exposedPerStep() const { return samples ? exposed / samples : 0; }
+  std::optional<double> dpEfficiency() const {
+    if (dp_time <= 0) return std::nullopt;
+    return 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
+  }
+  std::optional<double> gpuIdlePct() const {
+    if (dur <= 0 || busy <= 0) return std::nullopt;
+    return 100.0 * static_cast<double>(idle) / static_cast<double>(dur);
+  }
+};
+
 // The figures of one rank over the selected steps (whole trace: its whole-file figures).
 RankFigures rankFigures(const RankReport& r, const StepSelection& sel) {
   RankFigures f;
@@ -85,31 +122,15 @@ RankFigures rankFigures(const RankReport& r, const StepSelection& sel) {
     if (r.whole.span_ns > 0) f.gpu_idle_pct = r.whole.idle_pct;
     return f;
   }
-  TimeNs comm = 0, hidden = 0, exposed = 0, dur = 0, idle = 0, busy = 0, dp_exposed = 0,
-         dp_time = 0;
-  TimeNs n = 0;
-  for (const auto& st : r.steps) {
-    if (!std::binary_search(sel.used.begin(), sel.used.end(), st.step)) continue;
-    ++n;
-    comm += st.metrics.comm_ns;
-    hidden += st.metrics.overlap_ns;
-    exposed += st.metrics.exposed_ns;
-    dur += st.dur_ns;
-    busy += st.metrics.busy_ns;
-    idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
-    if (st.dp_efficiency) {
-      dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
-      dp_time += st.dur_ns;
-    }
-  }
-  if (n == 0) return f;
-  f.step_ns = dur / n;
-  f.exposed_ns_per_step = exposed / n;
-  if (comm > 0) f.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
-  if (dp_time > 0)
-    f.dp_efficiency = 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
-  if (dur > 0 && busy > 0)
-    f.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(dur);
+  StepTotals t;
+  for (const auto& st : r.steps)
+    if (std::binary_search(sel.used.begin(), sel.used.end(), st.step)) t.add(st);
+  if (t.samples == 0) return f;
+  f.step_ns = t.dur / t.samples;
+  f.exposed_ns_per_step = t.exposedPerStep();
+  f.overlap_pct = t.overlapPct();
+  f.dp_efficiency = t.dpEfficiency();
+  f.gpu_idle_pct = t.gpuIdlePct();
   return f;
 }
 
@@ -149,10 +170,8 @@ RunSummary summarizeRun(const RunReport& report) {
     summarizeWholeTrace(report, s);
     return s;
   }
-  TimeNs slowest_sum = 0, comm = 0, hidden = 0, exposed = 0, idle = 0, step_time = 0;
-  TimeNs dp_exposed = 0, dp_time = 0, busy = 0;
-  double allreduces = 0;
-  std::int64_t samples = 0;
+  TimeNs slowest_sum = 0;
+  StepTotals totals;
   for (std::int32_t n : steps) {
     TimeNs slowest = 0;
     for (const auto& r : report.ranks) {
@@ -161,29 +180,17 @@ RunSummary summarizeRun(const RunReport& report) {
       if (it == r.steps.end()) continue;  // cannot happen: selected steps are on every rank
       const StepReport& st = *it;
       slowest = std::max(slowest, st.dur_ns);
-      comm += st.metrics.comm_ns;
-      hidden += st.metrics.overlap_ns;
-      exposed += st.metrics.exposed_ns;
-      allreduces += st.allreduces;
-      step_time += st.dur_ns;
-      busy += st.metrics.busy_ns;
-      idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
-      if (st.dp_efficiency) {                              // a step with GPU work
-        dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
-        dp_time += st.dur_ns;
-      }
-      ++samples;
+      totals.add(st);
     }
     slowest_sum += slowest;
   }
   s.step_ns = slowest_sum / static_cast<TimeNs>(steps.size());
-  if (comm > 0) s.overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
-  s.exposed_ns_per_step = samples ? exposed / samples : 0;
-  s.allreduces_per_step = samples ? allreduces / static_cast<double>(samples) : 0;
-  if (dp_time > 0)
-    s.dp_efficiency = 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
-  if (step_time > 0 && busy > 0)
-    s.gpu_idle_pct = 100.0 * static_cast<double>(idle) / static_cast<double>(step_time);
+  s.overlap_pct = totals.overlapPct();
+  s.exposed_ns_per_step = totals.exposedPerStep();
+  s.allreduces_per_step =
+      totals.samples ? totals.allreduces / static_cast<double>(totals.samples) : 0;
+  s.dp_efficiency = totals.dpEfficiency();
+  s.gpu_idle_pct = totals.gpuIdlePct();
   const auto& first = report.ranks.front();
   TimeNs wait = 0;
   std::int64_t waits = 0;
