@@ -395,12 +395,15 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
   j.optional(rs.dp_efficiency, 6);
   j.key("gpu_idle_pct");
   j.optional(rs.gpu_idle_pct, 4);
+  // Per step: null for a whole-trace summary; the bucket wait is null without buckets.
   j.key("allreduces_per_step");
-  j.num(rs.allreduces_per_step, 3);
+  j.optional(rs.hasSteps() ? std::optional(rs.allreduces_per_step) : std::nullopt, 3);
   j.key("buckets_per_step");
-  j.integer(rs.buckets_per_step);
+  j.integerOrNull(rs.hasSteps(), rs.buckets_per_step);
   j.key("mean_bucket_wait_us");
-  j.micros(rs.mean_bucket_wait_ns);
+  j.optional(rs.buckets_per_step > 0
+                 ? std::optional(static_cast<double>(rs.mean_bucket_wait_ns) / 1000.0)
+                 : std::nullopt);
   j.close('}');
 }
 

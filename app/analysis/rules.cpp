@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace ddpscope::analysis {
@@ -99,8 +100,10 @@ ClassRule parseRuleLine(simdjson::dom::parser& parser, std::string_view line,
   std::optional<ActivityClass> cls;
   CollectiveKind kind = CollectiveKind::None;
   bool has_match = false;
+  std::set<std::string> seen;
   for (const auto field : obj) {
     const std::string key(field.key);
+    if (!seen.insert(key).second) throw bad("\"" + key + "\" is given twice");
     std::string_view text;
     if (key == "match" || key == "class" || key == "kind" || key == "category" || key == "name") {
       if (field.value.get_string().get(text) != simdjson::SUCCESS)

@@ -160,6 +160,9 @@ TEST(Rules, ABadRuleFileIsRefusedNamingTheLine) {
   EXPECT_NE(errorOf("{\"match\": \"x\", \"class\": \"memory\", \"kind\": \"allreduce\"}")
                 .find("\"kind\" is for communication rules only"),
             std::string::npos);
+  EXPECT_NE(errorOf("{\"match\": \"x\", \"class\": \"memory\", \"class\": \"other\"}")
+                .find("\"class\" is given twice"),
+            std::string::npos);
   EXPECT_NE(errorOf("{\"regex\": \"x\", \"class\": \"memory\"}").find("unknown key \"regex\""),
             std::string::npos);
   EXPECT_NE(errorOf("{\"class\": \"memory\"}").find("needs \"match\""), std::string::npos);
