@@ -674,18 +674,18 @@ std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
   return s;
 }
 
-void checkRunCompleteness(const trace::Run& run, RunReport& out) {
+}  // namespace
+
+void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
   if (out.ranks.empty()) return;
   auto& c = out.completeness;
   std::set<std::int32_t> worlds, declared, present;
-  bool written_by_ddpscope = false;
   for (std::size_t i = 0; i < out.ranks.size(); ++i) {
     const auto& r = out.ranks[i];
     worlds.insert(r.world_size);
     if (r.world_size_declared) declared.insert(r.world_size);
     present.insert(r.rank);
     if (r.incomplete) c.incomplete_ranks.push_back(r.rank);
-    written_by_ddpscope = written_by_ddpscope || run.ranks[i].ddpscope.present;
   }
   std::sort(c.incomplete_ranks.begin(), c.incomplete_ranks.end());
   c.missing_is_incomplete = written_by_ddpscope || out.ranks.size() > 1;
@@ -710,8 +710,6 @@ void checkRunCompleteness(const trace::Run& run, RunReport& out) {
   }
 }
 
-}  // namespace
-
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
                      std::vector<RankActivity>* activities) {
   RunReport out;
@@ -722,7 +720,9 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
     out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
     checkSerialization(run.ranks[i], acts[i], out.ranks.back());
   }
-  checkRunCompleteness(run, out);
+  checkRunCompleteness(out,
+                       std::any_of(run.ranks.begin(), run.ranks.end(),
+                                   [](const trace::RankTrace& r) { return r.ddpscope.present; }));
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);
   if (!run.skipped_files.empty()) {

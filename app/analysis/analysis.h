@@ -58,6 +58,9 @@ struct StepReport {
   TimeNs compute_critical_ns = 0;
   std::optional<double> dp_efficiency;  // compute_critical / step time
   std::int32_t allreduces = 0;
+  // Of the rank's collectives of this step matched across ranks (collectives.h): the time
+  // spent waiting for the last rank, and transferring; none when nothing was matched.
+  std::optional<TimeNs> matched_wait_ns, matched_transfer_ns;
 };
 
 struct BucketReport {
@@ -191,6 +194,7 @@ struct MatchedCollective {
   // Per rank (report order); a rank outside the collective's group has no event (track -1)
   // and 0 wait and transfer.
   std::vector<EventRef> events;     // the rank's kernel of this collective
+  std::vector<std::int32_t> steps;  // the step of that kernel (kNoStep when unknown)
   std::vector<TimeNs> wait_ns;      // its start → the last start
   std::vector<TimeNs> transfer_ns;  // the last start → its end
   bool involves(std::size_t rank_index) const {
@@ -244,6 +248,10 @@ OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& comput
 RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& options = {},
                        RankActivity* activity = nullptr);
 // With `activities`, also each rank's activity, in the order of run.ranks.
+// Fills out.completeness (and its warnings) from the rank reports: missing ranks of the declared
+// world, incomplete traces, disagreeing world sizes. `written_by_ddpscope`: some trace of the run
+// was written by ddpscope (then a missing rank makes the run incomplete).
+void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options = {},
                      std::vector<RankActivity>* activities = nullptr);
 

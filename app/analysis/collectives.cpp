@@ -10,13 +10,7 @@ namespace ddpscope::analysis {
 
 namespace {
 
-struct CommKernel {
-  TimeNs start = 0, end = 0;
-  std::int64_t bytes = -1;
-  std::int32_t step = trace::kNoStep;
-  std::int64_t seq = -1;
-  EventRef ref;
-};
+using CommKernel = CollectiveTiming;
 
 // A collective's kind and process group: what it is matched within.
 using GroupKey = std::pair<CollectiveKind, std::string>;
@@ -28,28 +22,10 @@ CollectiveKind kindOf(CollectiveKind by_rule, const trace::CollectiveArgs* args)
 }
 
 // A rank's communication kernels by kind and process group, each list in start order.
-std::map<GroupKey, std::vector<CommKernel>> commByGroup(const trace::RankTrace& rank,
-                                                        const RankActivity& act) {
+std::map<GroupKey, std::vector<CommKernel>> commByGroup(const std::vector<CollectiveTiming>& all) {
   std::map<GroupKey, std::vector<CommKernel>> out;
-  if (!act.classes) return out;
-  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
-    const auto& t = rank.tracks[ti];
-    if (t.kind != trace::TrackKind::Gpu) continue;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!act.included.empty() && !act.included[ti][i]) continue;  // outside --hta-compat's window
-      const auto& c = act.classes->get(ti, i);
-      if (c.cls != ActivityClass::Communication) continue;
-      const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
-      const CollectiveKind kind = kindOf(c.kind, args);
-      out[{kind, args ? args->group : std::string()}].push_back(
-          {t.start[i],
-           t.end(i),
-           t.bytes[i],
-           t.step[i],
-           args ? args->seq : -1,
-           {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)}});
-    }
-  }
+  for (const auto& k : all)
+    out[{k.kind, k.group}].push_back(k);
   for (auto& [key, v] : out)
     std::stable_sort(v.begin(), v.end(),
                      [](const CommKernel& a, const CommKernel& b) { return a.start < b.start; });
@@ -57,7 +33,7 @@ std::map<GroupKey, std::vector<CommKernel>> commByGroup(const trace::RankTrace& 
 }
 
 // One matched collective from the kernel of each involved rank (nullptr: not involved).
-MatchedCollective matchOne(const trace::Run& run, const GroupKey& key,
+MatchedCollective matchOne(const std::vector<std::int32_t>& rank_numbers, const GroupKey& key,
                            const std::vector<const CommKernel*>& kernels,
                            std::vector<std::vector<Interval>>& waits) {
   const std::size_t n = kernels.size();
@@ -72,7 +48,7 @@ MatchedCollective matchOne(const trace::Run& run, const GroupKey& key,
     m.first_start_ns = std::min(m.first_start_ns, e->start);
     if (e->start > m.last_start_ns) {  // the first of equal starts stays the last rank
       m.last_start_ns = e->start;
-      m.last_rank = run.ranks[r].rank;
+      m.last_rank = rank_numbers[r];
       m.bytes = e->bytes;
       m.step = e->step;
     }
@@ -80,6 +56,7 @@ MatchedCollective matchOne(const trace::Run& run, const GroupKey& key,
   m.skew_ns = m.last_start_ns - m.first_start_ns;
   if (m.skew_ns == 0) m.last_rank = -1;  // every rank started together: none was late
   m.events.assign(n, EventRef{});
+  m.steps.assign(n, trace::kNoStep);
   m.wait_ns.assign(n, 0);
   m.transfer_ns.assign(n, 0);
   for (std::size_t r = 0; r < n; ++r) {
@@ -90,6 +67,7 @@ MatchedCollective matchOne(const trace::Run& run, const GroupKey& key,
     m.wait_ns[r] = arrived - e->start;
     m.transfer_ns[r] = e->end - arrived;
     if (arrived > e->start) waits[r].push_back({e->start, arrived});
+    m.steps[r] = e->step;
   }
   return m;
 }
@@ -102,18 +80,51 @@ std::string groupText(const GroupKey& key) {
 
 }  // namespace
 
-void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& activities,
-                      RunReport& report) {
-  const std::size_t n = run.ranks.size();
-  if (n < 2 || activities.size() != n) return;
+std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
+                                                const RankActivity& act) {
+  std::vector<CollectiveTiming> out;
+  if (!act.classes) return out;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!act.included.empty() && !act.included[ti][i]) continue;  // outside --hta-compat's window
+      const auto& c = act.classes->get(ti, i);
+      if (c.cls != ActivityClass::Communication) continue;
+      const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
+      CollectiveTiming k;
+      k.kind = kindOf(c.kind, args);
+      if (args) {
+        k.group = args->group;
+        k.seq = args->seq;
+      }
+      k.start = t.start[i];
+      k.end = t.end(i);
+      k.bytes = t.bytes[i];
+      k.step = t.step[i];
+      k.ref = {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)};
+      out.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
+CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>& timings,
+                                const std::vector<std::int32_t>& rank_numbers) {
+  CollectiveMatching out;
+  const std::size_t n = timings.size();
+  out.waits.resize(n);
+  out.involved.assign(n, false);
+  if (n < 2 || rank_numbers.size() != n) return out;
   std::vector<std::map<GroupKey, std::vector<CommKernel>>> comm;
   std::set<GroupKey> keys;
   for (std::size_t r = 0; r < n; ++r) {
-    comm.push_back(commByGroup(run.ranks[r], activities[r]));
+    comm.push_back(commByGroup(timings[r]));
     for (const auto& [key, v] : comm.back())
       keys.insert(key);
   }
-  std::vector<std::vector<Interval>> waits(n);
+  auto& waits = out.waits;
+  auto& report = out;
   bool by_seq = false, by_order = false;
   for (const GroupKey& key : keys) {
     // Point-to-point kernels and communication of unknown kind do not involve every rank.
@@ -159,7 +170,7 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
         std::vector<const CommKernel*> kernels(n, nullptr);
         for (std::size_t r = 0; r < n; ++r)
           if (lists[r]) kernels[r] = by_number[r].at(seq);
-        MatchedCollective m = matchOne(run, key, kernels, waits);
+        MatchedCollective m = matchOne(rank_numbers, key, kernels, waits);
         m.seq = seq;
         m.index = index++;
         report.matched.push_back(std::move(m));
@@ -188,7 +199,7 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
       std::vector<const CommKernel*> kernels(n, nullptr);
       for (std::size_t r = 0; r < n; ++r)
         if (lists[r]) kernels[r] = &(*lists[r])[j];
-      MatchedCollective m = matchOne(run, key, kernels, waits);
+      MatchedCollective m = matchOne(rank_numbers, key, kernels, waits);
       m.index = static_cast<std::int32_t>(j);
       report.matched.push_back(std::move(m));
     }
@@ -209,18 +220,53 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
         "order of each kind and process group on each rank (the traces carry no sequence "
         "numbers)";
   }
-  // A rank's exposed communication inside its waits, and the rest.
   for (std::size_t r = 0; r < n; ++r) {
-    const bool matched_any = std::any_of(report.matched.begin(), report.matched.end(),
-                                         [r](const MatchedCollective& m) { return m.involves(r); });
-    if (!matched_any) continue;
-    const auto& act = activities[r];
-    const IntervalSet waiting = intersect(unionOf(std::move(waits[r])), act.comm);
-    const TimeNs exposed_wait = totalLength(waiting) - intersectionLength(waiting, act.compute);
-    auto& rr = report.ranks[r];
-    rr.exposed_wait_ns = exposed_wait;
-    rr.exposed_transfer_ns = rr.whole.exposed_ns - exposed_wait;
+    out.involved[r] = std::any_of(out.matched.begin(), out.matched.end(),
+                                  [r](const MatchedCollective& m) { return m.involves(r); });
   }
+  return out;
+}
+
+void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
+                       const IntervalSet& comm, const IntervalSet& compute, RankReport& rr) {
+  if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
+  // The rank's exposed communication inside its waits, and the rest.
+  const IntervalSet waiting = intersect(unionOf(matching.waits[rank_index]), comm);
+  const TimeNs exposed_wait = totalLength(waiting) - intersectionLength(waiting, compute);
+  rr.exposed_wait_ns = exposed_wait;
+  rr.exposed_transfer_ns = rr.whole.exposed_ns - exposed_wait;
+  // Per step: the waits and transfers of the rank's matched kernels of that step.
+  std::map<std::int32_t, std::pair<TimeNs, TimeNs>> by_step;
+  for (const auto& m : matching.matched) {
+    if (!m.involves(rank_index)) continue;
+    auto& [wait, transfer] = by_step[m.steps[rank_index]];
+    wait += m.wait_ns[rank_index];
+    transfer += m.transfer_ns[rank_index];
+  }
+  for (auto& st : rr.steps) {
+    const auto it = by_step.find(st.step);
+    st.matched_wait_ns = it == by_step.end() ? 0 : it->second.first;
+    st.matched_transfer_ns = it == by_step.end() ? 0 : it->second.second;
+  }
+}
+
+void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& activities,
+                      RunReport& report) {
+  const std::size_t n = run.ranks.size();
+  if (n < 2 || activities.size() != n) return;
+  std::vector<std::vector<CollectiveTiming>> timings;
+  std::vector<std::int32_t> rank_numbers;
+  for (std::size_t r = 0; r < n; ++r) {
+    timings.push_back(collectiveTimings(run.ranks[r], activities[r]));
+    rank_numbers.push_back(run.ranks[r].rank);
+  }
+  CollectiveMatching matching = matchTimings(timings, rank_numbers);
+  for (std::size_t r = 0; r < n; ++r)
+    applyMatchedSplit(matching, r, activities[r].comm, activities[r].compute, report.ranks[r]);
+  report.matched = std::move(matching.matched);
+  report.matched_by = std::move(matching.matched_by);
+  for (auto& w : matching.warnings)
+    report.warnings.push_back(std::move(w));
 }
 
 void checkSerialization(const trace::RankTrace& rank, const RankActivity& act, RankReport& out,
@@ -232,10 +278,10 @@ void checkSerialization(const trace::RankTrace& rank, const RankActivity& act, R
   // call with the same correlation id), and the end of the work before it on its stream.
   struct Kernel {
     CommKernel k;
-    CollectiveKind kind;
+    CollectiveKind kind = CollectiveKind::Unknown;
     std::string group;
-    std::int64_t stream;
-    TimeNs launched;
+    std::int64_t stream = 0;
+    TimeNs launched = std::numeric_limits<TimeNs>::min();
   };
   std::unordered_map<std::int64_t, std::vector<Kernel>> by_correlation;
   std::vector<Kernel> kernels;
@@ -248,16 +294,16 @@ void checkSerialization(const trace::RankTrace& rank, const RankActivity& act, R
       if (c.cls != ActivityClass::Communication) continue;
       const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
       if (args == nullptr || args->group.empty()) continue;  // its communicator is not known
-      Kernel k{{t.start[i],
-                t.end(i),
-                t.bytes[i],
-                t.step[i],
-                args->seq,
-                {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)}},
-               kindOf(c.kind, args),
-               args->group,
-               t.stream(),
-               std::numeric_limits<TimeNs>::min()};
+      Kernel k;
+      k.k.kind = k.kind = kindOf(c.kind, args);
+      k.k.group = k.group = args->group;
+      k.k.seq = args->seq;
+      k.k.start = t.start[i];
+      k.k.end = t.end(i);
+      k.k.bytes = t.bytes[i];
+      k.k.step = t.step[i];
+      k.k.ref = {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)};
+      k.stream = t.stream();
       // The work before it on its stream: it could not start before that ended.
       if (i > 0) k.launched = t.end(i - 1);
       by_correlation[t.correlation[i]].push_back(std::move(k));

@@ -19,6 +19,36 @@ namespace ddpscope::analysis {
 void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& activities,
                       RunReport& report);
 
+// The pieces of matchCollectives, for callers that do not hold every rank's trace at once (the
+// run digest): a rank's communication kernels in a few numbers each, the matching of every
+// rank's kernels, and one rank's exposed split from the matching.
+struct CollectiveTiming {
+  CollectiveKind kind = CollectiveKind::Unknown;
+  std::string group;  // process group, "" when the trace names none
+  std::int64_t seq = -1;
+  TimeNs start = 0, end = 0;
+  std::int64_t bytes = -1;
+  std::int32_t step = trace::kNoStep;
+  EventRef ref;  // the kernel in its rank's trace
+};
+std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
+                                                const RankActivity& act);
+
+struct CollectiveMatching {
+  std::vector<MatchedCollective> matched;  // in time order
+  std::string matched_by;
+  std::vector<std::string> warnings;
+  std::vector<std::vector<Interval>> waits;  // per rank: its waits for the last rank
+  std::vector<bool> involved;                // per rank: in at least one matched collective
+};
+// Timings and rank numbers of the ranks in report order.
+CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>& timings,
+                                const std::vector<std::int32_t>& rank_numbers);
+// Fills the exposed_wait/transfer split of the rank at `rank_index` and its steps' matched wait
+// and transfer, from the rank's communication and computation unions.
+void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
+                       const IntervalSet& comm, const IntervalSet& compute, RankReport& rr);
+
 // How close (ns) a collective's start must follow the end of another one of its process group
 // for the check below to say it waited for it.
 inline constexpr TimeNs kSerializationToleranceNs = 5'000;

@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
 #include "tracer/format/json_text.h"
 
@@ -293,6 +294,13 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.optional(s.dp_efficiency, 4);
     j.key("allreduces");
     j.integer(s.allreduces);
+    j.key("matched_wait_us");  // null when none of the step's collectives was matched
+    j.optional(s.matched_wait_ns ? std::optional(static_cast<double>(*s.matched_wait_ns) / 1000.0)
+                                 : std::nullopt);
+    j.key("matched_transfer_us");
+    j.optional(s.matched_transfer_ns
+                   ? std::optional(static_cast<double>(*s.matched_transfer_ns) / 1000.0)
+                   : std::nullopt);
     j.close('}');
   }
   j.close(']');
@@ -408,6 +416,87 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
 }
 
 }  // namespace
+
+std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files) {
+  std::string s;
+  JsonOut j(s);
+  j.open('{');
+  j.key("ddpscope_digest");
+  j.integer(kDigestVersion);
+  j.key("run");
+  writeRunSummary(j, summarizeRun(report));
+  j.key("rules");
+  j.str(report.rules);
+  j.key("matched_by");
+  j.str(report.matched_by);
+  j.key("matched_collectives");
+  j.integer(static_cast<std::int64_t>(report.matched.size()));
+  j.key("warnings");
+  j.open('[');
+  for (const auto& w : report.warnings)
+    j.str(w);
+  j.close(']');
+  j.key("ranks");
+  j.open('[');
+  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
+    const RankReport& r = report.ranks[i];
+    s += "\n  ";  // a rank per line: the file stays readable and diffable
+    j.open('{');
+    j.key("rank");
+    j.integer(r.rank);
+    j.key("world_size");
+    j.integer(r.world_size);
+    j.key("source");
+    j.str(r.source);
+    j.key("incomplete");
+    j.boolean(r.incomplete);
+    if (i < files.size()) {
+      j.key("file");
+      j.str(files[i].name);
+      j.key("file_bytes");
+      j.integer(static_cast<std::int64_t>(files[i].bytes));
+      j.key("fnv1a64");
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(files[i].hash));
+      j.str(hex);
+    }
+    writeMetrics(j, r.whole);
+    const auto us = [](const std::optional<TimeNs>& ns) {
+      return ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt;
+    };
+    j.key("exposed_wait_us");
+    j.optional(us(r.exposed_wait_ns));
+    j.key("exposed_transfer_us");
+    j.optional(us(r.exposed_transfer_ns));
+    j.key("steps");
+    j.open('[');
+    for (const auto& st : r.steps) {
+      j.open('{');
+      j.key("step");
+      j.integer(st.step);
+      j.key("dur_us");
+      j.micros(st.dur_ns);
+      j.key("overlap_pct");
+      j.optional(st.metrics.overlap_pct, 4);
+      j.key("exposed_comm_us");
+      j.micros(st.metrics.exposed_ns);
+      j.key("dp_efficiency");
+      j.optional(st.dp_efficiency, 4);
+      j.key("matched_wait_us");
+      j.optional(us(st.matched_wait_ns));
+      j.key("matched_transfer_us");
+      j.optional(us(st.matched_transfer_ns));
+      j.close('}');
+    }
+    j.close(']');
+    j.close('}');
+  }
+  s += "\n";
+  j.close(']');
+  j.close('}');
+  s += '\n';
+  return s;
+}
 
 std::string reportToJson(const RunReport& report) {
   std::string s;

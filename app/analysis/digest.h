@@ -1,0 +1,58 @@
+#pragma once
+// The run digest (docs/DIGEST.md): a small file with, per rank, the summary figures and, per rank
+// and step, step time, exposed communication and the matched collectives' wait and transfer,
+// made without holding more than one rank's trace per thread in memory. No Qt.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/analysis/analysis.h"
+#include "app/analysis/collectives.h"
+
+namespace ddpscope::analysis {
+
+inline constexpr int kDigestVersion = 1;
+
+// The trace file a rank was read from.
+struct DigestFile {
+  std::string name;         // the file name, without its folder
+  std::uint64_t bytes = 0;  // its size
+  std::uint64_t hash = 0;   // FNV-1a (64 bit) of its bytes: tells a changed file from the same one
+};
+std::uint64_t fileHash(const std::string& path);  // throws std::runtime_error when unreadable
+
+// What one rank contributes to a digest: its report and what matching needs, its trace dropped.
+// Times of `timings`, `comm` and `compute` are absolute (the trace's base added) so that ranks
+// read apart can be matched.
+struct RankPartial {
+  RankReport report;
+  std::vector<CollectiveTiming> timings;
+  IntervalSet comm, compute;
+  DigestFile file;
+  bool written_by_ddpscope = false;
+  trace::RankTrace identity;  // the trace without its events: to refuse files of other runs
+};
+
+// The ranks of one trace file (a file may hold several).
+std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options);
+
+// The run of the partials (sorted by rank here): completeness, collectives matched across
+// ranks and each rank's exposed split, as analyzeRun gives them for the same files.
+RunReport mergePartials(std::vector<RankPartial>& parts);
+
+struct DigestOptions {
+  AnalysisOptions analysis;
+  unsigned threads = 0;  // 0: one per core, at most one per file
+  std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads
+};
+
+// The digest of the run at `paths` (files or run folders), as JSON text. Throws TraceError for a
+// bad file (naming it) and std::runtime_error for two files of one rank.
+std::string digestRun(const std::vector<std::string>& paths, const DigestOptions& options);
+
+// The JSON text of a digest from a merged run and its files (in the run's rank order).
+std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files);
+
+}  // namespace ddpscope::analysis

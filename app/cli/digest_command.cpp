@@ -1,0 +1,39 @@
+#include "app/cli/digest_command.h"
+
+#include <iostream>
+
+#include "app/analysis/digest.h"
+#include "app/analysis/rules.h"
+#include "tracer/format/file_io.h"
+
+namespace ddpscope::cli {
+
+CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
+  auto* c = app.add_subcommand(
+      "digest", "A small file of a run's per-rank and per-step figures (docs/DIGEST.md)");
+  c->add_option("--out", a.out,
+                "Write the digest here (.json, or .json.gz compressed); default: "
+                "standard output");
+  c->add_option("--threads", a.threads, "Files read at once (default: one per core)");
+  c->add_option("--rules", a.rules_file,
+                "Classification rules to apply before the built-in ones (docs/RULES.md); "
+                "default: $DDPSCOPE_RULES when set");
+  c->add_option("PATH", a.paths, "Trace files or run folders (one run)")->required();
+  return c;
+}
+
+int runDigest(const DigestArgs& a) {
+  analysis::DigestOptions options;
+  options.threads = a.threads;
+  options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);
+  const std::string digest = analysis::digestRun(a.paths, options);
+  if (a.out.empty()) {
+    std::cout << digest;
+    return 0;
+  }
+  trace::writeFileAtomically(a.out, a.out.ends_with(".gz") ? trace::gzipBytes(digest) : digest);
+  std::cerr << "wrote " << a.out << " (" << digest.size() << " bytes of JSON)\n";
+  return 0;
+}
+
+}  // namespace ddpscope::cli

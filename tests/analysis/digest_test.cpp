@@ -1,0 +1,127 @@
+// The run digest (app/analysis/digest.h) holds the numbers `summary` gives for the same files,
+// whatever the number of threads, and refuses what loading a run refuses.
+#include "app/analysis/digest.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+
+#include "agent/run_agent.h"
+#include "app/analysis/report_json.h"
+#include "tracer/format/run_loader.h"
+#include "tracer/format/trace_writer.h"
+
+namespace fs = std::filesystem;
+using namespace ddpscope;
+
+namespace {
+
+// A simulated run of four ranks, rank 2 late, written as rank-<r>.json.gz files.
+fs::path writeRun(const std::string& name, double bucket_mb = 25) {
+  agent::AgentOptions o;
+  o.world_size = 4;
+  o.bucket_mb = bucket_mb;
+  o.first_bucket_mb = 1;
+  o.steps = 3;
+  o.model.layers = 4;
+  o.cost.straggler_rank = 2;
+  o.cost.straggler_slowdown = 1.3;
+  o.out_dir = "unused";
+  const auto result = agent::runSimulation(o);
+  const fs::path dir = fs::temp_directory_path() / ("ddpscope_digest_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& r : result.ranks)
+    trace::writeTraceFile(r, (dir / ("rank-" + std::to_string(r.rank) + ".json.gz")).string());
+  return dir;
+}
+
+// The text of the object after `"key": ` at its first place in `json`.
+std::string objectAfter(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\": {");
+  if (at == std::string::npos) return {};
+  const auto open = json.find('{', at);
+  int depth = 0;
+  for (auto i = open; i < json.size(); ++i) {
+    depth += json[i] == '{' ? 1 : json[i] == '}' ? -1 : 0;
+    if (depth == 0) return json.substr(open, i - open + 1);
+  }
+  return {};
+}
+
+double number(simdjson::dom::element e, const char* key) {
+  simdjson::dom::element v = e[key];
+  return v.is_null() ? -1.0 : double(v);
+}
+
+}  // namespace
+
+TEST(Digest, HoldsTheSummarysNumbers) {
+  const fs::path dir = writeRun("same");
+  const std::string digest = analysis::digestRun({dir.string()}, {});
+  const auto run = trace::loadRun({dir.string()});
+  const std::string summary = analysis::reportToJson(analysis::analyzeRun(run));
+  // The run summary, word for word.
+  const std::string run_object = objectAfter(summary, "run");
+  ASSERT_FALSE(run_object.empty());
+  EXPECT_EQ(objectAfter(digest, "run"), run_object);
+  // Per rank and per step, every figure the digest has, as the summary states it.
+  simdjson::dom::parser p1, p2;
+  simdjson::dom::element d = p1.parse(digest), s = p2.parse(summary);
+  simdjson::dom::array dr = d["ranks"], sr = s["ranks"];
+  ASSERT_EQ(dr.size(), 4u);
+  ASSERT_EQ(sr.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    simdjson::dom::element a = dr.at(i), b = sr.at(i);
+    EXPECT_EQ(int64_t(a["rank"]), int64_t(b["rank"]));
+    for (const char* key : {"comm_us", "compute_us", "overlap_us", "overlap_pct", "exposed_comm_us",
+                            "idle_pct", "exposed_wait_us", "exposed_transfer_us"})
+      EXPECT_EQ(number(a, key), number(b, key)) << "rank " << i << " " << key;
+    simdjson::dom::array as = a["steps"], bs = b["steps"];
+    ASSERT_EQ(as.size(), bs.size());
+    for (std::size_t k = 0; k < as.size(); ++k) {
+      for (const char* key : {"step", "dur_us", "overlap_pct", "exposed_comm_us", "dp_efficiency",
+                              "matched_wait_us", "matched_transfer_us"})
+        EXPECT_EQ(number(as.at(k), key), number(bs.at(k), key)) << "rank " << i << " " << key;
+    }
+    // Rank 2 arrives last: the others wait, it does not.
+    if (int64_t(a["rank"]) != 2) {
+      EXPECT_GT(number(as.at(1), "matched_wait_us"), 0);
+    }
+    EXPECT_EQ(std::string_view(a["file"]), "rank-" + std::to_string(i) + ".json.gz");
+  }
+  // A few KB per rank.
+  EXPECT_LT(digest.size(), 4u * 4096u);
+  fs::remove_all(dir);
+}
+
+TEST(Digest, TheSameBytesWithAnyNumberOfThreads) {
+  const fs::path dir = writeRun("threads");
+  analysis::DigestOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  EXPECT_EQ(analysis::digestRun({dir.string()}, one), analysis::digestRun({dir.string()}, three));
+  fs::remove_all(dir);
+}
+
+TEST(Digest, FilesOfOtherRunsAndRepeatedRanksAreRefused) {
+  const fs::path a = writeRun("a"), b = writeRun("b", 5);
+  // Rank 1 of a 5 MiB run among the ranks of a 25 MiB run.
+  fs::copy_file(b / "rank-1.json.gz", a / "rank-1.json.gz", fs::copy_options::overwrite_existing);
+  try {
+    analysis::digestRun({a.string()}, {});
+    ADD_FAILURE() << "a mixed run was digested";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("not of the same run"), std::string::npos) << e.what();
+  }
+  // The same rank twice.
+  try {
+    analysis::digestRun({(b / "rank-0.json.gz").string(), (b / "rank-0.json.gz").string()}, {});
+    ADD_FAILURE() << "a rank given twice was digested";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 is in two files"), std::string::npos) << e.what();
+  }
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
