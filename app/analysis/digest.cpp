@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "tracer/format/importer.h"
 #include "tracer/format/run_loader.h"
@@ -120,10 +122,9 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
   return out;
 }
 
-std::string digestRun(const std::vector<std::string>& paths, const DigestOptions& options) {
-  std::vector<std::string> skipped;
-  const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
-  if (files.empty()) throw std::runtime_error("no trace files found");
+std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
+                                     const DigestOptions& options) {
+  if (files.empty()) return {};
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(files.size()));
   std::vector<std::vector<RankPartial>> per_file(files.size());
@@ -153,16 +154,296 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
   for (auto& f : per_file)
     for (auto& p : f)
       parts.push_back(std::move(p));
+  return parts;
+}
+
+std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
+                         std::size_t skipped_files) {
   RunReport report = mergePartials(parts);
   if (options.analysis.rules) report.rules = options.analysis.rules->description();
-  if (!skipped.empty()) {
-    report.warnings.push_back(std::to_string(skipped.size()) +
+  if (skipped_files > 0) {
+    report.warnings.push_back(std::to_string(skipped_files) +
                               " trace file(s) beside the folder's rank-<r> files were not read");
   }
   std::vector<DigestFile> digest_files;
   for (const auto& p : parts)
     digest_files.push_back(p.file);
   return digestToJson(report, digest_files);
+}
+
+std::string digestRun(const std::vector<std::string>& paths, const DigestOptions& options) {
+  std::vector<std::string> skipped;
+  const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
+  if (files.empty()) throw std::runtime_error("no trace files found");
+  auto parts = digestFiles(files, options);
+  return finishDigest(parts, options, skipped.size());
+}
+
+}  // namespace ddpscope::analysis
+
+// ---------------------------------------------------------------------------------------------
+// Partials as bytes, for processes that read their share of a run's files (digest under MPI).
+// Fixed-size little-endian-as-the-host values: the processes of one job run one build.
+
+namespace ddpscope::analysis {
+
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(const std::string& s) {
+    pod<std::uint64_t>(s.size());
+    out_ += s;
+  }
+  template <typename T>
+  void opt(const std::optional<T>& v) {
+    pod<std::uint8_t>(v ? 1 : 0);
+    if (v) pod(*v);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <typename T>
+  T pod() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (in_.size() - at_ < sizeof(T)) throw std::runtime_error("digest partials: truncated");
+    T v;
+    std::memcpy(&v, in_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = pod<std::uint64_t>();
+    if (in_.size() - at_ < n) throw std::runtime_error("digest partials: truncated");
+    std::string s(in_.substr(at_, n));
+    at_ += n;
+    return s;
+  }
+  template <typename T>
+  std::optional<T> opt() {
+    if (pod<std::uint8_t>() == 0) return std::nullopt;
+    return pod<T>();
+  }
+  // A number of items that follow: never more than the bytes left (each takes at least one).
+  std::size_t count() {
+    const auto n = pod<std::uint64_t>();
+    if (n > in_.size() - at_) throw std::runtime_error("digest partials: a count past the end");
+    return static_cast<std::size_t>(n);
+  }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  std::string_view in_;
+  std::size_t at_ = 0;
+};
+
+void putMetrics(Writer& w, const OverlapMetrics& m) {
+  for (TimeNs t : {m.comm_ns, m.compute_ns, m.overlap_ns, m.exposed_ns, m.span_ns, m.busy_ns,
+                   m.idle_ns, m.first_ns, m.last_ns})
+    w.pod(t);
+  w.opt(m.overlap_pct);
+  for (double d : {m.idle_pct, m.compute_pct, m.non_compute_pct})
+    w.pod(d);
+}
+
+OverlapMetrics getMetrics(Reader& r) {
+  OverlapMetrics m;
+  for (TimeNs* t : {&m.comm_ns, &m.compute_ns, &m.overlap_ns, &m.exposed_ns, &m.span_ns, &m.busy_ns,
+                    &m.idle_ns, &m.first_ns, &m.last_ns})
+    *t = r.pod<TimeNs>();
+  m.overlap_pct = r.opt<double>();
+  for (double* d : {&m.idle_pct, &m.compute_pct, &m.non_compute_pct})
+    *d = r.pod<double>();
+  return m;
+}
+
+void putIntervals(Writer& w, const IntervalSet& set) {
+  w.pod<std::uint64_t>(set.size());
+  for (const auto& i : set) {
+    w.pod(i.start);
+    w.pod(i.end);
+  }
+}
+
+IntervalSet getIntervals(Reader& r) {
+  IntervalSet set(r.count());
+  for (auto& i : set) {
+    i.start = r.pod<TimeNs>();
+    i.end = r.pod<TimeNs>();
+  }
+  return set;
+}
+
+// The parts of a rank's report the digest and the run summary use (not its streams, per-kind
+// collectives, violations or warnings).
+void putReport(Writer& w, const RankReport& r) {
+  w.pod(r.rank);
+  w.pod(r.world_size);
+  w.pod(r.world_size_declared);
+  w.str(r.source);
+  w.str(r.path);
+  w.pod(r.incomplete);
+  w.pod(r.dropped_records);
+  w.pod(r.counts);
+  putMetrics(w, r.whole);
+  w.pod(r.serialization_checked);
+  w.pod(r.buckets_inferred);
+  w.pod<std::uint64_t>(r.steps.size());
+  for (const auto& st : r.steps) {
+    w.pod(st.step);
+    w.pod(st.start_ns);
+    w.pod(st.dur_ns);
+    putMetrics(w, st.metrics);
+    w.pod(st.exposed_tail_ns);
+    w.pod(st.compute_critical_ns);
+    w.opt(st.dp_efficiency);
+    w.pod(st.allreduces);
+  }
+  w.pod<std::uint64_t>(r.buckets.size());
+  for (const auto& b : r.buckets) {
+    w.pod(b.step);
+    w.pod(b.id);
+    w.pod(b.bytes);
+    w.pod(b.tensors);
+    for (TimeNs t : {b.ready_ns, b.start_ns, b.end_ns, b.wait_ns, b.exposed_ns})
+      w.pod(t);
+    w.opt(b.algbw_gbps);
+    w.opt(b.busbw_gbps);
+    w.pod(b.inferred);
+    w.pod(b.device);
+    w.pod(b.stream);
+  }
+}
+
+RankReport getReport(Reader& r) {
+  RankReport out;
+  out.rank = r.pod<std::int32_t>();
+  out.world_size = r.pod<std::int32_t>();
+  out.world_size_declared = r.pod<bool>();
+  out.source = r.str();
+  out.path = r.str();
+  out.incomplete = r.pod<bool>();
+  out.dropped_records = r.pod<std::int64_t>();
+  out.counts = r.pod<decltype(out.counts)>();
+  out.whole = getMetrics(r);
+  out.serialization_checked = r.pod<bool>();
+  out.buckets_inferred = r.pod<bool>();
+  out.steps.resize(r.count());
+  for (auto& st : out.steps) {
+    st.step = r.pod<std::int32_t>();
+    st.start_ns = r.pod<TimeNs>();
+    st.dur_ns = r.pod<TimeNs>();
+    st.metrics = getMetrics(r);
+    st.exposed_tail_ns = r.pod<TimeNs>();
+    st.compute_critical_ns = r.pod<TimeNs>();
+    st.dp_efficiency = r.opt<double>();
+    st.allreduces = r.pod<std::int32_t>();
+  }
+  out.buckets.resize(r.count());
+  for (auto& b : out.buckets) {
+    b.step = r.pod<std::int32_t>();
+    b.id = r.pod<std::int32_t>();
+    b.bytes = r.pod<std::int64_t>();
+    b.tensors = r.pod<std::int32_t>();
+    for (TimeNs* t : {&b.ready_ns, &b.start_ns, &b.end_ns, &b.wait_ns, &b.exposed_ns})
+      *t = r.pod<TimeNs>();
+    b.algbw_gbps = r.opt<double>();
+    b.busbw_gbps = r.opt<double>();
+    b.inferred = r.pod<bool>();
+    b.device = r.pod<std::int64_t>();
+    b.stream = r.pod<std::int64_t>();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encodePartials(const std::vector<RankPartial>& parts) {
+  Writer w;
+  w.pod<std::uint64_t>(parts.size());
+  for (const auto& p : parts) {
+    putReport(w, p.report);
+    w.pod<std::uint64_t>(p.timings.size());
+    for (const auto& k : p.timings) {
+      w.pod(k.kind);
+      w.str(k.group);
+      w.pod(k.seq);
+      w.pod(k.start);
+      w.pod(k.end);
+      w.pod(k.bytes);
+      w.pod(k.step);
+      w.pod(k.ref);
+    }
+    putIntervals(w, p.comm);
+    putIntervals(w, p.compute);
+    w.str(p.file.name);
+    w.pod(p.file.bytes);
+    w.pod(p.file.hash);
+    w.pod(p.written_by_ddpscope);
+    const auto& id = p.identity;
+    w.pod(id.world_size);
+    w.pod(id.world_size_declared);
+    w.str(id.distributed_backend);
+    w.pod(id.ddpscope.present);
+    w.str(id.ddpscope.source);
+    w.pod<std::uint64_t>(id.ddpscope.config.size());
+    for (const auto& [key, value] : id.ddpscope.config) {
+      w.str(key);
+      w.str(value);
+    }
+  }
+  return w.take();
+}
+
+std::vector<RankPartial> decodePartials(std::string_view bytes) {
+  Reader r(bytes);
+  std::vector<RankPartial> parts(r.count());
+  for (auto& p : parts) {
+    p.report = getReport(r);
+    p.timings.resize(r.count());
+    for (auto& k : p.timings) {
+      k.kind = r.pod<CollectiveKind>();
+      k.group = r.str();
+      k.seq = r.pod<std::int64_t>();
+      k.start = r.pod<TimeNs>();
+      k.end = r.pod<TimeNs>();
+      k.bytes = r.pod<std::int64_t>();
+      k.step = r.pod<std::int32_t>();
+      k.ref = r.pod<EventRef>();
+    }
+    p.comm = getIntervals(r);
+    p.compute = getIntervals(r);
+    p.file.name = r.str();
+    p.file.bytes = r.pod<std::uint64_t>();
+    p.file.hash = r.pod<std::uint64_t>();
+    p.written_by_ddpscope = r.pod<bool>();
+    auto& id = p.identity;
+    id.path = p.report.path;
+    id.rank = p.report.rank;
+    id.world_size = r.pod<std::int32_t>();
+    id.world_size_declared = r.pod<bool>();
+    id.distributed_backend = r.str();
+    id.ddpscope.present = r.pod<bool>();
+    id.ddpscope.source = r.str();
+    id.ddpscope.config.resize(r.count());
+    for (auto& [key, value] : id.ddpscope.config) {
+      key = r.str();
+      value = r.str();
+    }
+  }
+  if (!r.done()) throw std::runtime_error("digest partials: bytes left over");
+  return parts;
 }
 
 }  // namespace ddpscope::analysis

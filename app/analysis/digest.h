@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/analysis/analysis.h"
@@ -51,6 +52,17 @@ struct DigestOptions {
 // The digest of the run at `paths` (files or run folders), as JSON text. Throws TraceError for a
 // bad file (naming it) and std::runtime_error for two files of one rank.
 std::string digestRun(const std::vector<std::string>& paths, const DigestOptions& options);
+
+// The steps of digestRun, for processes that each read a share of the files (MPI): the partials
+// of some files (on `options.threads` threads), and the digest of every rank's partials.
+std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
+                                     const DigestOptions& options);
+std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
+                         std::size_t skipped_files);
+// Partials as bytes and back (everything the digest and the run summary use). Throws
+// std::runtime_error for bytes that are not an encoding of partials.
+std::string encodePartials(const std::vector<RankPartial>& parts);
+std::vector<RankPartial> decodePartials(std::string_view bytes);
 
 // The JSON text of a digest from a merged run and its files (in the run's rank order).
 std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files);

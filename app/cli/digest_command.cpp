@@ -23,6 +23,9 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
 }
 
 int runDigest(const DigestArgs& a) {
+#ifdef DDPSCOPE_HAVE_MPI
+  if (launchedAsMpiJob()) return runDigestMpi(a);
+#endif
   analysis::DigestOptions options;
   options.threads = a.threads;
   options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);

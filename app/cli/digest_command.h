@@ -20,6 +20,13 @@ struct DigestArgs {
 CLI::App* addDigestCommand(CLI::App& app, DigestArgs& args);
 
 // Runs it: 0 on success. Trace errors are thrown as the other commands' are (main reports them).
+// Started by mpirun/srun (and built with MPI), the processes split the files among them and
+// process 0 writes the digest.
 int runDigest(const DigestArgs& args);
+
+#ifdef DDPSCOPE_HAVE_MPI
+bool launchedAsMpiJob();                   // mpirun/srun started this process with others
+int runDigestMpi(const DigestArgs& args);  // digest_mpi.cpp
+#endif
 
 }  // namespace ddpscope::cli

@@ -125,3 +125,25 @@ TEST(Digest, FilesOfOtherRunsAndRepeatedRanksAreRefused) {
   fs::remove_all(a);
   fs::remove_all(b);
 }
+
+// What processes of an MPI job send each other: the partials, as bytes, give the same digest; a
+// truncated message is refused.
+TEST(Digest, PartialsAsBytesGiveTheSameDigest) {
+  const fs::path dir = writeRun("bytes");
+  const auto files = trace::expandTracePaths({dir.string()});
+  analysis::DigestOptions options;
+  auto parts = analysis::digestFiles(files, options);
+  // Split as three processes would: files 0 and 3, 1, 2.
+  std::vector<analysis::RankPartial> a, b;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    (i % 3 == 0 ? a : b).push_back(parts[i]);
+  auto back = analysis::decodePartials(analysis::encodePartials(a));
+  auto more = analysis::decodePartials(analysis::encodePartials(b));
+  for (auto& p : more)
+    back.push_back(std::move(p));
+  EXPECT_EQ(analysis::finishDigest(back, options, 0), analysis::finishDigest(parts, options, 0));
+  const std::string bytes = analysis::encodePartials(a);
+  EXPECT_THROW(analysis::decodePartials(std::string_view(bytes).substr(0, bytes.size() / 2)),
+               std::runtime_error);
+  fs::remove_all(dir);
+}

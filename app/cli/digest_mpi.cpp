@@ -1,0 +1,116 @@
+// `ddpscope-cli digest` under mpirun/srun: each process reads its share of the files (file i goes
+// to process i mod N), the partials travel to process 0, and it writes the digest a single
+// process would have written (docs/DIGEST.md). Built when MPI was found (DDPSCOPE_HAVE_MPI).
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/analysis/digest.h"
+#include "app/analysis/rules.h"
+#include "app/cli/digest_command.h"
+#include "tracer/format/file_io.h"
+#include "tracer/format/run_loader.h"
+
+namespace ddpscope::cli {
+
+namespace {
+
+int intFromEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : 0;
+}
+
+// Bytes from one process to another in pieces MPI's int counts can hold.
+void sendBytes(const std::string& bytes, int to) {
+  const std::uint64_t n = bytes.size();
+  MPI_Send(&n, 1, MPI_UINT64_T, to, 0, MPI_COMM_WORLD);
+  for (std::uint64_t at = 0; at < n; at += INT_MAX) {
+    const int piece = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - at));
+    MPI_Send(bytes.data() + at, piece, MPI_BYTE, to, 1, MPI_COMM_WORLD);
+  }
+}
+
+std::string receiveBytes(int from) {
+  std::uint64_t n = 0;
+  MPI_Recv(&n, 1, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::string bytes(n, '\0');
+  for (std::uint64_t at = 0; at < n; at += INT_MAX) {
+    const int piece = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - at));
+    MPI_Recv(bytes.data() + at, piece, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+bool launchedAsMpiJob() {
+  return intFromEnv("OMPI_COMM_WORLD_SIZE") > 1 || intFromEnv("PMI_SIZE") > 1 ||
+         intFromEnv("PMIX_SIZE") > 1;
+}
+
+int runDigestMpi(const DigestArgs& a) {
+  MPI_Init(nullptr, nullptr);
+  int me = 0, processes = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  analysis::DigestOptions options;
+  options.threads = a.threads;
+  // Each process reads its files; a failure travels to process 0 as a message (first byte 0).
+  std::string message;
+  std::size_t skipped_files = 0;
+  try {
+    options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);
+    std::vector<std::string> skipped;
+    const auto files = trace::expandTracePaths(a.paths, &skipped);
+    if (files.empty()) throw std::runtime_error("no trace files found");
+    skipped_files = skipped.size();
+    std::vector<std::string> mine;
+    for (std::size_t i = static_cast<std::size_t>(me); i < files.size();
+         i += static_cast<std::size_t>(processes))
+      mine.push_back(files[i]);
+    message = '\1' + analysis::encodePartials(analysis::digestFiles(mine, options));
+  } catch (const std::exception& e) {
+    message = std::string(1, '\0') + "process " + std::to_string(me) + ": " + e.what();
+  }
+  int rc = 0;
+  if (me != 0) {
+    sendBytes(message, 0);
+  } else {
+    std::vector<analysis::RankPartial> parts;
+    for (int p = 0; p < processes; ++p) {
+      const std::string bytes = p == 0 ? std::move(message) : receiveBytes(p);
+      if (bytes.empty() || bytes[0] == '\0') {
+        std::cerr << "ddpscope-cli: " << (bytes.empty() ? "no answer" : bytes.substr(1)) << "\n";
+        rc = 1;
+        continue;
+      }
+      for (auto& part : analysis::decodePartials(std::string_view(bytes).substr(1)))
+        parts.push_back(std::move(part));
+    }
+    if (rc == 0) {
+      try {
+        const std::string digest = analysis::finishDigest(parts, options, skipped_files);
+        if (a.out.empty()) {
+          std::cout << digest;
+        } else {
+          trace::writeFileAtomically(a.out,
+                                     a.out.ends_with(".gz") ? trace::gzipBytes(digest) : digest);
+          std::cerr << "wrote " << a.out << " (" << digest.size() << " bytes of JSON, " << processes
+                    << " processes)\n";
+        }
+      } catch (const std::exception& e) {
+        std::cerr << "ddpscope-cli: " << e.what() << "\n";
+        rc = 1;
+      }
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}
+
+}  // namespace ddpscope::cli
