@@ -5,12 +5,17 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#ifdef DDPSCOPE_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include "memory.h"
@@ -90,6 +95,27 @@ std::string sizeText(std::uint64_t bytes) {
 
 }  // namespace
 
+#ifdef DDPSCOPE_HAVE_LIBDEFLATE
+namespace {
+// Inflates a single-member gzip stream of exactly `size` bytes into `out` (empty, with room for
+// them); false, `out` still empty, when it is not one.
+bool inflateWhole(std::string_view compressed, std::uint64_t size, PaddedBuffer& out) {
+  struct Free {
+    void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+  };
+  thread_local std::unique_ptr<libdeflate_decompressor, Free> d(libdeflate_alloc_decompressor());
+  if (!d) return false;
+  std::size_t in_used = 0, out_size = 0;
+  const auto rc =
+      libdeflate_gzip_decompress_ex(d.get(), compressed.data(), compressed.size(), out.data(),
+                                    static_cast<std::size_t>(size), &in_used, &out_size);
+  if (rc != LIBDEFLATE_SUCCESS || in_used != compressed.size() || out_size != size) return false;
+  out.setSize(out_size);
+  return true;
+}
+}  // namespace
+#endif
+
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits) {
   if (!limits.setting_error.empty()) throw TraceError(name, kNoOffset, limits.setting_error);
@@ -106,6 +132,15 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       expected = isize + 1;
   }
   out.reserveMore(std::min<std::uint64_t>(expected, limits.max_bytes + 1));
+#ifdef DDPSCOPE_HAVE_LIBDEFLATE
+  // One gzip member whose trailer states its size: inflated whole, in one call. Anything else
+  // (several members, a size the trailer cannot state, an error) is left to zlib's stream below,
+  // which also words the errors.
+  if (isGzip(compressed) && expected > 1 && expected - 1 <= limits.max_bytes &&
+      out.capacity() - PaddedBuffer::kPadding >= expected - 1) {
+    if (inflateWhole(compressed, expected - 1, out)) return out;
+  }
+#endif
   z_stream zs{};
   // 15 + 32: accept gzip or zlib headers.
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name, kNoOffset, "zlib init failed");
