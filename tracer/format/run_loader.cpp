@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "importer.h"
 #include "trace_error.h"
 
 namespace ddpscope::trace {
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 bool hasTraceSuffix(const std::string& name) {
-  return name.ends_with(".json") || name.ends_with(".json.gz");
+  return hasImportableExtension(name);
 }
 
 // The settings of the `ddpscope` block that are the same on every rank of one run: the
@@ -93,7 +94,10 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
         if (!fs::path(f).filename().string().starts_with("rank-")) skipped->push_back(f);
     }
     if (chosen.empty()) {
-      throw TraceError(p, kNoOffset, "the folder contains no trace files (*.json, *.json.gz)");
+      std::string kinds;
+      for (const auto& ext : importableExtensions())
+        kinds += (kinds.empty() ? "*" : ", *") + ext;
+      throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")");
     }
     std::sort(chosen.begin(), chosen.end());
     files.insert(files.end(), chosen.begin(), chosen.end());
@@ -114,6 +118,31 @@ TimeNs latestTime(const RankTrace& r) {
   return latest;
 }
 }  // namespace
+
+void numberRanksAcrossFiles(std::vector<std::vector<RankNumber>>& files) {
+  if (files.size() < 2) return;
+  std::size_t total = 0;
+  for (const auto& f : files)
+    total += f.size();
+  std::int32_t next_by_order = 0;
+  for (auto& f : files) {
+    std::int32_t file_max = -1;
+    for (auto& r : f) {
+      if (r.origin == RankOrigin::Order) {
+        const auto own = r.rank;
+        r.rank += next_by_order;
+        if (r.rank != own) {
+          r.note = "numbered rank " + std::to_string(r.rank) + " (rank " + std::to_string(own) +
+                   " of its file, after the ranks of the files before it)";
+        }
+        if (!r.world_size_declared)
+          r.world_size = std::max<std::int32_t>(r.world_size, static_cast<std::int32_t>(total));
+      }
+      file_max = std::max(file_max, r.rank);
+    }
+    next_by_order = std::max(next_by_order, file_max + 1);
+  }
+}
 
 void alignRanks(Run& run) {
   if (run.ranks.empty()) return;
@@ -150,7 +179,8 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   const auto files = expandTracePaths(paths, &skipped);
   if (files.empty()) throw TraceError("", kNoOffset, "no trace files given");
   Run run;
-  run.ranks.resize(files.size());
+  // A file may hold several ranks (an Nsight Systems capture of several processes).
+  std::vector<std::vector<ImportedRank>> read(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<double> fraction(files.size(), 0.0);
   std::mutex progress_mutex;
@@ -182,7 +212,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
             options.progress(sum / static_cast<double>(files.size()));
           };
         }
-        run.ranks[i] = readTraceFile(files[i], ro);
+        read[i] = importFile(files[i], ro);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -208,6 +238,26 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  std::vector<std::vector<RankNumber>> numbers(read.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    for (const auto& r : read[i])
+      numbers[i].push_back(
+          {r.origin, r.trace.rank, r.trace.world_size, r.trace.world_size_declared, {}});
+    total += read[i].size();
+  }
+  numberRanksAcrossFiles(numbers);
+  run.ranks.reserve(total);
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    for (std::size_t k = 0; k < read[i].size(); ++k) {
+      RankTrace& t = read[i][k].trace;
+      t.rank = numbers[i][k].rank;
+      t.world_size = numbers[i][k].world_size;
+      if (!numbers[i][k].note.empty()) t.warnings.push_back(numbers[i][k].note);
+      run.ranks.push_back(std::move(t));
+    }
+  }
+  read.clear();
   std::stable_sort(run.ranks.begin(), run.ranks.end(),
                    [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
   for (std::size_t i = 1; i < run.ranks.size(); ++i) {

@@ -1,5 +1,7 @@
 #pragma once
 // Loads a run: a folder of rank-<r>.json[.gz] files, or several files, as one multi-rank run.
+// Every file is read by the importer the registry finds for it (importer.h); one file may hold
+// several ranks (an Nsight Systems capture of several processes).
 
 #include <atomic>
 #include <functional>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "importer.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
@@ -20,8 +23,9 @@ struct RunLoadOptions {
   unsigned threads = 0;  // 0: one per core, at most one per file
 };
 
-// The trace files a path stands for: the path itself if it is a file; for a folder, its
-// rank-*.json[.gz] files, or when it has none, every *.json[.gz] in it. Sorted by name. The
+// The trace files a path stands for: the path itself if it is a file; for a folder, its rank-*
+// files, or when it has none, every file in it with an importer's extension (*.json[.gz],
+// *.sqlite, ...). Sorted by name. The
 // other trace files of a folder that has rank files go to *skipped when it is given.
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped = nullptr);
@@ -37,6 +41,19 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
 std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankTrace& b);
 
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
+
+// How ranks of several files are numbered (loadRun, and the digest, which reads files apart):
+// ranks a file numbers by their order in it continue after the ranks of the files before it, so
+// that several exports (one per node) open as one run; their world size, when undeclared, is at
+// least the number of ranks. `note` says when a rank was renumbered. One file: left as it is.
+struct RankNumber {
+  RankOrigin origin = RankOrigin::Declared;
+  std::int32_t rank = 0;
+  std::int32_t world_size = 1;
+  bool world_size_declared = true;
+  std::string note;
+};
+void numberRanksAcrossFiles(std::vector<std::vector<RankNumber>>& files);
 
 // Aligns ranks already in memory on their common base (the earliest base among them). Throws
 // TraceError naming a rank's file when the ranks' clocks are too far apart to share a time base

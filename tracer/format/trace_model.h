@@ -195,7 +195,6 @@ struct DdpscopeBlock {
   std::string_view configValue(std::string_view key) const;
 };
 
-// Everything one rank's file holds.
 // What a profiler writes about a collective on its kernel (PyTorch's Kineto args "Collective
 // name", "Process Group Name", ...), kept for the kernels that carry it, by correlation id.
 struct CollectiveArgs {
@@ -212,6 +211,7 @@ struct CollectiveArgs {
   bool operator==(const CollectiveArgs&) const = default;
 };
 
+// Everything one rank's file holds.
 struct RankTrace {
   std::string path;  // where it was loaded from ("" when built in memory)
   std::int32_t rank = 0;

@@ -1318,8 +1318,9 @@ void TraceParser::parseArgs(od::object args) {
       case 'P':
         if (key == "Process Group Name") {
           stringOf(v, args_.pg_name);
-        } else if (key == "Process Group ID") {  // older profilers: a number
-          if (args_.pg_name.empty()) args_.pg_name = trimToken(v.raw_json_token());
+        } else if (key == "Process Group ID") {  // older profilers: a number (or its text)
+          if (args_.pg_name.empty() && !stringOf(v, args_.pg_name))
+            args_.pg_name = trimToken(v.raw_json_token());
         } else if (key == "Process Group Description") {
           stringOf(v, args_.pg_desc);
         } else if (key == "Process Group Ranks") {
