@@ -1,0 +1,74 @@
+#include "app/analysis/whatif_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/analysis/report_json.h"
+
+namespace ddpscope::analysis {
+
+namespace {
+std::string durationText(double us) {
+  return formatDuration(static_cast<TimeNs>(std::llround(us * 1e3)));
+}
+std::string pctText(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", v);
+  return b;
+}
+}  // namespace
+
+std::vector<WhatIfConfig> whatIfSweepConfigs(const std::vector<double>& sizes,
+                                             const WhatIfConfig& base) {
+  std::vector<WhatIfConfig> out;
+  out.reserve(sizes.size());
+  for (double s : sizes) {
+    WhatIfConfig c = base;
+    c.bucket_mb = s;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string bucketSizeText(double bucket_mb) {
+  if (bucket_mb == 0) return "one allreduce per tensor";
+  char b[32];
+  std::snprintf(b, sizeof b, "%g MiB", bucket_mb);
+  return b;
+}
+
+std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) {
+  if (!result.model.usable || !result.best || *result.best >= result.predictions.size() ||
+      !(result.base_step_us > 0))
+    return std::nullopt;
+  const Prediction& p = result.predictions[*result.best];
+  if (!(p.step_us > 0)) return std::nullopt;
+  WhatIfRecommendation r;
+  r.prediction = *result.best;
+  r.bucket_mb = p.config.bucket_mb;
+  r.step_us = p.step_us;
+  r.recorded_step_us = result.base_step_us;
+  r.saving_pct = 100.0 * (result.base_step_us - p.step_us) / result.base_step_us;
+  r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
+  r.clear_saving = r.saving_pct > std::max(r.band_pct, 0.5);
+  std::string t = "Predicted: ";
+  t += p.config.bucket_mb == 0 ? "one allreduce per tensor"
+                               : bucketSizeText(p.config.bucket_mb) + " buckets";
+  t += " would take " + durationText(p.step_us) + " per step, ";
+  t += pctText(std::abs(r.saving_pct));
+  t += r.saving_pct >= 0 ? " less" : " more";
+  t +=
+      " than the recorded " + durationText(result.base_step_us) + " (±" + pctText(r.band_pct) + ")";
+  if (r.saving_pct <= 0) {
+    t += ": no size tried is predicted faster than the recorded configuration";
+  } else if (!r.clear_saving) {
+    t += ": a saving within the prediction's uncertainty (or under 0.5 %), so no size tried is "
+         "clearly faster than the recorded configuration";
+  }
+  t += ".";
+  r.text = std::move(t);
+  return r;
+}
+
+}  // namespace ddpscope::analysis

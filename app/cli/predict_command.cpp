@@ -1,0 +1,405 @@
+#include "app/cli/predict_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "app/analysis/analysis.h"
+#include "app/analysis/collectives.h"
+#include "app/analysis/report_json.h"
+#include "app/analysis/sweep.h"
+#include "app/analysis/whatif.h"
+#include "app/analysis/whatif_summary.h"
+#include "tracer/format/json_text.h"
+#include "tracer/format/run_loader.h"
+
+namespace ddpscope::cli {
+
+namespace {
+
+using namespace ddpscope::analysis;
+
+struct BadArgument : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double parseSize(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v) || v < 0 || v > 1e6)
+    throw BadArgument(option + ": '" + text +
+                      "' is not a size in MiB (a number from 0 to 1000000)");
+  return v;
+}
+
+std::vector<double> parseSizeList(const std::string& text) {
+  std::vector<double> out;
+  if (text.empty()) throw BadArgument("--bucket-mb: an empty list (give e.g. 0,5,25,100)");
+  std::size_t at = 0;
+  while (true) {
+    const auto comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+    out.push_back(parseSize(item, "--bucket-mb"));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string mb(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+std::string us(double v) {
+  char b[48];
+  if (std::abs(v) >= 1e6)
+    std::snprintf(b, sizeof b, "%.3f s", v / 1e6);
+  else if (std::abs(v) >= 1e3)
+    std::snprintf(b, sizeof b, "%.3f ms", v / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.1f µs", v);
+  return b;
+}
+
+void key(std::string& o, const char* k) {
+  trace::appendJsonString(o, k);
+  o += ": ";
+}
+void num(std::string& o, const char* k, double v, int decimals = 3) {
+  key(o, k);
+  trace::appendDouble(o, v, decimals);
+}
+void optNum(std::string& o, const char* k, const std::optional<double>& v, int decimals = 3) {
+  key(o, k);
+  if (v)
+    trace::appendDouble(o, *v, decimals);
+  else
+    o += "null";
+}
+
+std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
+  const auto& m = r.model;
+  std::string o = "{";
+  key(o, "predicted");
+  o += "true, ";
+  key(o, "base");
+  o += "{";
+  optNum(o, "bucket_mb", r.base_bucket_mb);
+  o += ", ";
+  num(o, "step_us", r.base_step_us);
+  o += ", ";
+  key(o, "predicted_step_us");
+  if (m.usable)
+    trace::appendDouble(o, r.base_predicted_step_us, 3);
+  else
+    o += "null";
+  o += ", ";
+  key(o, "replay_error_pct");
+  if (m.usable && r.base_step_us > 0)
+    trace::appendDouble(o, 100.0 * (r.base_predicted_step_us / r.base_step_us - 1), 3);
+  else
+    o += "null";
+  o += ", ";
+  num(o, "gpu_end_us", r.base_gpu_end_us);
+  o += ", ";
+  num(o, "predicted_gpu_end_us", r.base_predicted_gpu_end_us);
+  o += ", ";
+  key(o, "world_size");
+  trace::appendInt(o, m.world_size);
+  o += ", ";
+  key(o, "step_rule");
+  trace::appendJsonString(o, m.selection.rule);
+  o += "}, ";
+  key(o, "fit");
+  o += "{";
+  key(o, "gradient_production");
+  trace::appendJsonString(o, m.production_source);
+  o += ", ";
+  key(o, "communication");
+  o += "[";
+  for (std::size_t i = 0; i < m.comm.size(); ++i) {
+    const auto& f = m.comm[i];
+    if (i) o += ", ";
+    o += "{";
+    key(o, "kind");
+    trace::appendJsonString(o, collectiveKindName(f.kind));
+    o += ", ";
+    key(o, "ranks");
+    trace::appendInt(o, f.ranks);
+    o += ", ";
+    num(o, "alpha_us", f.alpha_us);
+    o += ", ";
+    num(o, "beta_us_per_mib", f.beta_us_per_mib);
+    o += ", ";
+    optNum(o, "ring_alpha_us", f.ring_alpha_us);
+    o += ", ";
+    optNum(o, "busbw_gbps", f.busbw_gbps);
+    o += ", ";
+    key(o, "samples");
+    trace::appendInt(o, f.samples);
+    o += ", ";
+    num(o, "residual_rms_us", f.residual_rms_us);
+    o += ", ";
+    num(o, "residual_pct", f.residual_pct);
+    o += ", ";
+    num(o, "worst_residual_pct", f.worst_residual_pct);
+    o += ", ";
+    key(o, "method");
+    trace::appendJsonString(o, f.method);
+    o += "}";
+  }
+  o += "], ";
+  key(o, "compute_slowdown");
+  o += "{";
+  num(o, "factor", m.slowdown.factor, 4);
+  o += ", ";
+  num(o, "spread", m.slowdown.spread, 4);
+  o += ", ";
+  key(o, "fitted");
+  o += m.slowdown.fitted ? "true" : "false";
+  o += ", ";
+  key(o, "kernels_with_comm");
+  trace::appendInt(o, m.slowdown.with_comm);
+  o += ", ";
+  key(o, "kernels_without_comm");
+  trace::appendInt(o, m.slowdown.without_comm);
+  o += "}";
+  if (m.optimizer_per_bucket) {
+    o += ", ";
+    key(o, "optimizer_update");
+    o += "{";
+    num(o, "alpha_us", m.update_cost.intercept);
+    o += ", ";
+    num(o, "beta_us_per_mib", m.update_cost.slope);
+    o += ", ";
+    num(o, "shortest_kernel_us", m.shortest_kernel_us);
+    o += "}";
+  }
+  o += "}, ";
+  key(o, "predictions");
+  o += "[";
+  for (std::size_t i = 0; i < r.predictions.size(); ++i) {
+    const auto& p = r.predictions[i];
+    if (i) o += ", ";
+    o += "{";
+    num(o, "bucket_mb", p.config.bucket_mb);
+    o += ", ";
+    num(o, "first_bucket_mb",
+        p.config.first_bucket_mb ? *p.config.first_bucket_mb : std::min(1.0, p.config.bucket_mb));
+    o += ", ";
+    key(o, "overlap");
+    o += p.config.overlap ? "true" : "false";
+    o += ", ";
+    key(o, "world_size");
+    trace::appendInt(o, world_size > 0 ? world_size : m.world_size);
+    o += ", ";
+    num(o, "network_scale", p.config.network_scale);
+    o += ", ";
+    num(o, "compute_scale", p.config.compute_scale);
+    o += ", ";
+    num(o, "step_us", p.step_us);
+    o += ", ";
+    num(o, "step_us_low", p.step_us_low);
+    o += ", ";
+    num(o, "step_us_high", p.step_us_high);
+    o += ", ";
+    optNum(o, "overlap_pct", p.overlap_pct);
+    o += ", ";
+    num(o, "exposed_comm_us", p.exposed_comm_us);
+    o += ", ";
+    key(o, "host_bound");
+    o += p.host_bound ? "true" : "false";
+    o += ", ";
+    key(o, "buckets");
+    o += "[";
+    for (std::size_t b = 0; b < p.bucket_list.size(); ++b) {
+      const auto& x = p.bucket_list[b];
+      if (b) o += ", ";
+      o += "{";
+      key(o, "id");
+      trace::appendInt(o, x.id);
+      o += ", ";
+      key(o, "bytes");
+      trace::appendInt(o, x.bytes);
+      o += ", ";
+      key(o, "tensors");
+      trace::appendInt(o, x.tensors);
+      o += ", ";
+      num(o, "ready_us", x.ready_us);
+      o += ", ";
+      num(o, "start_us", x.start_us);
+      o += ", ";
+      num(o, "end_us", x.end_us);
+      o += "}";
+    }
+    o += "]}";
+  }
+  o += "], ";
+  key(o, "best");
+  if (r.best) {
+    o += "{";
+    num(o, "bucket_mb", r.predictions[*r.best].config.bucket_mb);
+    o += ", ";
+    num(o, "step_us", r.predictions[*r.best].step_us);
+    o += "}";
+  } else {
+    o += "null";
+  }
+  o += ", ";
+  key(o, "notes");
+  o += "[";
+  for (std::size_t i = 0; i < r.notes.size(); ++i) {
+    if (i) o += ", ";
+    trace::appendJsonString(o, r.notes[i]);
+  }
+  o += "]}\n";
+  return o;
+}
+
+std::string toText(const WhatIfResult& r) {
+  const auto& m = r.model;
+  std::ostringstream o;
+  o << "what-if (every figure below but the recorded step is predicted)\n";
+  o << "recorded   step " << us(r.base_step_us) << " (" << m.selection.rule << ")";
+  if (r.base_bucket_mb) o << ", buckets " << mb(*r.base_bucket_mb) << " MiB";
+  o << "\n";
+  if (m.usable) {
+    char e[32];
+    std::snprintf(e, sizeof e, "%+.2f %%",
+                  r.base_step_us > 0 ? 100.0 * (r.base_predicted_step_us / r.base_step_us - 1) : 0);
+    o << "predicted  replay of the recorded configuration " << us(r.base_predicted_step_us) << " ("
+      << e << "); the GPU's work ends at " << us(r.base_predicted_gpu_end_us) << " (recorded "
+      << us(r.base_gpu_end_us) << ")\n";
+    o << "gradient production: " << m.production_source << "\n";
+    for (const auto& f : m.comm) {
+      char b[256];
+      std::snprintf(b, sizeof b,
+                    "fitted %s over %d ranks: α %.2f µs + %.3f µs/MiB (%d samples, residual %.2f "
+                    "%% RMS, worst %.2f %%)",
+                    std::string(collectiveKindName(f.kind)).c_str(), f.ranks, f.alpha_us,
+                    f.beta_us_per_mib, f.samples, f.residual_pct, f.worst_residual_pct);
+      o << b;
+      if (f.busbw_gbps) {
+        std::snprintf(b, sizeof b, "; ring step %.2f µs, bus bandwidth %.1f GB/s",
+                      f.ring_alpha_us.value_or(0), *f.busbw_gbps);
+        o << b;
+      }
+      o << "\n";
+    }
+    char b[200];
+    if (m.slowdown.fitted)
+      std::snprintf(b, sizeof b,
+                    "fitted compute slowdown under communication: %.1f %% (±%.1f; %d kernels "
+                    "with, %d without)\n",
+                    100 * m.slowdown.factor, 100 * m.slowdown.spread, m.slowdown.with_comm,
+                    m.slowdown.without_comm);
+    else
+      std::snprintf(b, sizeof b,
+                    "compute slowdown under communication: not determined, none assumed (%d "
+                    "kernels with, %d without)\n",
+                    m.slowdown.with_comm, m.slowdown.without_comm);
+    o << b;
+    o << "\n  bucket MiB   predicted step        band                      overlap   exposed/step  "
+         "buckets\n";
+    for (std::size_t i = 0; i < r.predictions.size(); ++i) {
+      const auto& p = r.predictions[i];
+      char line[256];
+      std::snprintf(line, sizeof line, "  %-10s   %-18s  %-24s  %-8s  %-12s  %d%s%s\n",
+                    p.config.bucket_mb == 0 ? "0 (tensor)" : mb(p.config.bucket_mb).c_str(),
+                    us(p.step_us).c_str(), (us(p.step_us_low) + " – " + us(p.step_us_high)).c_str(),
+                    percentText(p.overlap_pct, 1).c_str(), us(p.exposed_comm_us).c_str(), p.buckets,
+                    r.best && *r.best == i ? "  <- predicted best" : "",
+                    p.host_bound ? "  (host-bound)" : "");
+      o << line;
+    }
+    if (r.best) {
+      const auto& p = r.predictions[*r.best];
+      o << "\npredicted best: " << mb(p.config.bucket_mb) << " MiB, predicted step "
+        << us(p.step_us);
+      if (r.base_step_us > 0) {
+        char s[64];
+        std::snprintf(s, sizeof s, " (%+.1f %% vs recorded)",
+                      100.0 * (p.step_us / r.base_step_us - 1));
+        o << s;
+      }
+      o << "\n";
+    }
+    if (const auto rec = recommendWhatIf(r)) o << rec->text << "\n";
+  }
+  for (const auto& n : r.notes)
+    o << "note: " << n << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a) {
+  auto* c = app.add_subcommand(
+      "predict", "What-if: predicted step time at other bucket sizes, overlap, world size");
+  c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
+  c->add_option("--bucket-mb", a.bucket_mb,
+                "Comma list of bucket caps in MiB, 0 = one allreduce per tensor (default: "
+                "0,1,2,5,10,25,50,100,200,400)");
+  c->add_option("--first-bucket-mb", a.first_bucket_mb,
+                "Cap of the first bucket in MiB (default: min(1, bucket))");
+  c->add_option("--world-size", a.world_size, "Ranks to predict for (default: as recorded)");
+  c->add_flag("--no-overlap", a.no_overlap, "Start communication after backward");
+  c->add_option("--network-scale", a.network_scale,
+                "Collective times x K (2: a network half as fast)");
+  c->add_option("--compute-scale", a.compute_scale, "Compute times x K (2: compute half as fast)");
+  c->add_option("--rules", a.rules_file,
+                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+  c->add_option("PATH", a.paths, "Trace files or run folders (one run)")->required();
+  return c;
+}
+
+int runPredict(const PredictArgs& a) {
+  std::vector<WhatIfConfig> configs;
+  try {
+    const auto sizes = a.bucket_mb.empty() ? defaultSweepSizes() : parseSizeList(a.bucket_mb);
+    std::optional<double> first;
+    if (!a.first_bucket_mb.empty()) first = parseSize(a.first_bucket_mb, "--first-bucket-mb");
+    if (a.world_size != 0 && (a.world_size < 2 || a.world_size > 1 << 20))
+      throw BadArgument("--world-size: " + std::to_string(a.world_size) +
+                        " ranks (give 2 or more: one rank has no communication to predict)");
+    if (!(a.network_scale > 0) || !std::isfinite(a.network_scale) || a.network_scale > 1e6)
+      throw BadArgument("--network-scale: give a factor above 0");
+    if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale) || a.compute_scale > 1e6)
+      throw BadArgument("--compute-scale: give a factor above 0");
+    WhatIfConfig base;
+    base.first_bucket_mb = first;
+    base.overlap = !a.no_overlap;
+    base.world_size = a.world_size;
+    base.network_scale = a.network_scale;
+    base.compute_scale = a.compute_scale;
+    configs = whatIfSweepConfigs(sizes, base);
+  } catch (const BadArgument& e) {
+    std::cerr << "ddpscope-cli predict: " << e.what() << "\n";
+    return 2;
+  }
+  AnalysisOptions options;
+  options.rules = ClassRules::forCommandLine(a.rules_file);
+  const trace::Run run = trace::loadRun(a.paths);
+  std::vector<RankActivity> activities;
+  const auto report = analyzeRun(run, options, &activities);
+  const auto result = predictWhatIf(run, report, activities, configs);
+  if (!a.json) {
+    // What the summary warns about the run (ranks missing, ...) bears on the prediction too.
+    for (const auto& w : report.warnings)
+      std::cout << "warning: " << w << "\n";
+    if (!report.warnings.empty()) std::cout << "\n";
+  }
+  std::cout << (a.json ? toJson(result, a.world_size) : toText(result));
+  if (!a.json && !result.model.comm.empty())
+    std::cout << "communication cost fitted by: " << result.model.comm.front().method << "\n";
+  return 0;
+}
+
+}  // namespace ddpscope::cli

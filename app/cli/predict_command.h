@@ -1,0 +1,31 @@
+#pragma once
+// `ddpscope-cli predict`: the what-if predictor (app/analysis/whatif.h) on the command line
+// (docs/CLI.md, "ddpscope-cli predict").
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ddpscope::cli {
+
+struct PredictArgs {
+  bool json = false;
+  std::string bucket_mb;  // comma list; empty: the app's sweep sizes
+  std::string first_bucket_mb;
+  std::int32_t world_size = 0;
+  bool no_overlap = false;
+  double network_scale = 1;
+  double compute_scale = 1;
+  std::string rules_file;
+  std::vector<std::string> paths;
+};
+
+// Registers the `predict` subcommand on `app`, its options written into `args`.
+CLI::App* addPredictCommand(CLI::App& app, PredictArgs& args);
+
+// Runs it: 0 on success, 2 for bad arguments (a message on stderr). Trace errors are thrown as
+// the other commands' are (main reports them).
+int runPredict(const PredictArgs& args);
+
+}  // namespace ddpscope::cli

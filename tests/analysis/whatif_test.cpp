@@ -1,0 +1,342 @@
+// The what-if predictor (app/analysis/whatif.h): the fits on synthetic pairs with known α and β,
+// the bucket rule against the agent's planner, the replay on hand-made steps with known answers,
+// the replay of recorded runs (the simulator's and the ResNet-50 reference) and predictions
+// checked against the simulator run at the predicted configuration.
+#include "app/analysis/whatif.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "agent/bucket_planner.h"
+#include "agent/run_agent.h"
+#include "tracer/format/trace_reader.h"
+
+using namespace ddpscope;
+using analysis::GradTensor;
+using analysis::ReplayItem;
+using analysis::ReplayStep;
+using analysis::ReplayTensor;
+using analysis::WhatIfConfig;
+using analysis::WhatIfModel;
+
+namespace {
+
+// ---- fits ----
+
+TEST(WhatIfFit, RecoversAlphaAndBetaOfExactPairs) {
+  std::vector<double> x, y;
+  for (double mib : {0.001, 0.5, 1.0, 4.0, 25.0, 150.0}) {
+    x.push_back(mib);
+    y.push_back(21.0 + 4.959 * mib);
+  }
+  const auto f = analysis::fitLine(x, y);
+  EXPECT_NEAR(f.intercept, 21.0, 1e-9);
+  EXPECT_NEAR(f.slope, 4.959, 1e-9);
+  EXPECT_NEAR(f.residual_rel, 0, 1e-12);
+  EXPECT_EQ(f.samples, 6);
+}
+
+TEST(WhatIfFit, NoisyPairsGiveTheLineAndTheirResiduals) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 0.02);
+  std::vector<double> x, y;
+  for (int i = 0; i < 400; ++i) {
+    const double mib = 1.0 + i * 0.25;
+    x.push_back(mib);
+    y.push_back((8.0 + 50.0 * mib) * (1 + noise(rng)));
+  }
+  const auto f = analysis::fitLine(x, y);
+  EXPECT_NEAR(f.slope, 50.0, 0.5);
+  EXPECT_NEAR(f.intercept, 8.0, 10.0);
+  EXPECT_NEAR(f.residual_rel, 0.02, 0.005);
+  EXPECT_GT(f.worst_rel, f.residual_rel);
+}
+
+TEST(WhatIfFit, LowerEnvelopeIgnoresWaitsForLateRanks) {
+  // Each size seen several times; all but one of each also waited for a late rank.
+  std::vector<double> x, y;
+  for (double mib : {1.0, 8.0, 25.0, 100.0}) {
+    const double t = 30.0 + 10.0 * mib;
+    for (double wait : {0.0, 400.0, 35.0, 1200.0}) {
+      x.push_back(mib);
+      y.push_back(t + wait);
+    }
+  }
+  const auto env = analysis::fitLowerEnvelope(x, y);
+  EXPECT_NEAR(env.intercept, 30.0, 1e-9);
+  EXPECT_NEAR(env.slope, 10.0, 1e-9);
+  const auto plain = analysis::fitLine(x, y);
+  EXPECT_GT(plain.intercept, 100.0);  // the waits inflate a plain fit
+}
+
+TEST(WhatIfFit, OneSizeGoesThroughTheOriginAndCostsAreNeverNegative) {
+  auto f = analysis::fitLine({4, 4, 4}, {40, 44, 36});
+  EXPECT_EQ(f.intercept, 0);
+  EXPECT_NEAR(f.slope, 10, 1e-12);
+  // A falling cloud would give a negative slope: clamped to a constant.
+  f = analysis::fitLine({1, 2, 3}, {30, 20, 10});
+  EXPECT_EQ(f.slope, 0);
+  EXPECT_NEAR(f.intercept, 20, 1e-12);
+}
+
+// ---- the bucket rule ----
+
+std::vector<std::vector<std::int32_t>> agentPlan(const std::vector<agent::ParamInfo>& params,
+                                                 std::int64_t cap, std::int64_t first) {
+  const auto plan = agent::BucketPlanner(cap, first).plan(params);
+  std::vector<std::vector<std::int32_t>> out;
+  for (const auto& b : plan.buckets) {
+    out.emplace_back();
+    for (const auto& s : b.slots)
+      out.back().push_back(s.param);
+  }
+  return out;
+}
+
+TEST(WhatIfBuckets, RuleMatchesTheAgentsPlannerOnTheSameTensors) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<std::int64_t> elems(1, 3'000'000);
+  std::bernoulli_distribution half(0.2);
+  for (int trial = 0; trial < 21; ++trial) {
+    std::vector<agent::ParamInfo> params;
+    const int n = 5 + trial * 7;
+    for (int i = 0; i < n; ++i) {
+      const bool bf16 = trial % 3 == 2 && half(rng);
+      // The last trial: tensors of exactly 1 MiB, so buckets reach their caps exactly.
+      params.push_back({"p" + std::to_string(i), trial == 20 ? std::int64_t{262144} : elems(rng),
+                        bf16 ? agent::DType::BF16 : agent::DType::F32});
+    }
+    // Backward produces them in reverse registration order.
+    std::vector<GradTensor> produced;
+    std::vector<std::int32_t> index;  // production position -> parameter
+    for (int i = n - 1; i >= 0; --i) {
+      const auto& p = params[static_cast<std::size_t>(i)];
+      produced.push_back({p.bytes(), p.dtype == agent::DType::BF16 ? "bf16" : "f32"});
+      index.push_back(i);
+    }
+    for (double cap_mb : {0.0, 1.0, 5.0, 25.0, 400.0}) {
+      for (double first_mb : {0.0, 1.0, 25.0}) {
+        const auto cap = agent::mebibytesToBytes(cap_mb);
+        const auto first = agent::mebibytesToBytes(first_mb);
+        EXPECT_EQ(analysis::mibToBytes(cap_mb), cap);
+        auto mine = analysis::planBuckets(produced, cap, first);
+        for (auto& b : mine)
+          for (auto& t : b)
+            t = index[static_cast<std::size_t>(t)];
+        EXPECT_EQ(mine, agentPlan(params, cap, first))
+            << "trial " << trial << ", cap " << cap_mb << ", first " << first_mb;
+      }
+    }
+  }
+}
+
+TEST(WhatIfBuckets, CapZeroIsOneBucketPerTensorAndTensorsAreNeverSplit) {
+  const std::vector<GradTensor> t = {{100}, {5'000'000}, {10}, {3'000'000}};
+  EXPECT_EQ(analysis::planBuckets(t, 0, 0).size(), 4u);
+  const auto b = analysis::planBuckets(t, 1'000'000, 1'000'000);
+  ASSERT_EQ(b.size(), 2u);  // {100, 5e6} reaches the cap; {10, 3e6} too
+  EXPECT_EQ(b[0], (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(b[1], (std::vector<std::int32_t>{2, 3}));
+}
+
+// ---- the replay on hand-made steps ----
+
+// Two identical ranks; backward is four items of 100 µs, each making one 1 MiB gradient
+// ready; allreduce costs 10 µs + 20 µs/MiB; nothing after backward, no host limits.
+WhatIfModel handMadeModel(double slowdown) {
+  WhatIfModel m;
+  m.usable = true;
+  m.world_size = 2;
+  m.per_tensor_known = true;
+  analysis::CommCostFit f;
+  f.alpha_us = 10;
+  f.beta_us_per_mib = 20;
+  f.ranks = 2;
+  m.comm.push_back(f);
+  m.slowdown.factor = slowdown;
+  m.slowdown.fitted = true;
+  m.steps.emplace_back();
+  for (int r = 0; r < 2; ++r) {
+    ReplayStep st;
+    st.rank = r;
+    st.start_abs_us = 1000;
+    for (int i = 0; i < 4; ++i) {
+      ReplayItem it;
+      it.start_us = 100.0 * i;
+      it.base_us = 100;
+      st.items.push_back(it);
+      ReplayTensor t;
+      t.bytes = 1 << 20;
+      t.ready_item = i;
+      st.tensors.push_back(t);
+    }
+    st.backward_end_item = 3;
+    st.recorded_bucket_tensors = {4};
+    m.steps.back().push_back(st);
+  }
+  return m;
+}
+
+WhatIfConfig sized(double mb, bool overlap = true) {
+  WhatIfConfig c;
+  c.bucket_mb = mb;
+  c.first_bucket_mb = mb;
+  c.overlap = overlap;
+  return c;
+}
+
+TEST(WhatIfReplay, PerTensorBucketsOverlapBackward) {
+  const auto m = handMadeModel(0);
+  // Allreduce j (30 µs) starts when tensor j is ready: the last ends at 400 + 30.
+  const auto p = analysis::predictConfiguration(m, sized(0));
+  EXPECT_NEAR(p.step_us, 430, 1e-6);
+  EXPECT_EQ(p.buckets, 4);
+  ASSERT_EQ(p.bucket_list.size(), 4u);
+  EXPECT_NEAR(p.bucket_list[1].ready_us, 200, 1e-6);
+  EXPECT_NEAR(p.bucket_list[1].start_us, 200, 1e-6);
+  EXPECT_NEAR(p.bucket_list[1].end_us, 230, 1e-6);
+  EXPECT_NEAR(p.exposed_comm_us, 30, 1e-6);  // only the last is exposed
+  ASSERT_TRUE(p.overlap_pct);
+  EXPECT_NEAR(*p.overlap_pct, 75, 1e-6);
+}
+
+TEST(WhatIfReplay, OneBigBucketWaitsForBackward) {
+  const auto m = handMadeModel(0);
+  EXPECT_NEAR(analysis::predictConfiguration(m, sized(400)).step_us, 400 + 10 + 80, 1e-6);
+  EXPECT_NEAR(analysis::predictConfiguration(m, sized(2)).step_us, 400 + 50, 1e-6);
+}
+
+TEST(WhatIfReplay, NoOverlapSerialisesTheAllreducesAfterBackward) {
+  const auto m = handMadeModel(0);
+  EXPECT_NEAR(analysis::predictConfiguration(m, sized(0, false)).step_us, 400 + 4 * 30, 1e-6);
+}
+
+TEST(WhatIfReplay, ComputeSlowsWhileCommunicationRuns) {
+  // Slowdown 1: compute runs at half speed under an allreduce. Item 1 starts at 100 with the
+  // first allreduce (100-130): 15 µs of work there, 85 after: ends 215; likewise each next.
+  const auto m = handMadeModel(1.0);
+  EXPECT_NEAR(analysis::predictConfiguration(m, sized(0)).step_us, 475, 1e-6);
+}
+
+TEST(WhatIfReplay, WorldSizeNetworkAndComputeScale) {
+  const auto m = handMadeModel(0);
+  auto c = sized(400);
+  c.network_scale = 2;
+  EXPECT_NEAR(analysis::predictConfiguration(m, c).step_us, 400 + 180, 1e-6);
+  c = sized(400);
+  c.compute_scale = 0.5;
+  EXPECT_NEAR(analysis::predictConfiguration(m, c).step_us, 200 + 90, 1e-6);
+  // Ring allreduce from 2 to 8 ranks: latency × 7, bandwidth term × (7/8) / (1/2).
+  c = sized(400);
+  c.world_size = 8;
+  EXPECT_NEAR(analysis::predictConfiguration(m, c).step_us, 400 + 70 + 80 * 1.75, 1e-6);
+}
+
+TEST(WhatIfReplay, HostBoundStepsKeepTheHostsTime) {
+  auto m = handMadeModel(0);
+  for (auto& st : m.steps.front())
+    st.host_floor_us = 600;
+  const auto p = analysis::predictConfiguration(m, sized(400));
+  EXPECT_NEAR(p.step_us, 600, 1e-6);
+  EXPECT_TRUE(p.host_bound);
+}
+
+// ---- recorded runs ----
+
+struct Analysed {
+  trace::Run run;
+  analysis::RunReport report;
+  std::vector<analysis::RankActivity> activities;
+};
+
+Analysed analyse(trace::Run run) {
+  Analysed a;
+  a.run = std::move(run);
+  a.report = analysis::analyzeRun(a.run, {}, &a.activities);
+  return a;
+}
+
+agent::AgentOptions smallTransformer(double bucket_mb) {
+  agent::AgentOptions o;
+  o.world_size = 4;
+  o.steps = 4;
+  o.model.kind = "transformer";
+  o.model.layers = 4;
+  o.bucket_mb = bucket_mb;
+  o.first_bucket_mb = std::min(1.0, bucket_mb);
+  o.cost.jitter = 0.05;
+  o.cost.comm_slowdown = 0.2;
+  o.cost.allreduce_busbw_gbps = 40;
+  o.cost.allreduce_alpha_us = 8;
+  return o;
+}
+
+double simulatedStepUs(const agent::AgentOptions& o) {
+  trace::Run run;
+  run.ranks = agent::runSimulation(o).ranks;
+  const auto a = analyse(std::move(run));
+  return static_cast<double>(analysis::summarizeRun(a.report).step_ns) * 1e-3;
+}
+
+TEST(WhatIfRecorded, SimulatedRunIsReplayedAndOtherSizesPredicted) {
+  trace::Run run;
+  run.ranks = agent::runSimulation(smallTransformer(25)).ranks;
+  const auto a = analyse(std::move(run));
+  std::vector<WhatIfConfig> configs;
+  for (double mb : {0.0, 5.0})
+    configs.push_back(sized(mb));
+  for (auto& c : configs)
+    c.first_bucket_mb.reset();
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, configs);
+  ASSERT_TRUE(res.model.usable) << (res.notes.empty() ? "" : res.notes.front());
+  EXPECT_EQ(res.model.production_source.rfind("bucket metadata", 0), 0u);
+  EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.01);
+  // The fit sees the simulator's cost: α = 2(p−1) · 8 µs, bus bandwidth 40 GB/s.
+  const auto& f = res.model.comm.front();
+  EXPECT_NEAR(f.alpha_us, 48, 0.5);
+  ASSERT_TRUE(f.busbw_gbps);
+  EXPECT_NEAR(*f.busbw_gbps, 40, 0.5);
+  EXPECT_NEAR(res.model.slowdown.factor, 0.2, 0.03);
+  ASSERT_EQ(res.predictions.size(), 2u);
+  for (const auto& p : res.predictions) {
+    const double real = simulatedStepUs(smallTransformer(p.config.bucket_mb));
+    EXPECT_NEAR(p.step_us / real, 1.0, 0.03) << p.config.bucket_mb << " MiB";
+    EXPECT_LE(p.step_us_low, p.step_us);
+    EXPECT_GE(p.step_us_high, p.step_us);
+  }
+}
+
+TEST(WhatIfRecorded, ResNetReferenceBaseReplayWithinThreePercent) {
+  trace::Run run;
+  run.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  const auto a = analyse(std::move(run));
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(0), sized(25)});
+  ASSERT_TRUE(res.model.usable) << (res.notes.empty() ? "" : res.notes.front());
+  EXPECT_EQ(res.model.production_source.rfind("inferred", 0), 0u);
+  EXPECT_NEAR(res.base_step_us, 222332, 1);  // the run summary's step time, steps 5–6
+  EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.03);
+  // Per tensor needs the parameter list, which a PyTorch trace does not carry.
+  ASSERT_EQ(res.predictions.size(), 1u);
+  EXPECT_EQ(res.predictions.front().config.bucket_mb, 25);
+  bool said = false;
+  for (const auto& n : res.notes)
+    said = said || n.find("per tensor") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(WhatIfRecorded, OneRankRunHasNothingToPredict) {
+  agent::AgentOptions o = smallTransformer(25);
+  o.world_size = 1;
+  trace::Run run;
+  run.ranks = agent::runSimulation(o).ranks;
+  const auto a = analyse(std::move(run));
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(5)});
+  EXPECT_FALSE(res.model.usable);
+  EXPECT_TRUE(res.predictions.empty());
+  ASSERT_FALSE(res.notes.empty());
+  EXPECT_NE(res.notes.front().find("one rank"), std::string::npos);
+}
+
+}  // namespace
