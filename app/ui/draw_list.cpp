@@ -161,12 +161,61 @@ class StyleTotals {
   int best_ = 0;
 };
 
+// Accumulates the union of a lane's events into the columns of a window: events arrive in start
+// order, and only the part of each beyond the furthest end seen so far is added, so that
+// overlapping events are counted once.
+class OccupancyAccumulator {
+ public:
+  OccupancyAccumulator(std::vector<float>* out, const ViewWindow& view, double scale)
+      : out_(out), view_(view), scale_(scale), covered_(view.lo) {
+    if (out_) sums_.assign(static_cast<std::size_t>(view.width), 0.0);
+  }
+  void add(TimeNs s, TimeNs e) {
+    if (!out_ || e <= covered_) return;
+    const TimeNs a = std::max(s, covered_);
+    covered_ = e;
+    const TimeNs b = std::min(e, view_.hi);
+    if (b <= a) return;
+    const double xa = static_cast<double>(a - view_.lo) * scale_;
+    const double xb = static_cast<double>(b - view_.lo) * scale_;
+    const int w = view_.width;
+    const int ca = std::min(w - 1, static_cast<int>(xa));
+    const int cb = std::min(w, static_cast<int>(xb));
+    if (ca >= cb) {
+      sums_[static_cast<std::size_t>(ca)] += xb - xa;
+      return;
+    }
+    sums_[static_cast<std::size_t>(ca)] += static_cast<double>(ca + 1) - xa;
+    for (int c = ca + 1; c < cb; ++c)
+      sums_[static_cast<std::size_t>(c)] += 1.0;
+    if (cb < w) sums_[static_cast<std::size_t>(cb)] += xb - static_cast<double>(cb);
+  }
+  void finish() {
+    if (!out_) return;
+    out_->resize(sums_.size());
+    for (std::size_t c = 0; c < sums_.size(); ++c)
+      (*out_)[c] = static_cast<float>(std::clamp(sums_[c], 0.0, 1.0));
+  }
+
+ private:
+  std::vector<float>* out_;
+  ViewWindow view_;
+  double scale_;
+  TimeNs covered_;
+  std::vector<double> sums_;
+};
+
 }  // namespace
 
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
-                                   int merge_below_px) {
+                                   int merge_below_px, std::vector<float>* occupancy) {
   std::vector<DrawBox> out;
-  if (view.width <= 0 || view.hi <= view.lo || events.size() == 0) return out;
+  if (occupancy) occupancy->clear();
+  if (view.width <= 0 || view.hi <= view.lo) return out;
+  if (events.size() == 0) {
+    if (occupancy) occupancy->assign(static_cast<std::size_t>(view.width), 0.0f);
+    return out;
+  }
   const std::size_t n = events.size();
   DrawBox run;
   StyleTotals totals;
@@ -175,11 +224,13 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
   const TimeNs* starts = events.startData();
   const std::uint32_t* durations = events.durationData();
+  OccupancyAccumulator occ(occupancy, view, scale);
   for (std::size_t i = firstEventEndingAfter(events, view.lo); i < n; ++i) {
     const TimeNs s = starts[i];
     if (s >= view.hi) break;
     const std::uint32_t d = durations[i];
     const TimeNs e = d != LaneEvents::kLongDuration ? s + static_cast<TimeNs>(d) : events.end(i);
+    occ.add(s, e);
     // Fast path (most events at a far zoom): the event lies inside the columns of the run being
     // merged (its start is not before the run's, events being sorted), so it only joins it, when
     // it has the run's style or the run is one column (where the style taking most time shows).
@@ -229,6 +280,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
     if (!out.empty() && run.x0 < out.back().x0) sorted = false;
     out.push_back(run);
   }
+  occ.finish();
   if (!sorted) {
     std::stable_sort(out.begin(), out.end(),
                      [](const DrawBox& a, const DrawBox& b) { return a.x0 < b.x0; });

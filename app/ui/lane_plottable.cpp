@@ -1,5 +1,6 @@
 #include "app/ui/lane_plottable.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/ui/palette.h"
@@ -23,10 +24,26 @@ ViewWindow LanePlottable::currentWindow() const {
 const std::vector<DrawBox>& LanePlottable::drawList() const {
   const ViewWindow w = currentWindow();
   if (!(w == cached_window_)) {
-    cache_ = buildDrawList(lane_->events, w);
+    cache_ = buildDrawList(lane_->events, w, 3, &occupancy_);
     cached_window_ = w;
   }
   return cache_;
+}
+
+const std::vector<float>& LanePlottable::occupancy() const {
+  drawList();
+  return occupancy_;
+}
+
+const std::vector<DrawBox>& LanePlottable::matchList() const {
+  static const std::vector<DrawBox> kNone;
+  if (!matches_) return kNone;
+  const ViewWindow w = currentWindow();
+  if (!(w == match_window_)) {
+    match_cache_ = buildDrawList(*matches_, w);
+    match_window_ = w;
+  }
+  return match_cache_;
 }
 
 const DrawBox* LanePlottable::boxAt(double pixel_x) const {
@@ -64,6 +81,13 @@ QString LanePlottable::boxLabel(const DrawBox& box) const {
   }
 }
 
+int columnHeight(const std::vector<float>& occupancy, int x, int box_h) {
+  const float f = x >= 0 && static_cast<std::size_t>(x) < occupancy.size()
+                      ? occupancy[static_cast<std::size_t>(x)]
+                      : 1.0f;
+  return std::clamp(static_cast<int>(std::lround(f * static_cast<float>(box_h))), 1, box_h);
+}
+
 void LanePlottable::draw(QCPPainter* painter) {
   const QCPAxisRect* rect = keyAxis()->axisRect();
   const int left = rect->left();
@@ -85,11 +109,37 @@ void LanePlottable::draw(QCPPainter* painter) {
   for (int s = 0; s < kStyleCount; ++s)
     fills[s] = styleColour(static_cast<std::uint16_t>(s));
   const auto& boxes = drawList();
+  const auto& occ = occupancy_;
   const QFontMetrics fm(painter->font());
+  // Communication not hidden under compute: its collective's colour over a band of the exposed
+  // colour along the bottom.
+  const int band = std::max(2, box_h / 4);
   for (const DrawBox& b : boxes) {
     const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
-    const QRect r(left + b.x0, box_top, b.x1 - b.x0, box_h);
-    painter->fillRect(r, c);
+    const bool exposed_band = isCommKindStyle(b.style) && isExposedCommStyle(b.style);
+    if (drawnWhole(b)) {
+      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, box_h), c);
+      if (exposed_band)
+        painter->fillRect(QRect(left + b.x0, box_top + box_h - band, b.x1 - b.x0, band),
+                          colours::kCommExposed);
+      continue;
+    }
+    // Merged events, column by column: each column as high as it is busy (at least a pixel, so
+    // that no event disappears), from the bottom of the lane; runs of equal height in one rect.
+    int x = b.x0;
+    while (x < b.x1) {
+      const int h = columnHeight(occ, x, box_h);
+      int x_end = x + 1;
+      while (x_end < b.x1 && columnHeight(occ, x_end, box_h) == h)
+        ++x_end;
+      painter->fillRect(QRect(left + x, box_top + box_h - h, x_end - x, h), c);
+      if (exposed_band) {
+        const int bh = std::min(h, band);
+        painter->fillRect(QRect(left + x, box_top + box_h - bh, x_end - x, bh),
+                          colours::kCommExposed);
+      }
+      x = x_end;
+    }
   }
   // Edges and names only where there is room: a darker right edge separates back-to-back events.
   for (const DrawBox& b : boxes) {
@@ -105,6 +155,49 @@ void LanePlottable::draw(QCPPainter* painter) {
     painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft,
                       fm.elidedText(label, Qt::ElideRight, text_rect.width()));
   }
+  // Search matches: an outline around each (merged where they are closer than a few pixels),
+  // at least 3 px wide so that a sub-pixel kernel is found at any zoom.
+  if (matches_) {
+    painter->setPen(QPen(colours::kSearchMatch, 2));
+    painter->setBrush(Qt::NoBrush);
+    for (const DrawBox& b : matchList()) {
+      const int x0 = left + b.x0 - (b.x1 - b.x0 < 3 ? 1 : 0);
+      const int w = std::max(3, b.x1 - b.x0);
+      painter->drawRect(QRect(x0, top_px + 1, w, std::max(2, lane_h - 2)));
+    }
+  }
+}
+
+SwatchLegendItem::SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text,
+                                   bool band)
+    : QCPAbstractLegendItem(legend), colour_(colour), text_(text), band_(band) {
+  setSelectable(false);
+}
+
+QSize SwatchLegendItem::minimumOuterSizeHint() const {
+  const QFontMetrics fm(mFont);
+  const QSize icon = mParentLegend->iconSize();
+  return {icon.width() + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text_) +
+              mMargins.left() + mMargins.right(),
+          std::max(icon.height(), fm.height()) + mMargins.top() + mMargins.bottom()};
+}
+
+void SwatchLegendItem::draw(QCPPainter* painter) {
+  const QSize icon = mParentLegend->iconSize();
+  const QRect r = mRect;
+  const QRect swatch(r.left(), r.top() + (r.height() - icon.height()) / 2, icon.width(),
+                     icon.height());
+  painter->fillRect(swatch, colour_);
+  if (band_) {
+    const int h = std::max(2, icon.height() / 4);
+    painter->fillRect(QRect(swatch.left(), swatch.bottom() + 1 - h, swatch.width(), h),
+                      colours::kCommExposed);
+  }
+  painter->setFont(mFont);
+  painter->setPen(QPen(mTextColor));
+  const QRect text_rect(swatch.right() + 1 + mParentLegend->iconTextPadding(), r.top(),
+                        r.width() - icon.width() - mParentLegend->iconTextPadding(), r.height());
+  painter->drawText(text_rect, Qt::AlignLeft | Qt::AlignVCenter, text_);
 }
 
 double TimeTicker::getTickStep(const QCPRange& range) {

@@ -23,11 +23,22 @@ class LanePlottable : public QCPAbstractPlottable {
   double top() const { return top_; }
   double bottom() const { return top_ + lane_->height; }
   void setShaded(bool shaded) { shaded_ = shaded; }
+  // Search matches in this lane (null: none), outlined over the events; the list must outlive
+  // the plottable or be reset.
+  void setMatches(const LaneEvents* matches) {
+    matches_ = matches;
+    match_window_ = {0, 0, -1};
+  }
+  // The matches' boxes in the current window (cached).
+  const std::vector<DrawBox>& matchList() const;
 
   // The window the key axis shows, in pixel columns of the axis rect.
   ViewWindow currentWindow() const;
   // The draw list for the current window (cached).
   const std::vector<DrawBox>& drawList() const;
+  // How busy each pixel column of the current window is, in [0, 1] (draw_list.h; cached with
+  // the draw list).
+  const std::vector<float>& occupancy() const;
   // The box under an x pixel of the widget, or nullptr.
   const DrawBox* boxAt(double pixel_x) const;
 
@@ -49,7 +60,34 @@ class LanePlottable : public QCPAbstractPlottable {
   bool shaded_ = false;
   mutable ViewWindow cached_window_{0, 0, -1};
   mutable std::vector<DrawBox> cache_;
+  mutable std::vector<float> occupancy_;
+  const LaneEvents* matches_ = nullptr;
+  mutable ViewWindow match_window_{0, 0, -1};
+  mutable std::vector<DrawBox> match_cache_;
 };
+
+// A legend entry of the timeline: a swatch of a colour and its meaning (the timeline's lanes are
+// not QCustomPlot graphs, so they have no legend items of their own). `band` draws the swatch
+// with the exposed-communication band along its bottom.
+class SwatchLegendItem : public QCPAbstractLegendItem {
+  Q_OBJECT
+ public:
+  SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text, bool band = false);
+  const QString& text() const { return text_; }
+
+ protected:
+  void draw(QCPPainter* painter) override;
+  QSize minimumOuterSizeHint() const override;
+
+ private:
+  QColor colour_;
+  QString text_;
+  bool band_;
+};
+
+// The height in pixels a column of a merged box is drawn at: its occupancy of `box_h`, at least
+// one pixel (an event is never invisible) and at most box_h.
+int columnHeight(const std::vector<float>& occupancy, int x, int box_h);
 
 // Time-axis labels in the unit that keeps the tick step readable (s, ms, µs, ns).
 class TimeTicker : public QCPAxisTicker {

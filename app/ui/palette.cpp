@@ -25,7 +25,32 @@ QColor bucketColour(std::int32_t id) {
   return kBucketPalette[k];
 }
 
+QColor collectiveKindColour(analysis::CollectiveKind kind) {
+  using analysis::CollectiveKind;
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return colours::kAllReduce;
+    case CollectiveKind::ReduceScatter:
+      return colours::kReduceScatter;
+    case CollectiveKind::AllGather:
+      return colours::kAllGather;
+    case CollectiveKind::AllToAll:
+      return colours::kAllToAll;
+    case CollectiveKind::Broadcast:
+      return colours::kBroadcast;
+    case CollectiveKind::Reduce:
+      return colours::kReduce;
+    case CollectiveKind::SendRecv:
+      return colours::kSendRecv;
+    case CollectiveKind::None:
+    case CollectiveKind::Unknown:
+      break;
+  }
+  return colours::kCommUnknown;
+}
+
 QColor styleColour(std::uint16_t style) {
+  if (isCommKindStyle(style)) return collectiveKindColour(commKindOfStyle(style));
   switch (style) {
     case kStyleCompute:
       return colours::kCompute;

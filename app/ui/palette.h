@@ -10,6 +10,10 @@
 
 class QIcon;
 
+namespace ddpscope::analysis {
+enum class CollectiveKind : std::uint8_t;
+}
+
 namespace ddpscope::ui {
 
 namespace colours {
@@ -47,6 +51,23 @@ inline const QColor kOnBadge{Qt::white};
 inline const QColor kTextOnLightFill{0x1A, 0x1A, 0x1A};
 inline const QColor kTextOnDarkFill{Qt::white};
 
+// Collective kinds (communication kernels in the stream lanes; collectiveKindColour): Paul Tol's
+// "muted" scheme, colour-blind safe, none of them a role colour above. The part of a kernel not
+// hidden under compute carries a band of kCommExposed along its bottom.
+inline const QColor kAllReduce{0x88, 0xCC, 0xEE};      // cyan
+inline const QColor kReduceScatter{0xCC, 0x66, 0x77};  // rose
+inline const QColor kAllGather{0xDD, 0xCC, 0x77};      // sand
+inline const QColor kAllToAll{0x99, 0x99, 0x33};       // olive
+inline const QColor kBroadcast{0xAA, 0x44, 0x99};      // purple
+inline const QColor kReduce{0x88, 0x22, 0x55};         // wine
+inline const QColor kSendRecv{0x33, 0x22, 0x88};       // indigo
+inline const QColor kCommUnknown{0xDD, 0xDD, 0xDD};    // pale grey: the name says no collective
+// One collective matched on every rank (the selected kernel's): its outline on each rank.
+inline const QColor kMatchedOutline{0x11, 0x11, 0x11};
+// Search matches on the timeline: an outline, and the current match's thicker one.
+inline const QColor kSearchMatch{0xE6, 0x9F, 0x00};
+inline const QColor kSearchCurrent{0x11, 0x11, 0x11};
+
 // Marks over the timeline.
 // The selected time range: a dashed outline over a light fill, its label on a white card.
 inline const QColor kRangeOutline{0x33, 0x33, 0x33};
@@ -58,6 +79,10 @@ inline const QColor kRankRule{128, 128, 128, 110};
 
 // The sweep's best bucket size.
 inline const QColor kBestMark = kCommHidden.darker(130);
+// The sweep's predicted step-time curve (what-if replay, dashed) and its band: Okabe–Ito sky blue,
+// the measured step time's hue made lighter.
+inline const QColor kPredicted{0x56, 0xB4, 0xE9};
+inline const QColor kPredictedBand{0x56, 0xB4, 0xE9, 60};
 
 // The light theme of exported figures (white background, dark text).
 inline const QColor kLightBackground{Qt::white};
@@ -81,6 +106,8 @@ QIcon warningIcon();
 
 // The colour of a draw style (timeline_model.h Style).
 QColor styleColour(std::uint16_t style);
+// The colour of a collective kind (colours::kAllReduce ...); kCommUnknown for Unknown and None.
+QColor collectiveKindColour(analysis::CollectiveKind kind);
 // The colour of bucket `id` (solid).
 QColor bucketColour(std::int32_t id);
 // Dark or light text that reads on `fill`.

@@ -18,20 +18,22 @@ constexpr int kStreamLaneHeight = 24;
 constexpr int kOverlapLaneHeight = 12;
 constexpr int kMaxBucketRows = 4;
 
-// Appends the comm event [s, e) split into pieces hidden under compute and exposed.
+// Appends the comm event [s, e) of collective `kind` split into pieces hidden under compute and
+// exposed.
 void addSplitComm(LaneEvents& out, TimeNs s, TimeNs e, std::uint32_t src,
-                  const IntervalSet& compute) {
+                  const IntervalSet& compute, analysis::CollectiveKind kind) {
+  const std::uint8_t hidden = commKindStyle(kind, false), exposed = commKindStyle(kind, true);
   auto it = std::upper_bound(compute.begin(), compute.end(), s,
                              [](TimeNs t, const analysis::Interval& iv) { return t < iv.end; });
   TimeNs cursor = s;
   for (; it != compute.end() && it->start < e; ++it) {
     const TimeNs hs = std::max(it->start, s);
     const TimeNs he = std::min(it->end, e);
-    if (hs > cursor) out.add(cursor, hs, kStyleCommExposed, src);
-    if (he > hs) out.add(hs, he, kStyleCommHidden, src);
+    if (hs > cursor) out.add(cursor, hs, exposed, src);
+    if (he > hs) out.add(hs, he, hidden, src);
     cursor = std::max(cursor, he);
   }
-  if (cursor < e || s == e) out.add(cursor, e, kStyleCommExposed, src);
+  if (cursor < e || s == e) out.add(cursor, e, exposed, src);
 }
 
 std::uint8_t styleOf(ActivityClass c) {
@@ -126,9 +128,18 @@ void addBucketLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t
   }
 }
 
-// One lane per GPU stream with activity, communication split into hidden and exposed.
+// The class and collective of event i of track ti, by the analysis's classification of the
+// rank (none without one).
+analysis::Classification classificationOf(const analysis::RankActivity& act, std::size_t ti,
+                                          std::size_t i) {
+  return act.classes ? act.classes->get(ti, i) : analysis::Classification{};
+}
+
+// One lane per GPU stream with activity, communication coloured by its collective and split
+// into hidden and exposed; the rank's communication kernels by kind, in start order.
 void addStreamLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
-                    const analysis::RankReport* rr, const analysis::RankActivity& act) {
+                    const analysis::RankReport* rr, const analysis::RankActivity& act,
+                    std::array<bool, analysis::kCollectiveKindCount>& kinds) {
   bool several_devices = false;
   for (const auto& t : rank.tracks)
     if (t.kind == trace::TrackKind::Gpu && t.device() != rank.tracks.front().device())
@@ -150,12 +161,17 @@ void addStreamLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t
                  analysis::streamText(t.stream());
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!trace::isGpuActivity(t.kind_of[i])) continue;
-      const ActivityClass c = act.classOf(ti, t.kind_of[i], t.name[i]);
+      const analysis::Classification c = classificationOf(act, ti, i);
       const auto src = static_cast<std::uint32_t>(i);
-      if (c == ActivityClass::Communication) {
-        addSplitComm(lane.events, t.start[i], t.end(i), src, act.compute);
+      if (c.cls == ActivityClass::Communication) {
+        addSplitComm(lane.events, t.start[i], t.end(i), src, act.compute, c.kind);
+        kinds[static_cast<std::size_t>(c.kind)] = true;
       } else {
-        lane.events.add(t.start[i], t.end(i), styleOf(c), src);
+        const std::uint8_t st = styleOf(c.cls);
+        lane.events.add(t.start[i], t.end(i), st, src);
+        (st == kStyleCompute  ? m.has_compute
+         : st == kStyleMemory ? m.has_memory
+                              : m.has_sync) = true;
       }
     }
     if (lane.events.size() == 0) continue;
@@ -182,14 +198,24 @@ void addOverlapLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t
 }
 
 void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
-                  const analysis::RankReport* rr, const analysis::RankActivity& act) {
+                  const analysis::RankReport* rr, const analysis::RankActivity& act,
+                  std::array<bool, analysis::kCollectiveKindCount>& kinds) {
   addStepsLane(m, rank, rank_index);
   addBucketLanes(m, rank, rank_index, rr);
-  addStreamLanes(m, rank, rank_index, rr, act);
+  addStreamLanes(m, rank, rank_index, rr, act, kinds);
   addOverlapLane(m, rank, rank_index, act);
 }
 
 }  // namespace
+
+std::int32_t matchedCollectiveOf(const TimelineModel& m, std::int32_t rank_index,
+                                 std::int32_t track, std::uint32_t index) {
+  if (rank_index < 0 || static_cast<std::size_t>(rank_index) >= m.matched_kernels.size()) return -1;
+  const auto& v = m.matched_kernels[static_cast<std::size_t>(rank_index)];
+  const MatchedKernel key{track, index, 0};
+  const auto it = std::lower_bound(v.begin(), v.end(), key);
+  return it != v.end() && it->track == track && it->index == index ? it->matched : -1;
+}
 
 int TimelineModel::contentHeight() const {
   int h = 0;
@@ -208,12 +234,27 @@ std::vector<const Lane*> TimelineModel::lanesOf(LaneKind kind, std::int32_t rank
 TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunReport& report,
                                  const std::vector<analysis::RankActivity>& activity) {
   TimelineModel m;
+  std::array<bool, analysis::kCollectiveKindCount> kinds{};
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
     const analysis::RankReport* rr = r < report.ranks.size() ? &report.ranks[r] : nullptr;
     static const analysis::RankActivity kEmpty;
     addRankLanes(m, run.ranks[r], static_cast<std::int32_t>(r), rr,
-                 r < activity.size() ? activity[r] : kEmpty);
+                 r < activity.size() ? activity[r] : kEmpty, kinds);
   }
+  for (int k = 0; k < analysis::kCollectiveKindCount; ++k)
+    if (kinds[static_cast<std::size_t>(k)])
+      m.kinds_present.push_back(static_cast<analysis::CollectiveKind>(k));
+  m.matched_kernels.resize(run.ranks.size());
+  for (std::size_t j = 0; j < report.matched.size(); ++j) {
+    const auto& mc = report.matched[j];
+    for (std::size_t r = 0; r < mc.events.size() && r < run.ranks.size(); ++r)
+      if (mc.involves(r))
+        m.matched_kernels[r].push_back({mc.events[r].track,
+                                        static_cast<std::uint32_t>(mc.events[r].row),
+                                        static_cast<std::int32_t>(j)});
+  }
+  for (auto& v : m.matched_kernels)
+    std::sort(v.begin(), v.end());
   TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
   for (const auto& l : m.lanes) {
     if (l.events.size() == 0) continue;

@@ -3,7 +3,9 @@
 // rank (steps, buckets, one lane per stream, the overlap strip), each with its events ready for
 // the draw-list builder. Qt-free.
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,35 @@ inline std::uint8_t bucketStyle(std::int32_t bucket_id, bool wait) {
   const int k = ((bucket_id % kBucketColours) + kBucketColours) % kBucketColours;
   return static_cast<std::uint8_t>(kStyleBucketBase + 2 * k + (wait ? 1 : 0));
 }
-inline constexpr int kStyleCount = kStyleBucketBase + 2 * kBucketColours;
+// Communication kernels in the stream lanes take their collective's colour (palette.h
+// collectiveKindColour), two styles per analysis::CollectiveKind from kStyleCommKindBase: the
+// part hidden under compute and the part exposed (drawn with the exposed colour's band). The
+// overlap strip keeps kStyleCommHidden / kStyleCommExposed.
+inline constexpr int kStyleCommKindBase = kStyleBucketBase + 2 * kBucketColours;
+inline std::uint8_t commKindStyle(analysis::CollectiveKind kind, bool exposed) {
+  return static_cast<std::uint8_t>(kStyleCommKindBase + 2 * static_cast<int>(kind) +
+                                   (exposed ? 1 : 0));
+}
+inline constexpr int kStyleCount = kStyleCommKindBase + 2 * analysis::kCollectiveKindCount;
+inline bool isCommKindStyle(int style) {
+  return style >= kStyleCommKindBase && style < kStyleCount;
+}
+// The collective of a communication style (None for any other style).
+inline analysis::CollectiveKind commKindOfStyle(int style) {
+  return isCommKindStyle(style)
+             ? static_cast<analysis::CollectiveKind>((style - kStyleCommKindBase) / 2)
+             : analysis::CollectiveKind::None;
+}
+// Whether a style is communication exposed (the overlap strip's, or a collective's exposed part).
+inline bool isExposedCommStyle(int style) {
+  return style == kStyleCommExposed ||
+         (isCommKindStyle(style) && (style - kStyleCommKindBase) % 2 == 1);
+}
+// Whether a style is communication hidden under compute.
+inline bool isHiddenCommStyle(int style) {
+  return style == kStyleCommHidden ||
+         (isCommKindStyle(style) && (style - kStyleCommKindBase) % 2 == 0);
+}
 
 enum class LaneKind : std::uint8_t { Steps, Buckets, Stream, Overlap };
 
@@ -46,15 +76,37 @@ struct Lane {
   LaneEvents events;
 };
 
+// A kernel of a rank that belongs to a collective matched across ranks.
+struct MatchedKernel {
+  std::int32_t track = 0;  // index in RankTrace::tracks
+  std::uint32_t index = 0;
+  std::int32_t matched = 0;  // index in RunReport::matched
+  bool operator<(const MatchedKernel& o) const {
+    return track != o.track ? track < o.track : index < o.index;
+  }
+};
+
 struct TimelineModel {
   std::vector<Lane> lanes;
   TimeNs extent_lo = 0, extent_hi = 1;  // first -> last drawn event
   std::size_t event_count = 0;
+  // Per rank (run order): its kernels of matched collectives (analysis::MatchedCollective::
+  // events), sorted by (track, index), to find a selected kernel's collective.
+  std::vector<std::vector<MatchedKernel>> matched_kernels;
+  // The collective kinds drawn in the stream lanes (for the legend), in CollectiveKind order.
+  std::vector<analysis::CollectiveKind> kinds_present;
+  // Whether the stream lanes draw computation, memory or synchronisation (for the legend).
+  bool has_compute = false, has_memory = false, has_sync = false;
 
   int contentHeight() const;
   // Lanes of one rank kind, for tests: e.g. lanesOf(LaneKind::Stream, rank 0).
   std::vector<const Lane*> lanesOf(LaneKind kind, std::int32_t rank) const;
 };
+
+// The collective matched across ranks that event `index` of track `track` of rank `rank_index`
+// belongs to: its index in RunReport::matched, or -1.
+std::int32_t matchedCollectiveOf(const TimelineModel& m, std::int32_t rank_index,
+                                 std::int32_t track, std::uint32_t index);
 
 // `activity` has one entry per rank of the run (analysis::rankActivity).
 TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunReport& report,

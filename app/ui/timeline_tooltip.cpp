@@ -18,7 +18,7 @@ QString row(const QString& key, const QString& value) {
 }
 
 // A box that merges several events: how many, their busy time, where the first starts.
-QString mergedBoxTooltip(const Lane& lane, const DrawBox& box) {
+QString mergedBoxTooltip(const Lane& lane, const DrawBox& box, std::optional<double> busy) {
   // Comm kernels are split into hidden/exposed pieces: count kernels, not pieces.
   std::vector<std::uint32_t> sources;
   sources.reserve(box.count);
@@ -32,6 +32,34 @@ QString mergedBoxTooltip(const Lane& lane, const DrawBox& box) {
   QString html = QStringLiteral("<table>");
   html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box.busy_ns));
   html += row("from", formatTime(lane.events.start(box.first)));
+  if (busy)
+    html += row("busy", formatPct(100.0 * *busy, 0) + QStringLiteral(" of the time shown here"));
+  return html;
+}
+
+// A communication kernel's collective (`style`: its drawn style) and, when it was matched across
+// ranks, the arrival skew, the rank that arrived last, and this rank's wait and transfer.
+QString collectiveRows(const LoadedRun& run, const Lane& lane, std::uint32_t src,
+                       std::uint8_t style) {
+  if (!isCommKindStyle(style)) return {};
+  QString html = row(
+      "collective", QString::fromUtf8(analysis::collectiveKindName(commKindOfStyle(style)).data()));
+  const std::int32_t j = matchedCollectiveOf(run.timeline, lane.rank_index, lane.track, src);
+  if (j < 0) return html;
+  const auto& m = run.report.matched[static_cast<std::size_t>(j)];
+  const auto r = static_cast<std::size_t>(lane.rank_index);
+  std::size_t ranks = 0;
+  for (std::size_t k = 0; k < m.events.size(); ++k)
+    ranks += m.involves(k) ? 1 : 0;
+  QString which = m.seq >= 0 ? QStringLiteral("sequence %1").arg(m.seq)
+                             : QStringLiteral("#%1 of its kind").arg(m.index);
+  if (!m.group.empty()) which += QStringLiteral(", group %1").arg(QString::fromStdString(m.group));
+  html += row("matched", QStringLiteral("%1 on %2 ranks").arg(which).arg(ranks));
+  html += row("skew", formatTime(m.skew_ns));
+  html += row("late rank", m.last_rank < 0 ? QStringLiteral("none (all started together)")
+                                           : QStringLiteral("rank %1").arg(m.last_rank));
+  if (r < m.wait_ns.size()) html += row("wait (this rank)", formatTime(m.wait_ns[r]));
+  if (r < m.transfer_ns.size()) html += row("transfer (this rank)", formatTime(m.transfer_ns[r]));
   return html;
 }
 
@@ -73,10 +101,11 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
       html += row(label, value);
   }
   if (const auto st = lane.events.style(box.first);
-      st == kStyleCommHidden || st == kStyleCommExposed) {
+      isHiddenCommStyle(st) || isExposedCommStyle(st)) {
     const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
-    html += row(st == kStyleCommHidden ? "hidden part" : "exposed part", formatTime(e - s));
+    html += row(isHiddenCommStyle(st) ? "hidden part" : "exposed part", formatTime(e - s));
   }
+  html += collectiveRows(run, lane, src, lane.events.style(box.first));
   return html;
 }
 
@@ -126,7 +155,7 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
 
 // A stretch of the overlap strip: communication hidden under compute, or exposed.
 QString overlapTooltip(const Lane& lane, const DrawBox& box) {
-  const bool hidden = lane.events.style(box.first) == kStyleCommHidden;
+  const bool hidden = isHiddenCommStyle(lane.events.style(box.first));
   const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
   QString html = QStringLiteral("<b>communication %1</b><table>")
                      .arg(hidden ? "hidden under compute" : "exposed");
@@ -136,10 +165,11 @@ QString overlapTooltip(const Lane& lane, const DrawBox& box) {
 }
 }  // namespace
 
-QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box,
+                       std::optional<double> busy) {
   QString html = QStringLiteral("<table>");
   if (box.count > 1) {
-    html = mergedBoxTooltip(lane, box);
+    html = mergedBoxTooltip(lane, box, busy);
   } else {
     switch (lane.kind) {
       case LaneKind::Stream:

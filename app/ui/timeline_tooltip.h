@@ -4,6 +4,7 @@
 // communication hidden or exposed; or a count when the box merges several events).
 
 #include <QString>
+#include <optional>
 
 #include "app/ui/draw_list.h"
 #include "app/ui/loaded_run.h"
@@ -11,7 +12,9 @@
 
 namespace ddpscope::ui {
 
-// The tooltip of `box`, drawn in `lane` of `run`.
-QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box);
+// The tooltip of `box`, drawn in `lane` of `run`; for a merged box, `busy` is how busy its
+// pixel columns are on average (their occupancy, draw_list.h), when known.
+QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box,
+                       std::optional<double> busy = std::nullopt);
 
 }  // namespace ddpscope::ui

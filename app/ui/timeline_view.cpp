@@ -5,12 +5,16 @@
 #include <QClipboard>
 #include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QToolTip>
+#include <QVBoxLayout>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 
 #include "app/analysis/classify.h"
 #include "app/ui/format.h"
@@ -89,14 +93,26 @@ Consumer findConsumer(const trace::RankTrace& rank, const LanePlottable* compute
 TimelineView::TimelineView(Session* session, QWidget* parent)
     : QWidget(parent),
       session_(session),
+      search_(new SearchBar(this)),
       plot_(new QCustomPlot(this)),
       vscroll_(new QScrollBar(Qt::Vertical, this)) {
-  auto* layout = new QHBoxLayout(this);
+  auto* column = new QVBoxLayout(this);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(0);
+  column->addWidget(search_);
+  auto* layout = new QHBoxLayout;
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   layout->addWidget(plot_, 1);
   layout->addWidget(vscroll_);
+  column->addLayout(layout, 1);
   setFocusProxy(plot_);
+  connect(search_, &SearchBar::searchChanged, this, [this](const QString& p) { search(p); });
+  connect(search_, &SearchBar::nextRequested, this, &TimelineView::nextMatch);
+  connect(search_, &SearchBar::previousRequested, this, &TimelineView::previousMatch);
+  connect(search_, &SearchBar::stepRequested, this, [this](int step) {
+    if (!goToStep(step)) emit statusMessage(tr("No rank has step %1").arg(step));
+  });
   setUpPlot();
   createMarks();
 
@@ -131,6 +147,10 @@ void TimelineView::setUpPlot() {
   plot_->yAxis->setSubTicks(false);
   plot_->axisRect()->setAutoMargins(QCP::msLeft | QCP::msTop | QCP::msRight | QCP::msBottom);
   plot_->axisRect()->setMinimumMargins(QMargins(8, 4, 12, 6));
+  // The legend: what the colours mean, in a row under the lanes (updateLegend fills it).
+  plot_->legend->setIconSize(14, 10);
+  putLegendBelow(plot_);
+  plot_->legend->setVisible(false);
   applyPlotTheme(plot_, PlotTheme::System);
 }
 
@@ -152,6 +172,13 @@ void TimelineView::createMarks() {
   event_rect_->setPen(QPen(colours::kSelection, 2));
   event_rect_->setBrush(Qt::NoBrush);
   event_rect_->setVisible(false);
+  match_rect_ = new QCPItemRect(plot_);
+  match_rect_->setLayer("marks");
+  match_rect_->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
+  match_rect_->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
+  match_rect_->setPen(QPen(colours::kSearchCurrent, 2, Qt::DashLine));
+  match_rect_->setBrush(Qt::NoBrush);
+  match_rect_->setVisible(false);
   selection_label_ = new QCPItemText(plot_);
   selection_label_->setLayer("marks");
   selection_label_->setClipToAxisRect(true);
@@ -169,6 +196,7 @@ void TimelineView::rebuild() {
   for (auto* item : bucket_items_)
     plot_->removeItem(item);
   bucket_items_.clear();
+  clearMatches();
   for (auto* l : lanes_)
     plot_->removePlottable(l);
   lanes_.clear();
@@ -203,10 +231,213 @@ void TimelineView::rebuild() {
   setEmptyNote(plot_, note, {plot_->xAxis, plot_->xAxis2});
   plot_->yAxis->setTicker(labels);
   vscroll_->setValue(0);
+  updateLegend();
+  updateStepRange();
   applyViewRange();
   updateSelectionItems();
   updateBucketItems();
   updateEventItem();
+  if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
+}
+
+void TimelineView::updateLegend() {
+  // The colours the lanes use for this run: the roles present, each collective kind present
+  // (communication lanes are coloured by kind), and the overlap strip's hidden and exposed.
+  plot_->legend->clearItems();
+  if (!run_) {
+    plot_->legend->setVisible(false);
+    return;
+  }
+  const auto& t = run_->timeline;
+  auto add = [this](const QColor& c, const QString& text, bool band = false) {
+    plot_->legend->addItem(new SwatchLegendItem(plot_->legend, c, text, band));
+  };
+  if (t.has_compute) add(colours::kCompute, tr("compute"));
+  if (t.has_memory) add(colours::kMemory, tr("memory"));
+  if (t.has_sync) add(colours::kSync, tr("sync"));
+  for (const auto kind : t.kinds_present)
+    add(collectiveKindColour(kind),
+        kind == analysis::CollectiveKind::Unknown
+            ? tr("communication (kind not named)")
+            : QString::fromUtf8(analysis::collectiveKindName(kind).data()));
+  if (!t.kinds_present.empty()) {
+    add(collectiveKindColour(t.kinds_present.front()), tr("communication exposed (band)"), true);
+    add(colours::kCommHidden, tr("hidden (overlap strip)"));
+    add(colours::kCommExposed, tr("exposed (overlap strip)"));
+  }
+  plot_->legend->setVisible(plot_->legend->itemCount() > 0);
+}
+
+QStringList TimelineView::legendTexts() const {
+  QStringList out;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<SwatchLegendItem*>(plot_->legend->item(i))) out << item->text();
+  return out;
+}
+
+void TimelineView::updateStepRange() {
+  int lo = 0, hi = -1;
+  if (run_) {
+    for (const auto& r : run_->run.ranks) {
+      for (const auto& st : r.steps) {
+        if (hi < lo) {
+          lo = hi = st.number;
+        } else {
+          lo = std::min(lo, static_cast<int>(st.number));
+          hi = std::max(hi, static_cast<int>(st.number));
+        }
+      }
+    }
+  }
+  search_->setStepRange(lo, hi);
+}
+
+void TimelineView::focusSearch() {
+  search_->field()->setFocus();
+  search_->field()->selectAll();
+}
+
+void TimelineView::clearMatches() {
+  for (auto* l : lanes_)
+    l->setMatches(nullptr);
+  matches_.clear();
+  match_lanes_.clear();
+  current_match_ = -1;
+  if (match_rect_) match_rect_->setVisible(false);
+}
+
+bool TimelineView::search(const QString& pattern) {
+  clearMatches();
+  search_->setPattern(pattern);
+  if (pattern.isEmpty() || !run_) {
+    search_->clearCount();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    return !pattern.isEmpty() ? false : true;
+  }
+  const QRegularExpression re(pattern);
+  if (!re.isValid()) {
+    search_->showError(re.errorString());
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+    return false;
+  }
+  matches_ = findMatches(*run_, re);
+  // Each lane draws its own matches through the draw-list builder (merged at a far zoom).
+  match_lanes_.assign(lanes_.size(), LaneEvents{});
+  std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (rank, track) → lane
+  for (std::size_t li = 0; li < lanes_.size(); ++li)
+    if (lanes_[li]->lane().kind == LaneKind::Stream)
+      lane_of[{lanes_[li]->lane().rank_index, lanes_[li]->lane().track}] = li;
+  for (const auto& m : matches_)
+    if (const auto it = lane_of.find({m.rank_index, m.track}); it != lane_of.end())
+      match_lanes_[it->second].add(m.start, m.end, 0, m.index);
+  for (std::size_t li = 0; li < lanes_.size(); ++li) {
+    match_lanes_[li].finish();
+    if (match_lanes_[li].size() > 0) lanes_[li]->setMatches(&match_lanes_[li]);
+  }
+  search_->showCount(-1, matches_.size());
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  return true;
+}
+
+void TimelineView::searchName(const QString& name) {
+  const QString pattern =
+      QStringLiteral("^") + QRegularExpression::escape(name) + QStringLiteral("$");
+  if (search(pattern) && !matches_.empty()) showMatch(0);
+}
+
+void TimelineView::nextMatch() {
+  if (matches_.empty()) return;
+  showMatch(current_match_ < 0 ? firstMatchAtOrAfter(session_->viewRange().lo)
+                               : (current_match_ + 1) % static_cast<int>(matches_.size()));
+}
+
+void TimelineView::previousMatch() {
+  if (matches_.empty()) return;
+  const int n = static_cast<int>(matches_.size());
+  showMatch(current_match_ < 0 ? n - 1 : (current_match_ + n - 1) % n);
+}
+
+int TimelineView::firstMatchAtOrAfter(TimeNs t) const {
+  const auto it = std::partition_point(matches_.begin(), matches_.end(),
+                                       [&](const SearchMatch& m) { return m.start < t; });
+  return it == matches_.end() ? 0 : static_cast<int>(it - matches_.begin());
+}
+
+void TimelineView::showMatch(int i) {
+  if (i < 0 || i >= static_cast<int>(matches_.size())) return;
+  current_match_ = i;
+  const SearchMatch& m = matches_[static_cast<std::size_t>(i)];
+  search_->showCount(i, matches_.size());
+  // Keep the zoom while the match is at least a few pixels wide there; else zoom so that it
+  // takes a twentieth of the view. Centre it.
+  const TimeRange r = session_->viewRange();
+  const double px_per_ns = static_cast<double>(std::max(1, plot_->axisRect()->width())) /
+                           std::max<double>(1, r.length());
+  const TimeNs dur = std::max<TimeNs>(m.end - m.start, 1);
+  TimeNs len = r.length();
+  if (static_cast<double>(dur) * px_per_ns < 4 || dur > len) len = std::max<TimeNs>(20 * dur, 2000);
+  const TimeNs mid = m.start + dur / 2;
+  session_->setViewRange({mid - len / 2, mid - len / 2 + len});
+  const LanePlottable* lane = streamLane(m.rank_index, m.track);
+  if (lane) {
+    match_rect_->topLeft->setCoords(static_cast<double>(m.start), lane->top());
+    match_rect_->bottomRight->setCoords(static_cast<double>(m.end), lane->bottom());
+    match_rect_->setVisible(true);
+    revealLane(lane);
+  }
+  const auto& rank = run_->run.ranks[static_cast<std::size_t>(m.rank_index)];
+  const auto& t = rank.tracks[static_cast<std::size_t>(m.track)];
+  emit statusMessage(tr("match %1 of %2: %3 · rank %4 · %5")
+                         .arg(i + 1)
+                         .arg(matches_.size())
+                         .arg(QString::fromStdString(rank.names[t.name[m.index]]))
+                         .arg(rank.rank)
+                         .arg(formatTime(m.end - m.start)));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool TimelineView::goToStep(std::int32_t step, std::int32_t rank_index) {
+  if (!run_) return false;
+  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+  for (std::size_t r = 0; r < run_->run.ranks.size(); ++r) {
+    if (rank_index >= 0 && static_cast<std::int32_t>(r) != rank_index) continue;
+    for (const auto& st : run_->run.ranks[r].steps) {
+      if (st.number != step) continue;
+      lo = std::min(lo, st.start);
+      hi = std::max(hi, st.end);
+    }
+  }
+  if (hi < lo) return false;
+  const TimeNs pad = std::max<TimeNs>((hi - lo) / 50, 1);
+  session_->setViewRange({lo - pad, hi + pad});
+  emit statusMessage(tr("step %1: %2").arg(step).arg(formatTime(hi - lo)));
+  return true;
+}
+
+const LanePlottable* TimelineView::streamLane(std::int32_t rank_index, std::int32_t track) const {
+  for (const auto* l : lanes_)
+    if (l->lane().kind == LaneKind::Stream && l->lane().rank_index == rank_index &&
+        l->lane().track == track)
+      return l;
+  return nullptr;
+}
+
+void TimelineView::revealStream(std::int32_t rank_index, std::int64_t device, std::int64_t stream) {
+  for (const auto* l : lanes_) {
+    const Lane& lane = l->lane();
+    if (lane.kind == LaneKind::Stream && lane.rank_index == rank_index && lane.device == device &&
+        lane.stream == stream) {
+      revealLane(l);
+      return;
+    }
+  }
+}
+
+void TimelineView::revealLane(const LanePlottable* lane) {
+  if (!lane || exporting_) return;
+  const int visible = plot_->axisRect()->height();
+  if (lane->top() < vscroll_->value() || lane->bottom() > vscroll_->value() + visible)
+    vscroll_->setValue(static_cast<int>(lane->top()) - 20);
 }
 
 void TimelineView::applyViewRange() {
@@ -340,6 +571,7 @@ void TimelineView::updateSelectionItems() {
 }
 
 void TimelineView::updateEventItem() {
+  updateCollectiveItems();
   const auto& ref = session_->selectedEvent();
   event_rect_->setVisible(false);
   if (run_ && ref) {
@@ -356,6 +588,48 @@ void TimelineView::updateEventItem() {
     }
   }
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::updateCollectiveItems() {
+  for (auto* item : collective_items_)
+    plot_->removeItem(item);
+  collective_items_.clear();
+  collective_marks_.clear();
+  const auto& ref = session_->selectedEvent();
+  if (!run_ || !ref) return;
+  const std::int32_t j =
+      matchedCollectiveOf(run_->timeline, ref->rank_index, ref->track, ref->index);
+  if (j < 0) return;
+  // The same collective on every rank that takes part: the analysis's kernel of each.
+  const auto& mc = run_->report.matched[static_cast<std::size_t>(j)];
+  for (std::size_t r = 0; r < mc.events.size() && r < run_->run.ranks.size(); ++r) {
+    if (!mc.involves(r)) continue;
+    const auto track = mc.events[r].track;
+    const auto index = static_cast<std::uint32_t>(mc.events[r].row);
+    collective_marks_.push_back({static_cast<std::int32_t>(r), track, index});
+    const LanePlottable* lane = streamLane(static_cast<std::int32_t>(r), track);
+    if (!lane) continue;
+    const auto& t = run_->run.ranks[r].tracks[static_cast<std::size_t>(track)];
+    auto* box = new QCPItemRect(plot_);
+    box->setLayer("marks");
+    box->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
+    box->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
+    box->topLeft->setCoords(static_cast<double>(t.start[index]), lane->top() + 1);
+    box->bottomRight->setCoords(static_cast<double>(t.end(index)), lane->bottom() - 1);
+    // The late rank's kernel solid, the others dashed: who the others waited for.
+    const bool late = run_->run.ranks[r].rank == mc.last_rank;
+    box->setPen(
+        QPen(colours::kMatchedOutline, late ? 2.5 : 1.5, late ? Qt::SolidLine : Qt::DashLine));
+    box->setBrush(Qt::NoBrush);
+    collective_items_.push_back(box);
+  }
+  emit statusMessage(
+      tr("%1 %2 on %3 ranks: skew %4%5")
+          .arg(QString::fromUtf8(analysis::collectiveKindName(mc.kind).data()))
+          .arg(mc.seq >= 0 ? tr("sequence %1").arg(mc.seq) : QStringLiteral("#%1").arg(mc.index))
+          .arg(collective_marks_.size())
+          .arg(formatTime(mc.skew_ns))
+          .arg(mc.last_rank < 0 ? QString() : tr(", rank %1 arrived last").arg(mc.last_rank)));
 }
 
 void TimelineView::updateBucketItems() {
@@ -429,7 +703,15 @@ QString TimelineView::hoverText(const QPointF& pos) const {
   if (!lp) return {};
   const DrawBox* box = lp->boxAt(pos.x());
   if (!box) return {};
-  return laneBoxTooltip(*run_, lp->lane(), *box);
+  std::optional<double> busy;
+  if (!drawnWhole(*box)) {
+    const auto& occ = lp->occupancy();
+    double sum = 0;
+    for (int x = box->x0; x < box->x1 && x < static_cast<int>(occ.size()); ++x)
+      sum += occ[static_cast<std::size_t>(x)];
+    busy = sum / std::max(1, box->x1 - box->x0);
+  }
+  return laneBoxTooltip(*run_, lp->lane(), *box, busy);
 }
 
 bool TimelineView::eventFilter(QObject* watched, QEvent* event) {

@@ -2,11 +2,14 @@
 // The timeline of the current run: lanes by rank, level-of-detail drawing, Perfetto/Nsight-style
 // navigation, hover details, range measurement and the selected bucket's dependency flows.
 
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 #include <vector>
 
+#include "app/ui/draw_list.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/search_bar.h"
 #include "app/ui/session.h"
 
 class QCustomPlot;
@@ -41,6 +44,36 @@ class TimelineView : public QWidget {
   // The selected range's label: its duration and the overlap inside it per rank ("" when none).
   QString selectionText() const;
 
+  // Search (docs/UI.md "Search"): the bar above the lanes, its matches in time order and the
+  // current one (-1: none yet).
+  SearchBar* searchBar() const { return search_; }
+  void focusSearch();
+  // Searches for `pattern` (a regular expression) and highlights every match; false with the
+  // reason in the bar when it does not compile.
+  bool search(const QString& pattern);
+  // Searches for exactly `name` (a statistics row) and shows its first match.
+  void searchName(const QString& name);
+  const std::vector<SearchMatch>& matches() const { return matches_; }
+  int currentMatch() const { return current_match_; }
+  // Moves to the next / previous match (wrapping), shows it and outlines it.
+  void nextMatch();
+  void previousMatch();
+  void showMatch(int i);
+  // Zooms to step `step` (its extent over the ranks that have it, or over `rank_index` only);
+  // false when no rank has it.
+  bool goToStep(std::int32_t step, std::int32_t rank_index = -1);
+  // Scrolls the lanes to show the stream lane of a rank.
+  void revealStream(std::int32_t rank_index, std::int64_t device, std::int64_t stream);
+  // The lanes outlined as the selected kernel's collective, one per rank that has it (for tests):
+  // (rank index, track, index) of each rank's kernel.
+  struct CollectiveMark {
+    std::int32_t rank_index = 0, track = 0;
+    std::uint32_t index = 0;
+  };
+  const std::vector<CollectiveMark>& collectiveMarks() const { return collective_marks_; }
+  // The legend's entries, as shown under the lanes.
+  QStringList legendTexts() const;
+
   // Renders all lanes (not only the visible ones) in the light theme; of a run of many ranks,
   // the first kExportRanks, the title saying how many of how many are shown.
   static constexpr int kExportRanks = 8;
@@ -64,6 +97,14 @@ class TimelineView : public QWidget {
   void updateVerticalRange();
   void updateSelectionItems();
   void updateEventItem();
+  // The selected kernel's collective outlined on every rank's lane (matched collectives).
+  void updateCollectiveItems();
+  void updateLegend();
+  void clearMatches();
+  int firstMatchAtOrAfter(trace::TimeNs t) const;
+  void updateStepRange();
+  const LanePlottable* streamLane(std::int32_t rank_index, std::int32_t track) const;
+  void revealLane(const LanePlottable* lane);
   // The selected bucket: outlines of it, its allreduce and the kernel that consumes it, the
   // flows ready → allreduce → consumer, and the view moved to show them.
   void updateBucketItems();
@@ -87,11 +128,18 @@ class TimelineView : public QWidget {
   QString exportTitle(int shown_ranks) const;
 
   Session* session_;
+  SearchBar* search_;
   QCustomPlot* plot_;
   QScrollBar* vscroll_;
   std::shared_ptr<const LoadedRun> run_;
   std::vector<LanePlottable*> lanes_;
   std::vector<QCPAbstractItem*> bucket_items_;
+  std::vector<QCPAbstractItem*> collective_items_;
+  std::vector<CollectiveMark> collective_marks_;
+  QCPItemRect* match_rect_ = nullptr;
+  std::vector<SearchMatch> matches_;
+  std::vector<LaneEvents> match_lanes_;  // per lane: its matches, for drawing
+  int current_match_ = -1;
   QCPItemRect* selection_rect_ = nullptr;
   QCPItemRect* event_rect_ = nullptr;
   QCPItemText* selection_label_ = nullptr;

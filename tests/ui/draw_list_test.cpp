@@ -2,6 +2,7 @@
 // drawn boxes cover exactly the pixel columns the events cover, and every event is counted once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -41,6 +42,55 @@ std::vector<int> paintedStyles(const std::vector<DrawBox>& boxes, int width) {
     for (int x = std::max(0, b.x0); x < std::min(width, b.x1); ++x)
       px[static_cast<std::size_t>(x)] = b.style;
   return px;
+}
+
+// How busy each column is, by brute force: the union of the events (sorted and merged here),
+// then each column's share of it, integrated in long double over the union intervals that touch
+// the column.
+std::vector<double> bruteOccupancy(const LaneEvents& ev, const ViewWindow& w) {
+  std::vector<std::pair<TimeNs, TimeNs>> iv;
+  for (std::size_t i = 0; i < ev.size(); ++i)
+    if (ev.end(i) > ev.start(i)) iv.emplace_back(ev.start(i), ev.end(i));
+  std::sort(iv.begin(), iv.end());
+  std::vector<std::pair<TimeNs, TimeNs>> u;
+  for (const auto& [s, e] : iv) {
+    if (!u.empty() && s <= u.back().second) {
+      u.back().second = std::max(u.back().second, e);
+    } else {
+      u.emplace_back(s, e);
+    }
+  }
+  std::vector<double> out(static_cast<std::size_t>(w.width), 0.0);
+  const long double col = static_cast<long double>(w.hi - w.lo) / w.width;
+  for (int x = 0; x < w.width; ++x) {
+    const long double c0 = static_cast<long double>(w.lo) + col * x;
+    const long double c1 = c0 + col;
+    long double busy = 0;
+    // The merged intervals are disjoint and sorted: start at the first one ending after c0.
+    auto it = std::partition_point(u.begin(), u.end(), [&](const std::pair<TimeNs, TimeNs>& p) {
+      return static_cast<long double>(p.second) <= c0;
+    });
+    for (; it != u.end(); ++it) {
+      const auto [s, e] = *it;
+      const long double a = std::max<long double>(static_cast<long double>(s), c0);
+      const long double b = std::min<long double>(static_cast<long double>(e), c1);
+      if (b > a) busy += b - a;
+      if (static_cast<long double>(s) >= c1) break;
+    }
+    out[static_cast<std::size_t>(x)] = static_cast<double>(busy / col);
+  }
+  return out;
+}
+
+// Checks the builder's occupancy against bruteOccupancy; returns the columns that differ by more
+// than `tolerance` (a float's rounding over many additions).
+int occupancyMismatches(const std::vector<float>& occ, const std::vector<double>& brute,
+                        double tolerance = 2e-4) {
+  EXPECT_EQ(occ.size(), brute.size());
+  int wrong = 0;
+  for (std::size_t x = 0; x < std::min(occ.size(), brute.size()); ++x)
+    if (std::fabs(static_cast<double>(occ[x]) - std::min(1.0, brute[x])) > tolerance) ++wrong;
+  return wrong;
 }
 
 // A lane like a GPU stream (back-to-back kernels of very different lengths), or with nested and
@@ -137,6 +187,45 @@ TEST(UiDrawList, ColoursFollowTheEventsAcrossColumnsAtAFarZoom) {
   EXPECT_LE(boxes.size(), 3u);
 }
 
+TEST(UiDrawList, AMergedBoxShowsHowBusyEachColumnIs) {
+  // A stream busy a quarter of the time: 100 ns kernels every 400 ns. At 10 µs a column they
+  // merge into one box across the lane, and every column is a quarter busy; then 600 idle
+  // columns, then a kernel filling whole columns.
+  LaneEvents ev;
+  std::uint32_t i = 0;
+  for (TimeNs t = 0; t < 1'000'000; t += 400, ++i)
+    ev.add(t, t + 100, 0, i);
+  ev.add(7'000'000, 7'025'000, 0, i++);  // 2.5 columns, from a column's start
+  ev.finish();
+  const ViewWindow w{0, 10'000'000, 1000};  // 10 µs per column
+  std::vector<float> occ;
+  const auto boxes = buildDrawList(ev, w, 3, &occ);
+  ASSERT_EQ(occ.size(), 1000u);
+  ASSERT_EQ(boxes.size(), 2u);
+  EXPECT_EQ(boxes[0].x0, 0);
+  EXPECT_EQ(boxes[0].x1, 100);
+  EXPECT_FALSE(drawnWhole(boxes[0]));
+  for (int x = 0; x < 100; ++x)
+    EXPECT_NEAR(occ[static_cast<std::size_t>(x)], 0.25, 1e-6) << "column " << x;
+  for (int x = 100; x < 700; ++x)
+    EXPECT_EQ(occ[static_cast<std::size_t>(x)], 0.0f) << "column " << x;
+  EXPECT_FLOAT_EQ(occ[700], 1.0f);
+  EXPECT_FLOAT_EQ(occ[701], 1.0f);
+  EXPECT_NEAR(occ[702], 0.5, 1e-6);
+  EXPECT_TRUE(drawnWhole(boxes[1]));
+  EXPECT_EQ(occupancyMismatches(occ, bruteOccupancy(ev, w)), 0);
+  // Overlapping events count once: a second lane of the same kernels twice over is as busy.
+  LaneEvents twice;
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    twice.add(ev.start(k), ev.end(k), 0, static_cast<std::uint32_t>(2 * k));
+    twice.add(ev.start(k) + 50, ev.end(k), 1, static_cast<std::uint32_t>(2 * k + 1));
+  }
+  twice.finish();
+  std::vector<float> occ2;
+  buildDrawList(twice, w, 3, &occ2);
+  EXPECT_EQ(occupancyMismatches(occ2, bruteOccupancy(ev, w)), 0);
+}
+
 TEST(UiDrawList, LongEventStartingBeforeTheWindowIsFound) {
   LaneEvents ev;
   ev.add(0, 1'000'000, 0, 0);  // spans the window
@@ -165,9 +254,21 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
         lo - width_ns / 20 +
         static_cast<TimeNs>(rng() % static_cast<std::uint64_t>(std::max<TimeNs>(1, hi - lo)));
     const ViewWindow w{start, start + width_ns, 50 + static_cast<int>(rng() % 2000)};
-    const auto boxes = buildDrawList(ev, w);
+    std::vector<float> occ;
+    const auto boxes = buildDrawList(ev, w, 3, &occ);
     EXPECT_EQ(rasterBoxes(boxes, w.width), rasterEvents(ev, w))
         << "zoom " << zoom << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+    // Each column's occupancy is the brute-force rasteriser's; a busy column is always covered
+    // by a box, and a box column without busy time holds only zero-length events.
+    const auto brute = bruteOccupancy(ev, w);
+    EXPECT_EQ(occupancyMismatches(occ, brute), 0)
+        << "zoom " << zoom << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+    const auto covered = rasterBoxes(boxes, w.width);
+    for (int x = 0; x < w.width; ++x) {
+      if (brute[static_cast<std::size_t>(x)] > 1e-9) {
+        EXPECT_TRUE(covered[static_cast<std::size_t>(x)]) << "busy column " << x << " not drawn";
+      }
+    }
     // On a lane of back-to-back events (a GPU stream, the overlap strip) each column shows the
     // style of an event in it: colours follow the events.
     if (!overlapping) {
@@ -331,8 +432,10 @@ TEST(UiDrawList, LongEventsEqualThePixelRasterisation) {
         std::max<TimeNs>(3, static_cast<TimeNs>(static_cast<double>(hi - lo) * frac));
     const TimeNs start = lo + static_cast<TimeNs>(rng() % static_cast<std::uint64_t>(hi - lo));
     const ViewWindow w{start, start + width_ns, 50 + static_cast<int>(rng() % 2000)};
-    EXPECT_EQ(rasterBoxes(buildDrawList(ev, w), w.width), rasterEvents(ev, w))
+    std::vector<float> occ;
+    EXPECT_EQ(rasterBoxes(buildDrawList(ev, w, 3, &occ), w.width), rasterEvents(ev, w))
         << "zoom " << zoom << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+    EXPECT_EQ(occupancyMismatches(occ, bruteOccupancy(ev, w)), 0) << "zoom " << zoom;
   }
 }
 

@@ -50,9 +50,21 @@ TEST(UiTimelineModel, Resnet50LanesAndOverlap) {
   EXPECT_EQ(exposed, whole.exposed_ns);
   EXPECT_NEAR(100.0 * static_cast<double>(hidden) / static_cast<double>(hidden + exposed), 15.61,
               0.005);
-  // The comm stream lane splits each allreduce the same way (one comm stream here).
-  EXPECT_EQ(lengthOfStyle(*streams[1], kStyleCommHidden), whole.overlap_ns);
-  EXPECT_EQ(lengthOfStyle(*streams[1], kStyleCommExposed), whole.exposed_ns);
+  // The comm stream lane splits each collective the same way (one comm stream here), in the
+  // colour of its collective.
+  TimeNs lane_hidden = 0, lane_exposed = 0;
+  for (std::size_t i = 0; i < streams[1]->events.size(); ++i) {
+    const auto st = streams[1]->events.style(i);
+    ASSERT_TRUE(isCommKindStyle(st)) << i;
+    const TimeNs len = streams[1]->events.end(i) - streams[1]->events.start(i);
+    (isHiddenCommStyle(st) ? lane_hidden : lane_exposed) += len;
+  }
+  EXPECT_EQ(lane_hidden, whole.overlap_ns);
+  EXPECT_EQ(lane_exposed, whole.exposed_ns);
+  using analysis::CollectiveKind;
+  EXPECT_GT(lengthOfStyle(*streams[1], commKindStyle(CollectiveKind::AllReduce, true)), 0);
+  ASSERT_FALSE(m.kinds_present.empty());
+  EXPECT_EQ(m.kinds_present.front(), CollectiveKind::AllReduce);
 
   // The run's headline figures cover steps 5–6 (4 is warm-up): from the reference's per-step
   // figures, (1760.420 + 3731.346) / (12300.029 + 22587.443) µs hidden of communication.
@@ -87,10 +99,11 @@ TEST(UiTimelineModel, CommSplitIntoHiddenAndExposedPieces) {
   ASSERT_EQ(comm->events.size(), 3u);
   EXPECT_EQ(comm->events.start(0), 50);
   EXPECT_EQ(comm->events.end(0), 100);
-  EXPECT_EQ(comm->events.style(0), kStyleCommHidden);
+  EXPECT_TRUE(isHiddenCommStyle(comm->events.style(0)));
   EXPECT_EQ(comm->events.end(1), 300);
-  EXPECT_EQ(comm->events.style(1), kStyleCommExposed);
-  EXPECT_EQ(comm->events.style(2), kStyleCommHidden);
+  EXPECT_TRUE(isExposedCommStyle(comm->events.style(1)));
+  EXPECT_TRUE(isHiddenCommStyle(comm->events.style(2)));
+  EXPECT_TRUE(isCommKindStyle(comm->events.style(1)));
   EXPECT_EQ(comm->events.source(1), comm->events.source(0));  // all pieces point at one kernel
 }
 

@@ -90,6 +90,30 @@ void BM_DrawList(benchmark::State& state) {
   state.counters["boxes"] = static_cast<double>(boxes);
 }
 
+// The same with each column's occupancy, as the timeline draws merged boxes (its cost beside
+// BM_DrawList's is what honest density costs).
+void BM_DrawListOccupancy(benchmark::State& state) {
+  const auto run = runOf(1, static_cast<int>(state.range(1)));
+  const auto& t = run->timeline;
+  const double zoom = 1.0 / static_cast<double>(state.range(0));
+  const TimeNs span = t.extent_hi - t.extent_lo;
+  const TimeNs width = static_cast<TimeNs>(static_cast<double>(span) * zoom);
+  const TimeNs lo = t.extent_lo + (span - width) / 2;
+  TimeNs jiggle = 0;
+  std::size_t boxes = 0;
+  std::vector<float> occupancy;
+  for (auto _ : state) {
+    const ViewWindow w{lo + jiggle, lo + width + jiggle, kWidth};
+    jiggle = 1 - jiggle;
+    boxes = 0;
+    for (const auto& lane : t.lanes)
+      boxes += buildDrawList(lane.events, w, 3, &occupancy).size();
+    benchmark::DoNotOptimize(boxes);
+    benchmark::DoNotOptimize(occupancy.data());
+  }
+  state.counters["boxes"] = static_cast<double>(boxes);
+}
+
 // The widget: draw lists of every lane plus QCustomPlot's replot of the whole timeline.
 void BM_Replot(benchmark::State& state) {
   const auto run = runOf(static_cast<int>(state.range(1)), static_cast<int>(state.range(2)));
@@ -155,6 +179,11 @@ const bool registered = [] {
                    ->Args({1, 2})
                    ->Args({100, 2})
                    ->Unit(benchmark::kMillisecond);
+  auto* occupancy = benchmark::RegisterBenchmark("BM_DrawListOccupancy", BM_DrawListOccupancy)
+                        ->ArgNames({"zoom", "Mevents"})
+                        ->Args({1, 2})
+                        ->Args({100, 2})
+                        ->Unit(benchmark::kMillisecond);
   // Args: {1 / fraction of the run shown, ranks, M events}; 2 M events are 1 M GPU events.
   auto* replot = benchmark::RegisterBenchmark("BM_Replot", BM_Replot)
                      ->ArgNames({"zoom", "ranks", "Mevents"})
@@ -170,6 +199,7 @@ const bool registered = [] {
                       ->Unit(benchmark::kMillisecond);
   if (with10M()) {
     draw->Args({1, 10})->Args({100, 10})->Args({10000, 10});
+    occupancy->Args({1, 10})->Args({100, 10})->Args({10000, 10});
     replot->Args({1, 8, 10})->Args({100, 8, 10})->Args({10000, 8, 10});
     prepare->Args({8, 10});
   }
