@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/analysis/bucket_steps.h"
 #include "app/analysis/report_json.h"
+#include "app/analysis/stragglers.h"
 
 namespace ddpscope::analysis {
 
@@ -51,6 +53,24 @@ Table headline(const DesignReportInput& in) {
   char ar[32];
   std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
   t.push_back({"allreduces per step", ar});
+  // Exposed communication split by the collectives matched across ranks (whole trace, all ranks).
+  const StragglerSummary late = summarizeStragglers(*in.report);
+  if (late.exposed_wait_ns && late.exposed_transfer_ns) {
+    const auto share = [&](TimeNs part, const std::optional<double>& pct) {
+      return formatDuration(part) + (pct ? " (" + percentText(pct, 1) + ")" : std::string());
+    };
+    t.push_back({"exposed, waiting for a late rank (whole trace, all ranks)",
+                 share(*late.exposed_wait_ns, late.wait_pct)});
+    t.push_back({"exposed, transfer not hidden (whole trace, all ranks)",
+                 share(*late.exposed_transfer_ns, late.transfer_pct)});
+    t.push_back({"late rank",
+                 late.late_rank ? "rank " + std::to_string(*late.late_rank) + " (last at " +
+                                      std::to_string(late.late_count) + " of " +
+                                      std::to_string(late.skewed) + " collectives with a skew)"
+                 : late.skewed > 0
+                     ? "none: no rank was last at more than half of the collectives with a skew"
+                     : "none: every matched collective started together"});
+  }
   std::size_t violations = 0;
   bool checked = false;  // the check needs the trace's own bucket list (not inferred buckets)
   for (const auto& r : in.report->ranks) {
@@ -63,32 +83,32 @@ Table headline(const DesignReportInput& in) {
   return t;
 }
 
-// The step the bucket table shows: the last selected step (the steadiest), or the last step.
-std::int32_t bucketTableStep(const DesignReportInput& in) {
-  const auto selection = selectSteps(*in.report);
-  if (!selection.used.empty()) return selection.used.back();
-  if (in.report->ranks.empty()) return 0;
-  const auto& r = in.report->ranks.front();
-  return r.buckets.empty() ? 0 : r.buckets.back().step;
-}
-
+// The bucket table: the first rank's buckets in the steps the run summary covers (the steps the
+// app's Buckets tab shows), ready measured from the start of the bucket's step.
 Table bucketTable(const DesignReportInput& in) {
-  Table t{{"bucket", "tensors", "MiB", "ready", "wait", "duration", "exposed", "busbw"}};
+  Table t{{"step", "bucket", "tensors", "MiB", "ready (from step start)", "wait", "duration",
+           "exposed", "busbw"}};
   const auto& report = *in.report;
   if (report.ranks.empty()) return t;
   const auto& r = report.ranks.front();
-  const std::int32_t step = bucketTableStep(in);
-  TimeNs step_start = 0;
-  for (const auto& st : r.steps)
-    if (st.step == step) step_start = st.start_ns;
+  const StepSelection selection = selectSteps(report);
   for (const auto& b : r.buckets) {
-    if (b.step != step) continue;
-    t.push_back({std::to_string(b.id), b.inferred ? "?" : std::to_string(b.tensors), mib(b.bytes),
-                 formatDuration(b.ready_ns - step_start), formatDuration(b.wait_ns),
+    if (!inSelection(selection, b.step)) continue;
+    t.push_back({b.step == trace::kNoStep ? "–" : std::to_string(b.step), std::to_string(b.id),
+                 b.inferred ? "?" : std::to_string(b.tensors), mib(b.bytes),
+                 formatDuration(readyFromStepStart(r, b)), formatDuration(b.wait_ns),
                  formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns),
                  gbps(b.busbw_gbps)});
   }
   return t;
+}
+
+// What the bucket table covers, in one sentence.
+std::string bucketsCover(const DesignReportInput& in) {
+  const auto& report = *in.report;
+  return "Rank " + std::to_string(report.ranks.empty() ? 0 : report.ranks.front().rank) +
+         ". Steps covered: " + selectSteps(report).rule +
+         ". Ready is measured from the start of the bucket's step.";
 }
 
 Table sweepTable(const std::vector<SweepPoint>& points) {
@@ -252,9 +272,7 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
-    s += "## Buckets\n\nRank " +
-         std::to_string(in.report->ranks.empty() ? 0 : in.report->ranks.front().rank) + ", step " +
-         std::to_string(bucketTableStep(in)) + ".\n\n" + markdownTable(bucketTable(in));
+    s += "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(bucketTable(in));
   }
   if (!in.sweep.empty()) {
     s += "## Bucket-size sweep\n\n" + mdEscape(sweepCovers(in)) + "\n\n" +
@@ -296,9 +314,8 @@ std::string designReportHtml(const DesignReportInput& in) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));
     if (!in.timeline_png.empty())
       s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
-    s += "<h2>Buckets</h2>\n<p>Rank " +
-         std::to_string(in.report->ranks.empty() ? 0 : in.report->ranks.front().rank) + ", step " +
-         std::to_string(bucketTableStep(in)) + ".</p>\n" + htmlTable(bucketTable(in));
+    s += "<h2>Buckets</h2>\n<p>" + htmlEscape(bucketsCover(in)) + "</p>\n" +
+         htmlTable(bucketTable(in));
   }
   if (!in.sweep.empty()) {
     s += "<h2>Bucket-size sweep</h2>\n<p>" + htmlEscape(sweepCovers(in)) + "</p>\n" +

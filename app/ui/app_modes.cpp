@@ -8,7 +8,9 @@
 #include <QTextStream>
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
+#include "app/analysis/bucket_steps.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
@@ -92,8 +94,12 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   auto* session = window.session();
   const auto run = session->current();
   const auto& rr = run->report.ranks.front();
-  if (rr.buckets.empty()) return true;
-  const std::size_t pick = std::min<std::size_t>(rr.buckets.size() - 1, 2);
+  // The third bucket (or the last) of the steps the figures cover: a row of the Buckets table.
+  std::vector<std::size_t> covered;
+  for (std::size_t i = 0; i < rr.buckets.size(); ++i)
+    if (analysis::inSelection(run->summary.selection, rr.buckets[i].step)) covered.push_back(i);
+  if (covered.empty()) return true;
+  const std::size_t pick = covered[std::min<std::size_t>(covered.size() - 1, 2)];
   const auto& b = rr.buckets[pick];
   session->setViewRange({b.ready_ns - 4'000'000, b.end_ns + 6'000'000});
   session->setSelection(TimeRange{b.start_ns - 1'000'000, b.end_ns + 500'000});
@@ -172,8 +178,14 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   ok = shootSelectedBucket(window, dir) && ok;
   auto* session = window.session();
   const auto run = session->current();
-  if (!run->run.ranks.front().steps.empty()) {
-    const auto& s = run->run.ranks.front().steps.front();
+  // One step of those the figures cover (not the warm-up step they leave out).
+  const auto& used = run->summary.selection.used;
+  const auto& steps = run->run.ranks.front().steps;
+  const auto shown = std::find_if(steps.begin(), steps.end(), [&](const auto& s) {
+    return used.empty() || s.number == used.front();
+  });
+  if (shown != steps.end()) {
+    const auto& s = *shown;
     session->setViewRange({s.start, s.end});
     window.tabs()->setCurrentIndex(0);
     settle(window);

@@ -91,6 +91,20 @@ std::optional<LaunchCommand> expandLauncher(const QString& launcher_template, co
   return c;
 }
 
+namespace {
+// Where the settings' rules come from, as error messages and the rules' description name it.
+const std::string kRulesOrigin = "rules in the settings";
+
+// Whether the text has a rule: a line that is neither blank nor a '#' comment.
+bool hasRules(const QString& text) {
+  for (const QString& line : text.split(QLatin1Char('\n'))) {
+    const QString t = line.trimmed();
+    if (!t.isEmpty() && !t.startsWith(QLatin1Char('#'))) return true;
+  }
+  return false;
+}
+}  // namespace
+
 namespace settings {
 namespace {
 // DDPSCOPE_SETTINGS=FILE keeps the settings in that INI file (portable setups, parallel tests).
@@ -184,6 +198,28 @@ QString theme() {
 void setTheme(const QString& theme) {
   store().setValue(QStringLiteral("ui/theme"), theme);
 }
+QString userRules() {
+  return store().value(QStringLiteral("analysis/rules")).toString();
+}
+void setUserRules(const QString& text) {
+  store().setValue(QStringLiteral("analysis/rules"), text);
+}
+
+std::shared_ptr<const analysis::ClassRules> classRules() {
+  const QString text = userRules();
+  if (!hasRules(text)) return analysis::ClassRules::forCommandLine({});
+  return analysis::ClassRules::withUserRules(text.toStdString(), kRulesOrigin);
+}
 }  // namespace settings
+
+std::shared_ptr<const analysis::ClassRules> parseUserRules(const QString& text, QString* error) {
+  try {
+    if (!hasRules(text)) return analysis::ClassRules::forCommandLine({});
+    return analysis::ClassRules::withUserRules(text.toStdString(), kRulesOrigin);
+  } catch (const analysis::RulesError& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return nullptr;
+  }
+}
 
 }  // namespace ddpscope::ui

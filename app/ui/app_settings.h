@@ -1,11 +1,15 @@
 #pragma once
 // What persists between sessions (QSettings): the agent's path, the multi-node launcher template,
-// the trace folder, the last run's parameters and the theme. Also the agent's command line built
-// from run parameters, and the launcher template filled in argument by argument.
+// the trace folder, the last run's parameters, the theme and the user's classification rules. Also
+// the agent's command line built from run parameters, and the launcher template filled in argument
+// by argument.
 
 #include <QString>
 #include <QStringList>
+#include <memory>
 #include <optional>
+
+#include "app/analysis/rules.h"
 
 namespace ddpscope::ui {
 
@@ -71,6 +75,20 @@ RunParameters lastRunParameters();
 void setLastRunParameters(const RunParameters& p);
 QString theme();  // "system" | "light"
 void setTheme(const QString& theme);
+// The user's classification rules as the settings' rules editor holds them: JSON Lines, the
+// format of a rules file (docs/RULES.md); "" when none.
+QString userRules();
+void setUserRules(const QString& text);
+// The rules the app classifies with: the settings' user rules before the built-in ones when
+// there are any, else those of every command (DDPSCOPE_RULES when set, else the built-in ones).
+// Throws analysis::RulesError naming the line when the stored rules are bad.
+std::shared_ptr<const analysis::ClassRules> classRules();
 }  // namespace settings
+
+// Rules text checked by the analysis library's parser: the rules (the user's before the built-in
+// ones), or null with the parser's message in *error ("rules in the settings:3: ...", naming the
+// line). Empty text (or only comments and blank lines) gives the rules of classRules() without
+// user rules.
+std::shared_ptr<const analysis::ClassRules> parseUserRules(const QString& text, QString* error);
 
 }  // namespace ddpscope::ui

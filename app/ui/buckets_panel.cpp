@@ -3,47 +3,28 @@
 #include <qcustomplot.h>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <map>
 
+#include "app/analysis/bucket_steps.h"
+#include "app/ui/buckets_model.h"
 #include "app/ui/format.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_style.h"
 #include "app/ui/session.h"
-#include "app/ui/table_items.h"
 
 namespace ddpscope::ui {
-
-namespace {
-enum Column {
-  kRank,
-  kStep,
-  kId,
-  kTensors,
-  kMB,
-  kReady,
-  kWait,
-  kDuration,
-  kBusbw,
-  kExposed,
-  kColumns
-};
-constexpr int kKeyRole = Qt::UserRole + 1;
-static_assert(kKeyRole != NumberItem::kSortRole);
-
-QTableWidgetItem* cell(const QString& text, double value) {
-  return new NumberItem(text, value);
-}
-}  // namespace
 
 BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
     : QWidget(parent),
       session_(session),
       note_(new QLabel(this)),
-      table_(new QTableWidget(this)),
+      model_(new BucketsModel(this)),
+      sorted_(new QSortFilterProxyModel(this)),
+      table_(new QTableView(this)),
       params_(new QTreeWidget(this)),
       chart_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
@@ -58,10 +39,11 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   split->setSizes({760, 420, 240});
   layout->addWidget(split, 1);
 
-  table_->setColumnCount(kColumns);
-  table_->setHorizontalHeaderLabels({tr("rank"), tr("step"), tr("bucket"), tr("tensors"),
-                                     tr("size"), tr("ready"), tr("wait"), tr("allreduce"),
-                                     tr("busbw"), tr("exposed")});
+  sorted_->setSourceModel(model_);
+  sorted_->setSortRole(BucketsModel::kSortRole);
+  table_->setModel(sorted_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(BucketsModel::kRank, Qt::AscendingOrder);
   table_->verticalHeader()->setVisible(false);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -79,11 +61,10 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
   addChartTitle(chart_, tr("Allreduce per bucket, mean: hidden / exposed"));
   putLegendBelow(chart_);
 
-  connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
     const auto rows = table_->selectionModel()->selectedRows();
     if (rows.isEmpty()) return;
-    const QPoint key = table_->item(rows.front().row(), kId)->data(kKeyRole).toPoint();
-    session_->selectBucket(BucketKey{key.x(), key.y()});
+    session_->selectBucket(model_->keyAt(sorted_->mapToSource(rows.front()).row()));
   });
   connect(session_, &Session::currentRunChanged, this, &BucketsPanel::refresh);
   connect(session_, &Session::bucketSelected, this, &BucketsPanel::showSelection);
@@ -95,19 +76,20 @@ QString BucketsPanel::noteText() const {
 }
 
 void BucketsPanel::refresh() {
-  QSignalBlocker block(table_);
-  table_->setRowCount(0);
   params_->clear();
   chart_->clearPlottables();
   const auto run = session_->current();
+  {
+    const QSignalBlocker block(table_->selectionModel());
+    model_->setRun(run);
+  }
   if (!run) {
+    note_->clear();
     showNoRun(chart_);
     return;
   }
   refreshNote(*run);
-  fillTable(*run);
   refreshChart(*run);
-  table_->setSortingEnabled(true);
   showSelection();
 }
 
@@ -117,7 +99,7 @@ void BucketsPanel::refreshNote(const LoadedRun& run) {
     any = any || !r.buckets.empty();
     inferred = inferred || r.buckets_inferred;
   }
-  note_->setText(
+  QString text =
       !any ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
                 "metadata nor allreduce kernels to infer them from · %1")
                  .arg(sourceBadge(run.source()))
@@ -126,62 +108,26 @@ void BucketsPanel::refreshNote(const LoadedRun& run) {
                "bucket metadata: "
                "one allreduce per bucket and step, sizes from the kernels' message sizes) · %1")
                 .arg(sourceBadge(run.source()))
-          : tr("<b>Buckets</b> as planned by the run · %1").arg(sourceBadge(run.source())));
-}
-
-void BucketsPanel::fillTable(const LoadedRun& run) {
-  int rows = 0;
-  for (const auto& r : run.report.ranks)
-    rows += static_cast<int>(r.buckets.size());
-  table_->setRowCount(rows);
-  table_->setSortingEnabled(false);
-  int row = 0;
-  for (std::size_t ri = 0; ri < run.report.ranks.size(); ++ri) {
-    const auto& rr = run.report.ranks[ri];
-    for (std::size_t bi = 0; bi < rr.buckets.size(); ++bi) {
-      const auto& b = rr.buckets[bi];
-      table_->setItem(row, kRank, cell(QString::number(rr.rank), rr.rank));
-      table_->setItem(row, kStep,
-                      cell(b.step == trace::kNoStep ? "–" : QString::number(b.step), b.step));
-      auto* id = cell(QString::number(b.id), b.id);
-      id->setData(kKeyRole, QPoint(static_cast<int>(ri), static_cast<int>(bi)));
-      id->setData(Qt::DecorationRole, bucketColour(b.id));
-      table_->setItem(row, kId, id);
-      table_->setItem(row, kTensors,
-                      cell(b.tensors > 0 ? QString::number(b.tensors) : "–", b.tensors));
-      table_->setItem(row, kMB, cell(formatBytes(b.bytes), static_cast<double>(b.bytes)));
-      table_->setItem(row, kReady, cell(formatTime(b.ready_ns), static_cast<double>(b.ready_ns)));
-      table_->setItem(row, kWait, cell(formatTime(b.wait_ns), static_cast<double>(b.wait_ns)));
-      table_->setItem(
-          row, kDuration,
-          cell(formatTime(b.end_ns - b.start_ns), static_cast<double>(b.end_ns - b.start_ns)));
-      table_->setItem(row, kBusbw, cell(formatBandwidth(b.busbw_gbps), b.busbw_gbps.value_or(-1)));
-      auto* exposed = cell(formatTime(b.exposed_ns), static_cast<double>(b.exposed_ns));
-      if (b.exposed_ns > (b.end_ns - b.start_ns) / 2) exposed->setForeground(colours::kCommExposed);
-      table_->setItem(row, kExposed, exposed);
-      ++row;
-    }
-  }
+          : tr("<b>Buckets</b> as planned by the run · %1").arg(sourceBadge(run.source()));
+  // The steps the table and the chart cover: the run summary's, as the headline states them.
+  if (any)
+    text += tr("<br><span style='color:%1'>Table and chart: %2 (the steps the headline covers); "
+               "ready is measured from the start of the bucket's step.</span>")
+                .arg(colours::kLabelGrey.name(),
+                     QString::fromStdString(run.summary.selection.rule).toHtmlEscaped());
+  note_->setText(text);
 }
 
 void BucketsPanel::refreshChart(const LoadedRun& run) {
-  // Per bucket id, the mean allreduce split into hidden and exposed, over steps and ranks.
-  std::map<std::int32_t, std::array<double, 3>> per_id;  // hidden ms, exposed ms, count
-  for (const auto& rr : run.report.ranks) {
-    for (const auto& b : rr.buckets) {
-      auto& v = per_id[b.id];
-      v[0] += static_cast<double>(b.end_ns - b.start_ns - b.exposed_ns) / 1e6;
-      v[1] += static_cast<double>(b.exposed_ns) / 1e6;
-      v[2] += 1;
-    }
-  }
+  // Per bucket id, the mean allreduce split into hidden and exposed, over the selected steps and
+  // every rank.
   QVector<double> keys, hidden, exposed;
   double top = 0;
-  for (const auto& [id, v] : per_id) {
-    keys.push_back(id);
-    hidden.push_back(v[0] / v[2]);
-    exposed.push_back(v[1] / v[2]);
-    top = std::max(top, (v[0] + v[1]) / v[2]);
+  for (const auto& m : analysis::bucketMeans(run.report, run.summary.selection)) {
+    keys.push_back(m.id);
+    hidden.push_back(m.hidden_ns / 1e6);
+    exposed.push_back(m.exposed_ns / 1e6);
+    top = std::max(top, (m.hidden_ns + m.exposed_ns) / 1e6);
   }
   auto* hb = addBars(chart_, tr("hidden under compute"), colours::kCommHidden, keys, hidden);
   auto* eb = addBars(chart_, tr("exposed"), colours::kCommExposed, keys, exposed);
@@ -225,15 +171,12 @@ void BucketsPanel::showSelection() {
                            "which parameters it holds."));
   }
   // Keep the table's selection in step when the bucket was selected elsewhere (the timeline).
-  QSignalBlocker block(table_);
-  for (int row = 0; row < table_->rowCount(); ++row) {
-    const QPoint k = table_->item(row, kId)->data(kKeyRole).toPoint();
-    if (k.x() == key->rank_index && k.y() == key->report_index) {
-      table_->selectRow(row);
-      table_->scrollToItem(table_->item(row, kId));
-      break;
-    }
-  }
+  const int row = model_->rowOf(*key);
+  if (row < 0) return;  // a bucket of a step left out: not in the table
+  const QSignalBlocker block(table_->selectionModel());
+  const QModelIndex at = sorted_->mapFromSource(model_->index(row, BucketsModel::kId));
+  table_->selectRow(at.row());
+  table_->scrollTo(at);
 }
 
 bool BucketsPanel::exportChart(const QString& path, double scale, QString* error) {

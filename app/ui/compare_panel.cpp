@@ -7,11 +7,13 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSplitter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
+#include "app/analysis/bucket_steps.h"
+#include "app/ui/compare_model.h"
 #include "app/ui/format.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/palette.h"
@@ -68,8 +70,13 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
 
   plot_ = new QCustomPlot(this);
   plot_->setMinimumHeight(200);
-  table_ = new QTableWidget(0, 4, this);
-  table_->setHorizontalHeaderLabels({tr("metric"), tr("A"), tr("B"), tr("B − A")});
+  step_note_ = new QLabel(this);
+  step_note_->setWordWrap(true);
+  step_note_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kLabelGrey.name()));
+  layout->addWidget(step_note_);
+  model_ = new CompareModel(this);
+  table_ = new QTableView(this);
+  table_->setModel(model_);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->setVisible(false);
@@ -201,9 +208,14 @@ void ComparePanel::refreshSteps() {
     if (findStep(*b_, s.step)) common.push_back(s.step);
   for (int n : common)
     step_box_->addItem(tr("step %1").arg(n), n);
-  // Default: the second step (the first pays warm-up and the bucket rebuild).
+  // Default: the first step of A's selection that B has too (the steps A's figures cover: no
+  // warm-up step), else the first step they share.
   int index = step_box_->findData(keep);
-  if (index < 0) index = common.size() >= 2 ? 1 : 0;
+  for (std::size_t i = 0; index < 0 && i < common.size(); ++i)
+    if (analysis::inSelection(a_->summary.selection, common[i]) &&
+        !a_->summary.selection.whole_trace)
+      index = static_cast<int>(i);
+  if (index < 0) index = 0;
   step_box_->setCurrentIndex(common.empty() ? -1 : index);
 }
 
@@ -254,7 +266,8 @@ void ComparePanel::rebuild() {
   plot_->clearItems();
   rows_.clear();
   warning_->setVisible(false);
-  table_->setRowCount(0);
+  model_->setRows({});
+  step_note_->clear();
   auto* title_a = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0));
   auto* title_b = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(2, 0));
   const auto* sa = a_ ? findStep(*a_, step()) : nullptr;
@@ -277,6 +290,22 @@ void ComparePanel::rebuild() {
   title_b->setText(title(QStringLiteral("B"), *b_, *sb));
   showSteps(*sa, *sb);
   fillTable();
+  const auto covered = [this](const LoadedRun& run) {
+    return analysis::inSelection(run.summary.selection, step()) &&
+                   !run.summary.selection.whole_trace
+               ? tr("one of the steps its figures cover")
+               : tr("not one of the steps its figures cover");
+  };
+  step_note_->setText(
+      tr("Lanes aligned at the start of step %1: for A %2 (%3), for B %4 (%5). The table "
+         "compares each run's figures over the steps in brackets.")
+          .arg(step())
+          .arg(covered(*a_), QString::fromStdString(a_->summary.selection.rule), covered(*b_),
+               QString::fromStdString(b_->summary.selection.rule)));
+}
+
+QString ComparePanel::stepNote() const {
+  return step_note_->text();
 }
 
 void ComparePanel::showSteps(const analysis::StepReport& sa, const analysis::StepReport& sb) {
@@ -307,17 +336,7 @@ void ComparePanel::fillTable() {
   const QString warning = QString::fromStdString(analysis::comparabilityWarning(a_->run, b_->run));
   warning_->setText(warning);
   warning_->setVisible(!warning.isEmpty());
-  table_->setRowCount(static_cast<int>(rows_.size()));
-  for (int i = 0; i < static_cast<int>(rows_.size()); ++i) {
-    const auto& r = rows_[static_cast<std::size_t>(i)];
-    const QStringList cells{QString::fromStdString(r.metric), QString::fromStdString(r.a),
-                            QString::fromStdString(r.b), QString::fromStdString(r.delta)};
-    for (int c = 0; c < 4; ++c) {
-      auto* item = new QTableWidgetItem(cells[c]);
-      if (c > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-      table_->setItem(i, c, item);
-    }
-  }
+  model_->setRows(rows_);
 }
 
 QString ComparePanel::warningText() const {

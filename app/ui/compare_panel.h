@@ -15,11 +15,12 @@ class QCustomPlot;
 class QCPAxisRect;
 class QHBoxLayout;
 class QLabel;
-class QTableWidget;
+class QTableView;
 
 namespace ddpscope::ui {
 
 class Session;
+class CompareModel;
 struct LoadedRun;
 
 class ComparePanel : public QWidget, public ChartExport {
@@ -27,7 +28,9 @@ class ComparePanel : public QWidget, public ChartExport {
  public:
   explicit ComparePanel(Session* session, QWidget* parent = nullptr);
 
-  // Indices into Session::runs(); step: the step number both are aligned at.
+  // Indices into Session::runs(); step: the step number both are aligned at. By default the
+  // first step of A's run summary (its step selection) that B has too: never a warm-up step
+  // the figures leave out, unless the runs share no other; stepNote() says which and why.
   void setRuns(int a, int b);
   void setStep(int step);
   int step() const;
@@ -38,7 +41,10 @@ class ComparePanel : public QWidget, public ChartExport {
   QString warningText() const;
 
   QCustomPlot* plot() const { return plot_; }
-  QTableWidget* table() const { return table_; }
+  QTableView* table() const { return table_; }
+  CompareModel* model() const { return model_; }
+  // Which step the lanes are aligned at, and why (the steps A's and B's figures cover).
+  QString stepNote() const;
   QComboBox* runBoxA() const { return box_a_; }
   QComboBox* runBoxB() const { return box_b_; }
   // Start of the chosen step in each run (rank 0), in the run's time; -1 when it has no such step.
@@ -63,8 +69,10 @@ class ComparePanel : public QWidget, public ChartExport {
   QComboBox* box_b_;
   QComboBox* step_box_;
   QCustomPlot* plot_;
-  QTableWidget* table_;
+  QTableView* table_;
+  CompareModel* model_;
   QLabel* warning_;
+  QLabel* step_note_;
   std::shared_ptr<const LoadedRun> a_, b_;
   std::vector<analysis::ComparisonRow> rows_;
   bool syncing_ = false;

@@ -3,6 +3,7 @@
 #include <QLocale>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/analysis/classify.h"
 #include "app/ui/format.h"
@@ -73,6 +74,45 @@ QString overlapRows(const RankOverlap& overlap, TimeNs s, TimeNs e, TimeNs dur,
                partOf(overlap.commWithin(s, e), dur));
   return {};
 }
+// The collective matched across ranks whose kernel on rank `rank_index` is event `row` of track
+// `track`, or null (the analysis names each rank's kernel of a matched collective).
+const analysis::MatchedCollective* matchedCollective(const analysis::RunReport& report,
+                                                     std::size_t rank_index, std::int32_t track,
+                                                     std::int64_t row) {
+  const analysis::EventRef ref{track, row};
+  for (const auto& m : report.matched) {
+    if (m.involves(rank_index) && m.events[rank_index] == ref) return &m;
+  }
+  return nullptr;
+}
+
+// The matched collective of a communication kernel: its skew, the rank that started last, and
+// this rank's wait for it and transfer after it (docs/METRICS.md "Matched collectives").
+QString matchedRows(const analysis::RunReport& report, std::size_t rank_index, std::int32_t track,
+                    std::int64_t event) {
+  if (report.matched.empty()) return {};
+  const auto* m = matchedCollective(report, rank_index, track, event);
+  if (!m) return row(QObject::tr("matched across ranks"), QObject::tr("no"));
+  const auto kind_name = analysis::collectiveKindName(m->kind);
+  const QString number =
+      m->seq >= 0 ? QObject::tr("seq %1").arg(m->seq) : QObject::tr("#%1").arg(m->index);
+  const QString group = m->group.empty()
+                            ? QString()
+                            : QObject::tr(" of group %1").arg(QString::fromStdString(m->group));
+  QString html =
+      row(QObject::tr("matched across ranks"),
+          QObject::tr("%1 %2%3, by %4")
+              .arg(QString::fromUtf8(kind_name.data(), static_cast<qsizetype>(kind_name.size())),
+                   number, group, QString::fromStdString(report.matched_by)));
+  html += row(QObject::tr("skew"), formatTime(m->skew_ns));
+  html +=
+      row(QObject::tr("late rank"), m->last_rank >= 0 ? QString::number(m->last_rank)
+                                                      : QObject::tr("none (all started together)"));
+  const TimeNs dur = m->wait_ns[rank_index] + m->transfer_ns[rank_index];  // the kernel's
+  html += row(QObject::tr("wait (this rank)"), partOf(m->wait_ns[rank_index], dur));
+  html += row(QObject::tr("transfer (this rank)"), partOf(m->transfer_ns[rank_index], dur));
+  return html;
+}
 }  // namespace
 
 DetailsPanel::DetailsPanel(Session* session, QWidget* parent)
@@ -116,6 +156,9 @@ void DetailsPanel::refresh() {
     html +=
         row(tr("classified by"),
             QString::fromStdString(run->rules->rules()[static_cast<std::size_t>(c.rule)].origin));
+  if (cls == analysis::ActivityClass::Communication && t.dur[i] > 0)
+    html += matchedRows(run->report, static_cast<std::size_t>(ref->rank_index), ref->track,
+                        static_cast<std::int64_t>(i));
   html += overlapRows(run->overlap[static_cast<std::size_t>(ref->rank_index)], t.start[i], t.end(i),
                       t.dur[i], cls);
   view_->setHtml(html + QStringLiteral("</table>"));

@@ -2,7 +2,10 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QTextDocumentFragment>
 
+#include "app/analysis/stragglers.h"
+#include "app/ui/format.h"
 #include "app/ui/palette.h"
 #include "app/ui/run_text.h"
 #include "app/ui/session.h"
@@ -41,6 +44,7 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   step_ = makeMetricLabel(this);
   efficiency_ = makeMetricLabel(this);
   idle_ = makeMetricLabel(this);
+  split_ = makeMetricLabel(this);
   scope_ = new QLabel(this);
   scope_->setTextFormat(Qt::PlainText);
   scope_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kLabelGrey.name()));
@@ -51,7 +55,7 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   incomplete_->setVisible(false);
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.1);
-  for (QLabel* l : {overlap_, exposed_, step_, efficiency_, idle_}) {
+  for (QLabel* l : {overlap_, exposed_, step_, efficiency_, idle_, split_}) {
     l->setFont(f);
     layout->addWidget(l);
   }
@@ -78,6 +82,11 @@ QString HeadlineBar::dpEfficiencyText() const {
 QString HeadlineBar::gpuIdleText() const {
   const auto run = session_->current();
   return run ? QString::fromStdString(analysis::runFigureText(run->summary).gpu_idle) : QString();
+}
+
+QString HeadlineBar::exposedSplitText() const {
+  return split_->isVisibleTo(this) ? QTextDocumentFragment::fromHtml(split_->text()).toPlainText()
+                                   : QString();
 }
 
 QString HeadlineBar::scopeText() const {
@@ -128,6 +137,21 @@ void HeadlineBar::refresh() {
   idle_->setToolTip(
       tr("Share of step time when the GPU ran nothing (no kernel, copy or "
          "synchronisation), over ranks and steps"));
+  // With a late rank its peers' waits count as hidden where compute runs beside them, so the
+  // overlap rises: say how much of what stays exposed is waiting, and for whom.
+  const auto late = analysis::summarizeStragglers(run->report);
+  split_->setVisible(late.wait_pct.has_value());
+  if (late.wait_pct) {
+    const QString waiting = late.late_rank
+                                ? QStringLiteral("waiting for rank %1").arg(*late.late_rank)
+                                : QStringLiteral("waiting");
+    split_->setText(metricHtml(waiting, formatPct(late.wait_pct, 1)) + QStringLiteral(" · ") +
+                    metricHtml(QStringLiteral("transfer"), formatPct(late.transfer_pct, 1)) +
+                    QStringLiteral(" (whole trace)"));
+    split_->setToolTip(stragglerText(*run) +
+                       tr("\nWaiting: exposed time inside a matched collective before its last "
+                          "rank started. Transfer: the rest of the exposed time."));
+  }
   scope_->setText(q(t.scope));
   scope_->setToolTip(
       tr("The steps these figures cover: those on every rank, without the first "

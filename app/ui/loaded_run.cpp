@@ -3,19 +3,21 @@
 #include <QFileInfo>
 #include <utility>
 
+#include "app/ui/app_settings.h"
 #include "app/ui/run_text.h"
 
 namespace ddpscope::ui {
 
-std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) {
+std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths,
+                                      std::shared_ptr<const analysis::ClassRules> rules) {
   auto out = std::make_shared<LoadedRun>();
   out->paths = paths;
   out->name = QString::fromStdString(run.name);
   if (out->name.isEmpty() && !paths.isEmpty()) out->name = QFileInfo(paths.front()).fileName();
-  // The rules of every command: DDPSCOPE_RULES when set (a bad file fails the load, naming its
-  // line), else the built-in ones.
+  // The app's rules: the settings' user rules, else DDPSCOPE_RULES when set (a bad file fails
+  // the load, naming its line), else the built-in ones.
   analysis::AnalysisOptions options;
-  options.rules = analysis::ClassRules::forCommandLine({});
+  options.rules = rules ? std::move(rules) : settings::classRules();
   out->rules = options.rules;
   std::vector<analysis::RankActivity> activity;  // from the analysis's own pass
   out->report = analysis::analyzeRun(run, options, &activity);
@@ -25,6 +27,15 @@ std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths) 
   out->summary = analysis::summarizeRun(out->report);
   out->completeness = {out->report.completeness, QString()};
   out->run = std::move(run);
+  return out;
+}
+
+std::shared_ptr<LoadedRun> reanalyseRun(const LoadedRun& run,
+                                        std::shared_ptr<const analysis::ClassRules> rules) {
+  auto out = prepareRun(run.run, run.paths, std::move(rules));
+  out->name = run.name;
+  out->load_seconds = run.load_seconds;
+  out->completeness.producer_error = run.completeness.producer_error;
   return out;
 }
 

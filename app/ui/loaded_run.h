@@ -53,8 +53,8 @@ struct LoadedRun {
   trace::Run run;
   analysis::RunReport report;
   analysis::RunSummary summary;  // every run-level figure shown (analysis::summarizeRun)
-  // The classification rules the analysis used (DDPSCOPE_RULES, else the built-in ones): the
-  // views classify single events with these, never with others.
+  // The classification rules the analysis used (the settings' rules, DDPSCOPE_RULES or the
+  // built-in ones): the views classify single events with these, never with others.
   std::shared_ptr<const analysis::ClassRules> rules;
   std::vector<RankOverlap> overlap;  // one per rank
   TimelineModel timeline;
@@ -68,6 +68,13 @@ struct LoadedRun {
 };
 
 // Builds a LoadedRun from a run in memory (analysis + timeline model). Runs on any thread.
-std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths);
+// rules: null for the app's (settings::classRules: the settings' rules editor, DDPSCOPE_RULES or
+// the built-in ones); a bad rule throws analysis::RulesError naming its line.
+std::shared_ptr<LoadedRun> prepareRun(trace::Run run, const QStringList& paths,
+                                      std::shared_ptr<const analysis::ClassRules> rules = nullptr);
+// The same run analysed again with other rules: a new LoadedRun with the same name, paths, load
+// time and producer error. Runs on any thread.
+std::shared_ptr<LoadedRun> reanalyseRun(const LoadedRun& run,
+                                        std::shared_ptr<const analysis::ClassRules> rules);
 
 }  // namespace ddpscope::ui

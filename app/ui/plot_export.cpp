@@ -7,10 +7,12 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <QWidget>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -201,6 +203,15 @@ int TitleRow::lines() const {
   return line_ ? static_cast<int>(line_->text().count(QLatin1Char('\n'))) + 1 : 0;
 }
 
+int TitleRow::width() const {
+  if (!line_) return 0;
+  const QFontMetrics metrics(line_->font());
+  int widest = 0;
+  for (const QString& l : line_->text().split(QLatin1Char('\n')))
+    widest = std::max(widest, metrics.horizontalAdvance(l));
+  return widest + 32;
+}
+
 bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
                 QString* error) {
   return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
@@ -216,7 +227,8 @@ bool exportTitledChart(QCustomPlot* chart, const QString& title, const QString& 
       const TitleRow row(chart, title, 9);
       const int extra = row.lines() > 0 ? 16 * row.lines() + 8 : 0;
       applyPlotTheme(chart, PlotTheme::Light);
-      ok = renderPlot(chart, format, std::max(chart->width(), min_width),
+      // Wide enough for the whole title: a title is never clipped.
+      ok = renderPlot(chart, format, std::max({chart->width(), min_width, row.width()}),
                       std::max(chart->height(), min_height) + extra, scale, out, why);
     }
     applyPlotTheme(chart, PlotTheme::System);

@@ -68,6 +68,9 @@ class TitleRow {
   TitleRow& operator=(const TitleRow&) = delete;
   // How many lines the title has (0 when there is none), for the room it takes.
   int lines() const;
+  // The width its longest line needs, with a margin on each side (0 when there is none): a
+  // figure at least this wide shows the whole title.
+  int width() const;
 
  private:
   QCustomPlot* chart_;

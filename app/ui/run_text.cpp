@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "app/analysis/stragglers.h"
+#include "app/ui/format.h"
 #include "app/ui/palette.h"
 
 namespace ddpscope::ui {
@@ -64,6 +66,22 @@ QString ranksText(const LoadedRun& run) {
 
 QString warningCount(qsizetype n) {
   return n == 1 ? QObject::tr("1 warning") : QObject::tr("%1 warnings").arg(n);
+}
+
+QString stragglerText(const LoadedRun& run) {
+  const auto late = analysis::summarizeStragglers(run.report);
+  if (!late.exposed_wait_ns || !late.exposed_transfer_ns) return {};
+  if (!late.wait_pct) return QObject::tr("Exposed communication: none to split (whole trace)");
+  const QString who = late.late_rank
+                          ? QObject::tr(" (rank %1, last at %2 of %3 collectives with a skew)")
+                                .arg(*late.late_rank)
+                                .arg(late.late_count)
+                                .arg(late.skewed)
+                          : QString();
+  return QObject::tr(
+             "Exposed communication: %1 waiting for a late rank%2, %3 transfer not hidden "
+             "(whole trace, all ranks)")
+      .arg(formatPct(late.wait_pct, 1), who, formatPct(late.transfer_pct, 1));
 }
 
 QString runTitle(const LoadedRun& run, bool two_lines) {

@@ -21,6 +21,12 @@ QString ranksText(const LoadedRun& run);
 // "1 warning", "3 warnings".
 QString warningCount(qsizetype n);
 
+// How the run's exposed communication splits (whole trace, all ranks: analysis::
+// summarizeStragglers), and the late rank when one dominates: "Exposed communication: 81.2 %
+// waiting for a late rank (rank 2, last at 30 of 32 skewed collectives), 18.8 % transfer not
+// hidden (whole trace)". "" when no collective could be matched (one rank).
+QString stragglerText(const LoadedRun& run);
+
 // The title of an exported figure, so that a slide says what it shows: the run's name, its source
 // badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.
 // two_lines: the numbers on a line of their own, for narrow figures.

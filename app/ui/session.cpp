@@ -47,6 +47,22 @@ void Session::closeRun(int index) {
   }
 }
 
+bool Session::replaceRun(const std::shared_ptr<const LoadedRun>& old,
+                         std::shared_ptr<const LoadedRun> run) {
+  const auto it = std::find(runs_.begin(), runs_.end(), old);
+  if (it == runs_.end() || !run) return false;
+  *it = std::move(run);
+  const int index = static_cast<int>(it - runs_.begin());
+  emit runsChanged();
+  if (index == current_) {
+    const TimeRange view = view_;
+    current_ = -1;  // setCurrent re-emits everything the views follow
+    setCurrent(index);
+    setViewRange(view);  // the same trace: the user keeps the range they were looking at
+  }
+  return true;
+}
+
 void Session::selectBucket(std::optional<BucketKey> key) {
   if (key == bucket_) return;
   bucket_ = key;

@@ -46,6 +46,10 @@ class Session : public QObject {
   void addRun(std::shared_ptr<const LoadedRun> run);  // and makes it current
   void setCurrent(int index);
   void closeRun(int index);
+  // Puts `run` in the place of `old` (the same run analysed again: new rules), keeping which run
+  // is current; the selections of the current run are cleared. False when `old` is not open.
+  bool replaceRun(const std::shared_ptr<const LoadedRun>& old,
+                  std::shared_ptr<const LoadedRun> run);
 
   const std::optional<BucketKey>& selectedBucket() const { return bucket_; }
   void selectBucket(std::optional<BucketKey> key);

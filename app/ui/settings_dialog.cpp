@@ -4,16 +4,102 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
+#include <QFontDatabase>
 #include <QFormLayout>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QtConcurrent>
+#include <utility>
+#include <vector>
 
 #include "app/ui/app_settings.h"
+#include "app/ui/palette.h"
+#include "app/ui/session.h"
 
 namespace ddpscope::ui {
 
-bool editRunSettings(QWidget* parent) {
+namespace {
+using RunList = std::vector<std::shared_ptr<const LoadedRun>>;
+using Reanalysed =
+    std::vector<std::pair<std::shared_ptr<const LoadedRun>, std::shared_ptr<LoadedRun>>>;
+
+// The rules editor: the text, and under it whether the parser accepts it.
+struct RulesEditor {
+  QPlainTextEdit* text;
+  QLabel* status;
+};
+
+RulesEditor buildRulesEditor(QDialog* dialog) {
+  auto* text = new QPlainTextEdit(settings::userRules(), dialog);
+  text->setObjectName(QStringLiteral("rulesEditor"));
+  text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text->setMinimumSize(560, 120);
+  text->setPlaceholderText(QStringLiteral(
+      "# One rule a line, before the built-in rules (docs/RULES.md), e.g.\n"
+      "{\"match\": \"^fused_gemm_allgather\", \"class\": \"communication\", \"kind\": "
+      "\"all_gather\"}"));
+  text->setToolTip(QObject::tr(
+      "Classification rules in the rules-file format (JSON Lines): one object a line with "
+      "\"match\" (a regular expression) and \"class\"; optionally \"kind\", \"category\", "
+      "\"stream\" and \"name\". They go before the built-in rules, and apply to the runs open "
+      "as soon as you press OK."));
+  auto* status = new QLabel(dialog);
+  status->setObjectName(QStringLiteral("rulesStatus"));
+  status->setWordWrap(true);
+  status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  return {text, status};
+}
+
+// Checks the editor's text with the analysis library's parser; says so under it. True when the
+// rules are good.
+bool checkRules(const RulesEditor& editor) {
+  QString error;
+  const auto rules = parseUserRules(editor.text->toPlainText(), &error);
+  if (!rules) {
+    editor.status->setStyleSheet(
+        QStringLiteral("QLabel{color:%1;}").arg(colours::kErrorText.name()));
+    editor.status->setText(error);
+    return false;
+  }
+  editor.status->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kLabelGrey.name()));
+  editor.status->setText(
+      QObject::tr("Classification: %1").arg(QString::fromStdString(rules->description())));
+  return true;
+}
+}  // namespace
+
+void applyRules(Session* session, std::shared_ptr<const analysis::ClassRules> rules) {
+  static std::uint64_t latest = 0;  // the newest call: only its results are applied
+  const std::uint64_t generation = ++latest;
+  RunList runs = session->runs();
+  if (runs.empty()) return;
+  auto* watcher = new QFutureWatcher<Reanalysed>(session);
+  QObject::connect(watcher, &QFutureWatcher<Reanalysed>::finished, session,
+                   [session, watcher, generation] {
+                     watcher->deleteLater();
+                     if (generation != latest) return;
+                     for (const auto& [old, fresh] : watcher->result())
+                       if (fresh) session->replaceRun(old, fresh);
+                   });
+  watcher->setFuture(QtConcurrent::run([runs = std::move(runs), rules = std::move(rules)] {
+    Reanalysed out;
+    for (const auto& run : runs) {
+      try {
+        out.emplace_back(run, reanalyseRun(*run, rules));
+      } catch (const std::exception&) {
+        out.emplace_back(run, nullptr);  // left as it was
+      }
+    }
+    return out;
+  }));
+}
+
+bool editRunSettings(QWidget* parent, Session* session) {
   QDialog dialog(parent);
   dialog.setWindowTitle(QObject::tr("Run settings"));
   auto* form = new QFormLayout(&dialog);
@@ -47,8 +133,15 @@ bool editRunSettings(QWidget* parent) {
   form->addRow(QObject::tr("hostfile"), hostfile);
   form->addRow(QObject::tr("traces folder"), traces);
   form->addRow(QObject::tr("theme"), theme);
+  const RulesEditor rules = buildRulesEditor(&dialog);
+  form->addRow(QObject::tr("classification rules"), rules.text);
+  form->addRow(QString(), rules.status);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
   form->addRow(buttons);
+  // OK only for rules the parser accepts; the error names the line.
+  const auto check = [&] { buttons->button(QDialogButtonBox::Ok)->setEnabled(checkRules(rules)); };
+  QObject::connect(rules.text, &QPlainTextEdit::textChanged, &dialog, check);
+  check();
   QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
   QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
   if (dialog.exec() != QDialog::Accepted) return false;
@@ -59,6 +152,14 @@ bool editRunSettings(QWidget* parent) {
   settings::setHostfile(hostfile->text().trimmed());
   settings::setTracesFolder(traces->text().trimmed());
   settings::setTheme(theme->currentData().toString());
+  const QString rules_text = rules.text->toPlainText();
+  if (rules_text != settings::userRules()) {
+    settings::setUserRules(rules_text);
+    QString error;
+    if (session) {
+      if (auto parsed = parseUserRules(rules_text, &error)) applyRules(session, std::move(parsed));
+    }
+  }
   return true;
 }
 

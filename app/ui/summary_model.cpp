@@ -48,9 +48,9 @@ int SummaryModel::columnCount(const QModelIndex& parent) const {
 
 QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* kNames[kColumnCount] = {"rank",    "source",   "overlap", "comm",
-                                             "hidden",  "exposed",  "step",    "exposed/step",
-                                             "DP eff.", "GPU idle", "kernels"};
+  static const char* kNames[kColumnCount] = {
+      "rank",     "source", "overlap",      "comm",    "hidden",   "exposed", "waiting",
+      "transfer", "step",   "exposed/step", "DP eff.", "GPU idle", "kernels"};
   static const char* kTips[kColumnCount] = {
       "The rank's number",
       "Where the trace comes from (simulated, CUDA, imported)",
@@ -58,6 +58,10 @@ QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int 
       "Time with communication running, whole trace: |∪comm|",
       "Communication hidden under compute, whole trace",
       "Communication not hidden by compute, whole trace",
+      "Exposed communication spent waiting for a late rank (inside a matched collective, before "
+      "its last rank started), whole trace; n/a when no collective could be matched",
+      "Exposed communication that is transfer not hidden (the rest of the exposed part), whole "
+      "trace; n/a when no collective could be matched",
       "Mean step time over the steps the headline covers",
       "Exposed communication per step, over the steps the headline covers",
       "1 − exposed communication / step time, over the steps the headline covers",
@@ -108,6 +112,10 @@ QVariant SummaryModel::rankData(int row, int column, int role) const {
       return timeCell(role, m.overlap_ns);
     case kExposed:
       return timeCell(role, m.exposed_ns);
+    case kExposedWait:
+      return timeCell(role, r.exposed_wait_ns.value_or(0), r.exposed_wait_ns.has_value());
+    case kExposedTransfer:
+      return timeCell(role, r.exposed_transfer_ns.value_or(0), r.exposed_transfer_ns.has_value());
     case kStep:
       return timeCell(role, f.step_ns, steps);
     case kExposedPerStep:

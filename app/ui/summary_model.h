@@ -1,8 +1,9 @@
 #pragma once
 // The Summary tab's per-rank table as a Qt model: one row per rank with a trace, then one per
 // rank of the declared world without one ("no trace"). Whole-trace columns come from the
-// analysis's RankReport, step columns from the run summary's per-rank figures (over the
-// steps the headline covers). It formats; the figures are the analysis's.
+// analysis's RankReport (the exposed part split into waiting for a late rank and transfer not
+// hidden, by the collectives matched across ranks), step columns from the run summary's per-rank
+// figures (over the steps the headline covers). It formats; the figures are the analysis's.
 
 #include <QAbstractTableModel>
 #include <memory>
@@ -23,6 +24,8 @@ class SummaryModel : public QAbstractTableModel {
     kComm,
     kHidden,
     kExposed,
+    kExposedWait,
+    kExposedTransfer,
     kStep,
     kExposedPerStep,
     kDpEfficiency,

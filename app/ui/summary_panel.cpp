@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 #include <map>
 
+#include "app/ui/collectives_model.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_style.h"
 #include "app/ui/run_text.h"
@@ -25,12 +26,31 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
       model_(new SummaryModel(this)),
       sorted_(new QSortFilterProxyModel(this)),
       table_(new QTableView(this)),
+      kinds_(new CollectivesModel(this)),
+      kinds_sorted_(new QSortFilterProxyModel(this)),
+      kinds_table_(new QTableView(this)),
       chart_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(table_);
+  // Per rank above, per collective kind and rank below.
+  auto* tables = new QSplitter(Qt::Vertical, split);
+  tables->addWidget(table_);
+  auto* kinds_box = new QWidget(tables);
+  auto* kinds_layout = new QVBoxLayout(kinds_box);
+  kinds_layout->setContentsMargins(0, 2, 0, 0);
+  auto* kinds_title = new QLabel(
+      tr("<b>Communication per collective kind</b> <span style='color:%1'>(per rank, whole "
+         "trace)</span>")
+          .arg(colours::kLabelGrey.name()),
+      kinds_box);
+  kinds_layout->addWidget(kinds_title);
+  kinds_layout->addWidget(kinds_table_, 1);
+  tables->addWidget(kinds_box);
+  tables->setStretchFactor(0, 3);
+  tables->setStretchFactor(1, 2);
+  split->addWidget(tables);
   split->addWidget(chart_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
@@ -45,6 +65,15 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   table_->setAlternatingRowColors(true);
   // Sortable by any column (ranks by exposed communication, say); by rank at first.
   table_->sortByColumn(SummaryModel::kRank, Qt::AscendingOrder);
+  kinds_sorted_->setSourceModel(kinds_);
+  kinds_sorted_->setSortRole(CollectivesModel::kSortRole);
+  kinds_table_->setModel(kinds_sorted_);
+  kinds_table_->setSortingEnabled(true);
+  kinds_table_->verticalHeader()->setVisible(false);
+  kinds_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  kinds_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  kinds_table_->setAlternatingRowColors(true);
+  kinds_table_->sortByColumn(CollectivesModel::kRank, Qt::AscendingOrder);
 
   chart_->setMinimumWidth(260);
   addChartTitle(chart_, tr("Step time: exposed communication vs the rest"));
@@ -58,6 +87,7 @@ void SummaryPanel::refresh() {
   chart_->clearPlottables();
   const auto run = session_->current();
   model_->setRun(run);
+  kinds_->setRun(run);
   if (!run) {
     note_->clear();
     showNoRun(chart_);
@@ -85,10 +115,13 @@ void SummaryPanel::refreshNote(const LoadedRun& run) {
   // Which figures cover what: the whole trace, or the steps the headline covers.
   note_->setText(
       note_->text() +
-      tr("<br><span style='color:%1'>Per rank: overlap, comm, hidden and exposed "
-         "over the whole trace; step, exposed/step, DP eff. and GPU idle over %2.</span>")
+      tr("<br><span style='color:%1'>Per rank: overlap, comm, hidden, exposed, waiting and "
+         "transfer over the whole trace; step, exposed/step, DP eff. and GPU idle over %2.</span>")
           .arg(colours::kLabelGrey.name(),
                QString::fromStdString(run.summary.selection.rule).toHtmlEscaped()));
+  // Whether exposed communication is a late rank's doing or transfer, and which rank.
+  if (const QString late = stragglerText(run); !late.isEmpty())
+    note_->setText(note_->text() + QStringLiteral("<br>") + late.toHtmlEscaped());
   QStringList tip;
   if (run.incomplete()) tip << run.incompleteText();
   for (const auto& w : warnings)

@@ -1,6 +1,8 @@
 #pragma once
-// Summary tab: per-rank table (overlap, exposed communication, step time, DP efficiency) and a
-// per-step chart (step time split into exposed communication and the rest).
+// Summary tab: per-rank table (overlap, exposed communication and its split into waiting for a
+// late rank and transfer, step time, DP efficiency), communication per collective kind and rank
+// (CollectivesModel) and a per-step chart (step time split into exposed communication and the
+// rest).
 
 #include <QWidget>
 
@@ -15,6 +17,7 @@ namespace ddpscope::ui {
 
 class Session;
 class SummaryModel;
+class CollectivesModel;
 struct LoadedRun;
 
 class SummaryPanel : public QWidget, public ChartExport {
@@ -24,6 +27,8 @@ class SummaryPanel : public QWidget, public ChartExport {
   // The per-rank table: a view of SummaryModel through a proxy that sorts by the numbers.
   QTableView* table() const { return table_; }
   QLabel* note() const { return note_; }
+  // Communication per collective kind and rank: a view of CollectivesModel, sorted by numbers.
+  QTableView* kindsTable() const { return kinds_table_; }
   QCustomPlot* chart() const { return chart_; }
   // The chart with the run's title line (name, source, headline numbers).
   bool exportChart(const QString& path, double scale, QString* error) override;
@@ -37,6 +42,9 @@ class SummaryPanel : public QWidget, public ChartExport {
   SummaryModel* model_;
   QSortFilterProxyModel* sorted_;
   QTableView* table_;
+  CollectivesModel* kinds_;
+  QSortFilterProxyModel* kinds_sorted_;
+  QTableView* kinds_table_;
   QCustomPlot* chart_;
 };
 

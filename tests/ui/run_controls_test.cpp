@@ -15,7 +15,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTextStream>
 #include <csignal>
@@ -376,10 +376,12 @@ TEST(RunControls, SweepCompareAndReport) {
   const auto want = analysis::compareRuns(f.session()->runs()[per_tensor]->report,
                                           f.session()->runs()[big]->report);
   ASSERT_EQ(rows.size(), want.size());
-  ASSERT_EQ(compare->table()->rowCount(), static_cast<int>(want.size()));
+  const QAbstractItemModel* table = compare->table()->model();
+  ASSERT_EQ(table->rowCount(), static_cast<int>(want.size()));
   for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(compare->table()->item(static_cast<int>(i), 0)->text().toStdString(), want[i].metric);
-    EXPECT_EQ(compare->table()->item(static_cast<int>(i), 3)->text().toStdString(), want[i].delta);
+    const int r = static_cast<int>(i);
+    EXPECT_EQ(table->index(r, 0).data().toString().toStdString(), want[i].metric);
+    EXPECT_EQ(table->index(r, 3).data().toString().toStdString(), want[i].delta);
   }
   // Fused: far fewer allreduces per step than one per tensor.
   EXPECT_GT(rows[3].a_value, rows[3].b_value);

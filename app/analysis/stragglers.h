@@ -1,0 +1,30 @@
+#pragma once
+// Who kept the others waiting, over the whole run: the matched collectives' late ranks and the
+// ranks' exposed communication split into waiting and transfer (docs/METRICS.md "Late rank").
+// No Qt.
+
+#include <cstdint>
+#include <optional>
+
+#include "app/analysis/analysis.h"
+
+namespace ddpscope::analysis {
+
+struct StragglerSummary {
+  // Matched collectives at which some rank started after the others (skew > 0).
+  std::int32_t skewed = 0;
+  // The rank that started last at more than half of those, when there is one.
+  std::optional<std::int32_t> late_rank;
+  std::int32_t late_count = 0;  // how many of the skewed collectives late_rank started last at
+  // Σ over the ranks that have the split (RankReport::exposed_wait_ns / exposed_transfer_ns) of
+  // their whole trace's exposed communication: waiting for a late rank, and transfer not hidden.
+  // None when no rank's collectives could be matched.
+  std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
+  // exposed_wait / (exposed_wait + exposed_transfer), a percentage; none without exposed
+  // communication in the split.
+  std::optional<double> wait_pct;
+  std::optional<double> transfer_pct;  // 100 − wait_pct
+};
+StragglerSummary summarizeStragglers(const RunReport& report);
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,402 @@
+// The analysis views on Qt models, one step selection in every view, communication per
+// collective kind, the exposed split with a late rank, and the rules editor: the Buckets and
+// Compare tables and the Summary's per-kind table pass Qt's model checks; the Buckets table, its
+// chart's export title, Compare's alignment and the design report cover the steps of the run
+// summary; a simulated run with a straggler names it; rules typed in the settings reclassify the
+// runs open.
+// The agent first: its headers name a member `slots`, which Qt's headers make a macro.
+#include "agent/run_agent.h"
+
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFontMetrics>
+#include <QImage>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <set>
+#include <sstream>
+
+#include "app/analysis/bucket_steps.h"
+#include "app/analysis/stragglers.h"
+#include "app/ui/app_settings.h"
+#include "app/ui/buckets_model.h"
+#include "app/ui/buckets_panel.h"
+#include "app/ui/collectives_model.h"
+#include "app/ui/compare_model.h"
+#include "app/ui/compare_panel.h"
+#include "app/ui/details_panel.h"
+#include "app/ui/format.h"
+#include "app/ui/headline_bar.h"
+#include "app/ui/main_window.h"
+#include "app/ui/run_load_job.h"
+#include "app/ui/run_text.h"
+#include "app/ui/session.h"
+#include "app/ui/summary_model.h"
+#include "app/ui/summary_panel.h"
+#include "tests/ui/ui_test_app.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+using ddpscope::ui::testing::app;
+using ddpscope::ui::testing::waitFor;
+
+namespace {
+const QString kResnet = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz");
+
+std::shared_ptr<LoadedRun> load(const QStringList& paths) {
+  app();
+  RunLoadResult r = loadRunBlocking(paths);
+  EXPECT_TRUE(r.run) << r.error.toStdString();
+  return r.run;
+}
+
+// A small simulated model, for runs that need not be the default one.
+const std::vector<std::string> kSmall = {"--model", "mlp", "--layers", "4", "--hidden", "256"};
+
+// `ddpscope-agent --backend sim --world-size 4 --steps 4 --out DIR [extra...]`, in process.
+QString simulate(const QString& dir, const std::vector<std::string>& extra) {
+  const std::string out = dir.toStdString();
+  std::vector<std::string> args = {
+      "ddpscope-agent", "--backend", "sim", "--world-size", "4", "--steps", "4", "--out", out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<const char*> argv;
+  for (const auto& a : args)
+    argv.push_back(a.c_str());
+  std::ostringstream progress, errors;
+  const int rc = agent::agentMain(static_cast<int>(argv.size()), argv.data(), progress, errors);
+  EXPECT_EQ(rc, 0) << errors.str();
+  return dir;
+}
+
+// With DDPSCOPE_VIEWS_SHOTS=DIR, what a test shows is also saved there as NAME.png, to look at.
+void shoot(QWidget* widget, const char* name) {
+  const QString dir = qEnvironmentVariable("DDPSCOPE_VIEWS_SHOTS");
+  if (dir.isEmpty()) return;
+  QApplication::processEvents();
+  EXPECT_TRUE(widget->grab().save(QDir(dir).filePath(QString::fromUtf8(name) + ".png")));
+}
+
+// A test's own settings file, so that the rules typed here touch no one else's settings.
+struct TestSettings {
+  QTemporaryDir dir;
+  TestSettings() {
+    qputenv("DDPSCOPE_SETTINGS", dir.filePath(QStringLiteral("ddpscope.ini")).toLocal8Bit());
+  }
+  ~TestSettings() { qunsetenv("DDPSCOPE_SETTINGS"); }
+};
+
+// The step numbers (first column) of the rows of the report's bucket table, and how many rows.
+std::set<int> reportBucketSteps(const QString& md, int* rows) {
+  std::set<int> steps;
+  *rows = 0;
+  const auto start = md.indexOf(QStringLiteral("## Buckets"));
+  const auto end = md.indexOf(QStringLiteral("\n## "), start + 1);
+  const QStringList lines = md.mid(start, end - start).split('\n');
+  bool header_seen = false;
+  for (const QString& line : lines) {
+    if (!line.startsWith('|') || line.contains(QStringLiteral(" --- |"))) continue;
+    if (!header_seen) {
+      header_seen = true;  // "| step | bucket | ..."
+      continue;
+    }
+    ++*rows;
+    steps.insert(line.section('|', 1, 1).trimmed().toInt());
+  }
+  return steps;
+}
+}  // namespace
+
+TEST(UiModels, BucketsCompareAndCollectivesModelsPassQtsModelChecks) {
+  const auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  BucketsModel buckets;
+  QAbstractItemModelTester t1(&buckets, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  buckets.setRun(run);
+  EXPECT_GT(buckets.rowCount(), 0);
+  // Every row is a bucket of the steps the run summary covers; its key finds it again.
+  for (int r = 0; r < buckets.rowCount(); ++r) {
+    const BucketKey key = buckets.keyAt(r);
+    EXPECT_EQ(buckets.rowOf(key), r);
+    const auto& b = run->report.ranks[static_cast<std::size_t>(key.rank_index)]
+                        .buckets[static_cast<std::size_t>(key.report_index)];
+    EXPECT_TRUE(analysis::inSelection(run->summary.selection, b.step)) << b.step;
+    EXPECT_EQ(buckets.index(r, BucketsModel::kStep).data().toInt(), b.step);
+  }
+  EXPECT_EQ(buckets.headerData(BucketsModel::kReady, Qt::Horizontal).toString(),
+            QStringLiteral("ready (from step start)"));
+  buckets.setRun(nullptr);
+  EXPECT_EQ(buckets.rowCount(), 0);
+
+  CompareModel compare;
+  QAbstractItemModelTester t2(&compare, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  const auto rows = analysis::compareRuns(run->report, run->report);
+  compare.setRows(rows);
+  ASSERT_EQ(compare.rowCount(), static_cast<int>(rows.size()));
+  EXPECT_EQ(compare.index(0, CompareModel::kMetric).data().toString().toStdString(),
+            rows[0].metric);
+  compare.setRows({});
+  EXPECT_EQ(compare.rowCount(), 0);
+
+  CollectivesModel kinds;
+  QAbstractItemModelTester t3(&kinds, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  kinds.setRun(run);
+  const auto& c = run->report.ranks[0].collectives;
+  ASSERT_EQ(kinds.rowCount(), static_cast<int>(c.size()));
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(kinds.index(0, CollectivesModel::kKind).data().toString(), QStringLiteral("allreduce"));
+  EXPECT_EQ(kinds.index(0, CollectivesModel::kCount).data(CollectivesModel::kSortRole).toDouble(),
+            static_cast<double>(c[0].count));
+  EXPECT_EQ(kinds.index(0, CollectivesModel::kExposed).data(CollectivesModel::kSortRole).toDouble(),
+            static_cast<double>(c[0].exposed_ns));
+  kinds.setRun(nullptr);
+  EXPECT_EQ(kinds.rowCount(), 0);
+}
+
+// The Buckets table, its chart's export title and the design report cover the run summary's
+// steps, and say which: for the reference trace steps 5–6 (4 is warm-up), for a simulated run
+// steps 1–3 (0 is warm-up).
+TEST(UiSteps, BucketsViewItsExportAndTheReportCoverTheSameSteps) {
+  QTemporaryDir dir;
+  const QString sim = simulate(dir.filePath(QStringLiteral("sim")), kSmall);
+  for (const QString& path : {kResnet, sim}) {
+    SCOPED_TRACE(path.toStdString());
+    app();
+    MainWindow w;
+    w.setErrorDialogsEnabled(false);
+    w.resize(1400, 900);
+    w.show();
+    const auto run = load({path});
+    ASSERT_TRUE(run);
+    w.session()->addRun(run);
+    const auto& selection = run->summary.selection;
+    ASSERT_FALSE(selection.used.empty());
+    const QString rule = QString::fromStdString(selection.rule);
+
+    // The view: rows of the selected steps only (every rank), and the note says which.
+    const QAbstractItemModel* table = w.buckets()->table()->model();
+    std::set<int> view_steps;
+    int rank0_rows = 0;
+    for (int r = 0; r < table->rowCount(); ++r) {
+      view_steps.insert(table->index(r, BucketsModel::kStep).data().toInt());
+      if (table->index(r, BucketsModel::kRank).data().toInt() == run->report.ranks[0].rank)
+        ++rank0_rows;
+    }
+    EXPECT_EQ(view_steps, std::set<int>(selection.used.begin(), selection.used.end()));
+    EXPECT_TRUE(w.buckets()->noteText().contains(rule.toHtmlEscaped()))
+        << w.buckets()->noteText().toStdString();
+
+    // The chart's export: its title states the same steps, and is not clipped.
+    w.tabs()->setCurrentWidget(w.buckets());
+    QString error;
+    const QString svg = dir.filePath(QStringLiteral("buckets.svg"));
+    ASSERT_TRUE(w.exportView(QStringLiteral("chart"), svg, 1.0, &error)) << error.toStdString();
+    QFile f(svg);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_TRUE(f.readAll().contains(rule.toUtf8()));
+    const QString png = dir.filePath(QStringLiteral("buckets.png"));
+    ASSERT_TRUE(w.exportView(QStringLiteral("chart"), png, 1.0, &error)) << error.toStdString();
+    const QFont bold(w.buckets()->chart()->font().family(), 9, QFont::Bold);
+    int widest = 0;
+    for (const QString& line : runTitle(*run, true).split('\n'))
+      widest = std::max(widest, QFontMetrics(bold).horizontalAdvance(line));
+    EXPECT_GE(QImage(png).width(), widest) << "the title would be clipped";
+
+    // The report: the same steps, the same rows as the view's for rank 0, ready from step start.
+    const QString report = dir.filePath(QStringLiteral("report"));
+    ASSERT_TRUE(w.exportReport(report, &error)) << error.toStdString();
+    QFile md(QDir(report).filePath(QStringLiteral("report.md")));
+    ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(md.readAll());
+    EXPECT_TRUE(text.contains(QStringLiteral("Steps covered: ") + rule)) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("ready (from step start)")));
+    int report_rows = 0;
+    EXPECT_EQ(reportBucketSteps(text, &report_rows), view_steps);
+    EXPECT_EQ(report_rows, rank0_rows);
+  }
+}
+
+// Compare aligns both runs at a step their figures cover (not the warm-up step), and says so;
+// the one-step view of the timeline follows the same rule (app_modes).
+TEST(UiSteps, CompareAlignsAtAStepTheFiguresCover) {
+  QTemporaryDir dir;
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto a = load({simulate(dir.filePath(QStringLiteral("a")), kSmall)});
+  auto five = kSmall;
+  five.insert(five.end(), {"--bucket-mb", "0.5"});
+  const auto b = load({simulate(dir.filePath(QStringLiteral("b")), five)});
+  ASSERT_TRUE(a && b);
+  w.session()->addRun(a);
+  w.session()->addRun(b);
+  ComparePanel* compare = w.comparePanel();
+  compare->setRuns(0, 1);
+  EXPECT_EQ(compare->step(), a->summary.selection.used.front());
+  ASSERT_FALSE(a->summary.selection.warm_up.empty());
+  EXPECT_NE(compare->step(), a->summary.selection.warm_up.front());  // not the warm-up step
+  EXPECT_TRUE(compare->stepNote().contains(QStringLiteral("step %1").arg(compare->step())));
+  EXPECT_TRUE(compare->stepNote().contains(QString::fromStdString(a->summary.selection.rule)))
+      << compare->stepNote().toStdString();
+  EXPECT_EQ(compare->table()->model()->rowCount(), static_cast<int>(compare->rows().size()));
+}
+
+// With a late rank the others' waits count as hidden where compute runs beside them; the
+// headline and the Summary say how much of the exposed time is waiting and name the late rank.
+// Without a straggler the exposed time is transfer.
+TEST(UiStragglers, ALateRankIsNamedAndItsWaitsSplitFromTransfer) {
+  QTemporaryDir dir;
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto late = load({simulate(dir.filePath(QStringLiteral("late")),
+                                   {"--straggler-rank", "2", "--straggler-slowdown", "1.5"})});
+  const auto even = load({simulate(dir.filePath(QStringLiteral("even")), {})});
+  ASSERT_TRUE(late && even);
+
+  const auto s = analysis::summarizeStragglers(late->report);
+  ASSERT_TRUE(s.late_rank.has_value());
+  EXPECT_EQ(*s.late_rank, 2);
+  ASSERT_TRUE(s.wait_pct.has_value());
+  EXPECT_GT(*s.wait_pct, 50.0);
+  w.session()->addRun(late);
+  const QString split = w.headline()->exposedSplitText();
+  EXPECT_TRUE(split.contains(QStringLiteral("waiting for rank 2"))) << split.toStdString();
+  EXPECT_TRUE(split.contains(formatPct(s.wait_pct, 1))) << split.toStdString();
+  EXPECT_TRUE(w.summary()->note()->text().contains(QStringLiteral("(rank 2, last at")))
+      << w.summary()->note()->text().toStdString();
+  // The per-rank table's split adds up to each rank's exposed communication.
+  const QAbstractItemModel* ranks = w.summary()->table()->model();
+  for (int r = 0; r < ranks->rowCount(); ++r) {
+    const double exposed =
+        ranks->index(r, SummaryModel::kExposed).data(SummaryModel::kSortRole).toDouble();
+    const double wait =
+        ranks->index(r, SummaryModel::kExposedWait).data(SummaryModel::kSortRole).toDouble();
+    const double transfer =
+        ranks->index(r, SummaryModel::kExposedTransfer).data(SummaryModel::kSortRole).toDouble();
+    EXPECT_DOUBLE_EQ(wait + transfer, exposed) << "row " << r;
+  }
+  // The Summary's per-kind table: the allreduces of every rank.
+  EXPECT_EQ(w.summary()->kindsTable()->model()->rowCount(), 4);
+  w.resize(1600, 1000);
+  w.show();
+  w.tabs()->setCurrentWidget(w.summary());
+  shoot(&w, "straggler-summary");
+
+  const auto e = analysis::summarizeStragglers(even->report);
+  EXPECT_FALSE(e.late_rank.has_value());
+  ASSERT_TRUE(e.wait_pct.has_value());
+  EXPECT_LT(*e.wait_pct, 50.0);  // without a straggler: transfer not hidden
+  w.session()->addRun(even);
+  EXPECT_FALSE(w.headline()->exposedSplitText().contains(QStringLiteral("rank")))
+      << w.headline()->exposedSplitText().toStdString();
+}
+
+// Details of a communication kernel: its collective kind, the rule that classified it, and its
+// matched collective's skew, late rank, and this rank's wait and transfer.
+TEST(UiStragglers, DetailsOfACollectiveShowItsSkewLateRankWaitAndTransfer) {
+  QTemporaryDir dir;
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto run = load({simulate(dir.filePath(QStringLiteral("late")),
+                                  {"--straggler-rank", "2", "--straggler-slowdown", "1.5"})});
+  ASSERT_TRUE(run);
+  w.session()->addRun(run);
+  // Rank 0's kernel of a matched collective that rank 2 started last.
+  const analysis::MatchedCollective* pick = nullptr;
+  for (const auto& m : run->report.matched)
+    if (m.last_rank == 2 && m.wait_ns[0] > 0) pick = &m;
+  ASSERT_NE(pick, nullptr);
+  const trace::TimeNs start = pick->last_start_ns - pick->wait_ns[0];
+  const auto& rank = run->run.ranks[0];
+  std::optional<EventRef> ref;
+  for (std::size_t ti = 0; ti < rank.tracks.size() && !ref; ++ti) {
+    const auto& t = rank.tracks[ti];
+    for (std::size_t i = 0; i < t.size() && !ref; ++i)
+      if (t.kind == trace::TrackKind::Gpu && t.start[i] == start &&
+          t.dur[i] == pick->wait_ns[0] + pick->transfer_ns[0])
+        ref = EventRef{0, static_cast<std::int32_t>(ti), static_cast<std::uint32_t>(i)};
+  }
+  ASSERT_TRUE(ref.has_value());
+  w.session()->selectEvent(ref);
+  w.resize(1600, 1000);
+  w.show();
+  w.tabs()->setCurrentWidget(w.details());
+  shoot(&w, "straggler-details");
+  const QStringList lines = w.details()->text().split('\n');
+  const auto value = [&](const QString& label) {
+    const auto k = lines.indexOf(label);
+    return k < 0 || k + 1 >= lines.size() ? QString() : lines[k + 1].trimmed();
+  };
+  EXPECT_EQ(value(QStringLiteral("collective")), QStringLiteral("allreduce"));
+  EXPECT_TRUE(value(QStringLiteral("classified by")).startsWith(QStringLiteral("built-in")));
+  EXPECT_EQ(value(QStringLiteral("skew")), formatTime(pick->skew_ns));
+  EXPECT_EQ(value(QStringLiteral("late rank")), QStringLiteral("2"));
+  EXPECT_TRUE(value(QStringLiteral("wait (this rank)")).startsWith(formatTime(pick->wait_ns[0])));
+  EXPECT_TRUE(
+      value(QStringLiteral("transfer (this rank)")).startsWith(formatTime(pick->transfer_ns[0])));
+}
+
+// Rules typed in the settings dialog: a bad line is refused with its number and OK is off; good
+// rules are saved and the run open is analysed again with them, changing its communication.
+TEST(UiRules, RulesEnteredInTheEditorReclassifyTheRunsOpen) {
+  TestSettings settings;
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  w.session()->addRun(run);
+  constexpr auto kComm = static_cast<std::size_t>(analysis::ActivityClass::Communication);
+  ASSERT_EQ(run->report.ranks[0].counts[kComm], 21);
+
+  QString bad_status;
+  bool ok_enabled_when_bad = true;
+  QTimer::singleShot(0, [&] {
+    ASSERT_TRUE(waitFor([] { return qobject_cast<QDialog*>(QApplication::activeModalWidget()); }));
+    auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+    auto* editor = dialog->findChild<QPlainTextEdit*>(QStringLiteral("rulesEditor"));
+    auto* status = dialog->findChild<QLabel*>(QStringLiteral("rulesStatus"));
+    auto* ok = dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    editor->setPlainText(
+        QStringLiteral("# NCCL as computation\n{\"match\": \"([\", \"class\": "
+                       "\"computation\"}\n"));
+    bad_status = status->text();
+    shoot(dialog, "settings-rules-bad");
+    ok_enabled_when_bad = ok->isEnabled();
+    editor->setPlainText(QStringLiteral(
+        "# NCCL as computation\n{\"match\": \"^nccl\", \"class\": \"computation\"}\n"));
+    shoot(dialog, "settings-rules");
+    ok->click();
+  });
+  w.showSettingsDialog();
+  EXPECT_FALSE(ok_enabled_when_bad);
+  EXPECT_TRUE(bad_status.contains(QStringLiteral("rules in the settings:2:")))
+      << bad_status.toStdString();
+  EXPECT_TRUE(settings::userRules().contains(QStringLiteral("^nccl")));
+
+  // Analysed again off the GUI thread, then put in the place of the old run.
+  ASSERT_TRUE(waitFor([&] { return w.session()->current() != run; }, 60000));
+  const auto now = w.session()->current();
+  EXPECT_EQ(now->name, run->name);
+  EXPECT_EQ(now->report.ranks[0].counts[kComm], 0);
+  EXPECT_EQ(now->rules->description(), "rules in the settings (1 rule), then built-in");
+  EXPECT_EQ(now->report.rules, now->rules->description());
+  // A run opened later is classified by the saved rules too.
+  const auto later = load({kResnet});
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->report.ranks[0].counts[kComm], 0);
+}
