@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/analysis/report_json.h"
 #include "app/ui/agent_run_job.h"
 #include "app/ui/format.h"
 #include "app/ui/loaded_run.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
 #include "app/ui/plot_style.h"
+#include "app/ui/prediction_job.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -34,6 +36,11 @@ QString mbLabel(double mb) {
 
 double ms(trace::TimeNs ns) {
   return static_cast<double>(ns) / 1e6;
+}
+
+QString usText(double us) {
+  return QString::fromStdString(
+      analysis::formatDuration(static_cast<trace::TimeNs>(std::llround(us * 1e3))));
 }
 }  // namespace
 
@@ -62,6 +69,15 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   recommendation_->setWordWrap(true);
   recommendation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(recommendation_);
+  prediction_label_ = new QLabel(this);
+  prediction_label_->setWordWrap(true);
+  prediction_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(prediction_label_);
+  prediction_notes_ = new QLabel(this);
+  prediction_notes_->setWordWrap(true);
+  prediction_notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  prediction_notes_->setStyleSheet(QStringLiteral("color: %1;").arg(colours::kLabelGrey.name()));
+  layout->addWidget(prediction_notes_);
   chart_ = new QCustomPlot(this);
   chart_->setMinimumHeight(220);
   layout->addWidget(chart_, 1);
@@ -80,10 +96,22 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
     g->setScatterStyle(QCPScatterStyle(shape, colour, colour, 7));
     return g;
   };
-  addGraph(chart_->yAxis, tr("step time"), colours::kCompute, QCPScatterStyle::ssDisc);
+  addGraph(chart_->yAxis, tr("measured step time"), colours::kCompute, QCPScatterStyle::ssDisc);
   addGraph(chart_->yAxis, tr("exposed communication"), colours::kCommExposed,
            QCPScatterStyle::ssSquare);
   addGraph(chart_->yAxis2, tr("overlap %"), colours::kCommHidden, QCPScatterStyle::ssTriangle);
+  // The prediction: its band under its dashed curve, and the recorded configuration.
+  predicted_band_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
+  predicted_band_->setName(tr("predicted band"));
+  predicted_band_->setPen(Qt::NoPen);
+  predicted_band_->setBrush(colours::kPredictedBand);
+  predicted_curve_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
+  predicted_curve_->setName(tr("predicted step time"));
+  predicted_curve_->setPen(QPen(colours::kPredicted, 2, Qt::DashLine));
+  predicted_curve_->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(colours::kPredicted, 1.5), Qt::NoBrush, 7));
+  recorded_curve_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
+  recorded_curve_->setName(tr("recorded"));
   // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
   putLegendBelow(chart_);
@@ -92,6 +120,75 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
 
   connect(start_, &QPushButton::clicked, this, &SweepPanel::start);
   connect(cancel_, &QPushButton::clicked, this, &SweepPanel::cancel);
+
+  prediction_job_ = new PredictionJob(this);
+  connect(prediction_job_, &PredictionJob::predicted, this, &SweepPanel::onPredicted);
+  connect(session_, &Session::currentRunChanged, this, &SweepPanel::predictCurrent);
+  connect(session_, &Session::runsChanged, this, &SweepPanel::predictCurrent);
+  connect(sizes_edit_, &QLineEdit::editingFinished, this, &SweepPanel::predictCurrent);
+  predictCurrent();
+}
+
+void SweepPanel::predictCurrent() {
+  auto run = session_->current();
+  const auto list = sizes();
+  if (run == predicted_for_ && list == predicted_sizes_) return;
+  predicted_for_ = run;
+  predicted_sizes_ = list;
+  prediction_.reset();  // a prediction of another run or other sizes is never shown
+  prediction_job_->start(run, list);
+  prediction_label_->setText(predictionText());
+  prediction_notes_->clear();
+  replot();
+}
+
+void SweepPanel::onPredicted(std::shared_ptr<const PredictionResult> result) {
+  if (!result || result->run != predicted_for_ || result->sizes != predicted_sizes_) return;
+  prediction_ = std::move(result);
+  prediction_label_->setText(predictionText());
+  prediction_notes_->setText(predictionNotes());
+  replot();
+}
+
+bool SweepPanel::predictionPending() const {
+  return prediction_job_->busy();
+}
+
+bool SweepPanel::predictionRunning() const {
+  return prediction_job_->anyRunning();
+}
+
+QString SweepPanel::predictionText() const {
+  if (!predicted_for_) return tr("Open a run to see its predicted step time per bucket size.");
+  if (!prediction_) {
+    if (predicted_sizes_.empty()) return tr("Give at least one bucket size to predict.");
+    return tr("Predicting the step time of %1 at %2 bucket sizes…")
+        .arg(predicted_for_->name)
+        .arg(predicted_sizes_.size());
+  }
+  const auto& p = *prediction_;
+  if (!p.error.isEmpty()) return tr("No prediction: the predictor failed: %1").arg(p.error);
+  if (p.recommendation) return QString::fromStdString(p.recommendation->text);
+  QStringList notes;
+  for (const auto& n : p.whatif.notes)
+    notes << QString::fromStdString(n);
+  if (notes.isEmpty()) notes << tr("no bucket size was given");
+  return tr("No prediction for this run: %1.").arg(notes.join(QStringLiteral("; ")));
+}
+
+QString SweepPanel::predictionNotes() const {
+  if (!prediction_ || !prediction_->recommendation) return {};
+  const auto& w = prediction_->whatif;
+  QStringList lines;
+  if (w.base_step_us > 0)
+    lines << tr("Check of the model: the replay of the recorded configuration predicts %1 per "
+                "step (recorded %2, %3).")
+                 .arg(usText(w.base_predicted_step_us), usText(w.base_step_us),
+                      QString::asprintf("%+.2f %%",
+                                        100.0 * (w.base_predicted_step_us / w.base_step_us - 1)));
+  for (const auto& n : w.notes)
+    lines << tr("Note: %1").arg(QString::fromStdString(n));
+  return lines.join(QStringLiteral("\n"));
 }
 
 std::vector<double> SweepPanel::sizes() const {
@@ -226,19 +323,40 @@ double SweepPanel::chartX(double mb) const {
 void SweepPanel::replot() {
   // 0 MB has no place on a log axis: put it a factor of 4 left of the smallest positive size.
   double min_positive = 0;
+  auto consider = [&](double mb) {
+    if (mb > 0 && (min_positive == 0 || mb < min_positive)) min_positive = mb;
+  };
   for (const auto& p : points_)
-    if (p.bucket_mb > 0 && (min_positive == 0 || p.bucket_mb < min_positive))
-      min_positive = p.bucket_mb;
+    consider(p.bucket_mb);
+  if (prediction_)
+    for (const auto& p : prediction_->whatif.predictions)
+      consider(p.config.bucket_mb);
   zero_x_ = min_positive > 0 ? min_positive / 4 : 0.25;
   plotPoints();
+  plotPrediction();
+  // The measured series (in the legend) and the overlap axis when a sweep measured something or
+  // nothing is predicted either (the empty chart keeps its usual frame).
+  const bool measured = !points_.empty() || predicted_curve_->dataCount() == 0;
+  for (int g = 0; g < 3; ++g) {
+    if (measured)
+      chart_->graph(g)->addToLegend();
+    else
+      chart_->graph(g)->removeFromLegend();
+  }
+  chart_->yAxis2->setVisible(measured);
   chart_->clearItems();
   markCurrentAndBest();
-  setEmptyNote(chart_,
-               points_.empty() ? tr("No sweep yet: Sweep… (Run panel) runs the agent at several "
-                                    "bucket sizes\nand plots step time and exposed communication "
-                                    "per size here.")
-                               : QString(),
-               {chart_->xAxis, chart_->yAxis, chart_->yAxis2});
+  QString note;
+  if (points_.empty() && predicted_curve_->dataCount() == 0) {
+    if (prediction_)
+      note = tr("No predicted curve for this run: the line above says why.\n");
+    else if (predicted_for_)
+      note = tr("Predicting…\n");
+    note +=
+        tr("Sweep… (Run panel) runs the agent at several bucket sizes\nand plots the measured "
+           "step time and exposed communication per size here.");
+  }
+  setEmptyNote(chart_, note, {chart_->xAxis, chart_->yAxis, chart_->yAxis2});
   applyPlotTheme(chart_, PlotTheme::System);
   chart_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -263,16 +381,103 @@ void SweepPanel::plotPoints() {
   chart_->graph(0)->setData(x, step, true);
   chart_->graph(1)->setData(x, exposed, true);
   chart_->graph(2)->setData(overlap_x, overlap, true);
+  // The predicted sizes, and the predicted band's extent.
+  double p_lo = 0, p_hi = 0;
+  const bool predicted = prediction_ && !prediction_->whatif.predictions.empty();
+  if (predicted) {
+    for (const auto& p : prediction_->whatif.predictions) {
+      const double px = chartX(p.config.bucket_mb);
+      ticker->addTick(px, mbLabel(p.config.bucket_mb));
+      lo = lo == 0 ? px : std::min(lo, px);
+      hi = std::max(hi, px);
+      p_lo = p_lo == 0 ? p.step_us_low / 1e3 : std::min(p_lo, p.step_us_low / 1e3);
+      p_hi = std::max(p_hi, p.step_us_high / 1e3);
+    }
+    const double recorded = prediction_->whatif.base_step_us / 1e3;
+    if (recorded > 0) {
+      p_lo = std::min(p_lo, recorded);
+      p_hi = std::max(p_hi, recorded);
+    }
+  }
   chart_->xAxis->setTicker(ticker);
-  if (points_.empty()) {
+  if (points_.empty() && !predicted) {
     chart_->xAxis->setRange(0.1, 1000);
     chart_->yAxis->setRange(0, 1);
   } else {
     chart_->xAxis->setRange(lo / 1.8, hi * 1.8);
-    double top = 0;
+    double top = p_hi;
     for (double v : step)
       top = std::max(top, v);
-    chart_->yAxis->setRange(0, top * 1.15);
+    if (points_.empty()) {
+      // The predicted curve alone: its range, with a margin, so that the U shows.
+      const double margin = std::max((p_hi - p_lo) * 0.15, p_hi * 0.02);
+      chart_->yAxis->setRange(std::max(0.0, p_lo - margin), p_hi + margin);
+    } else {
+      chart_->yAxis->setRange(0, top * 1.15);
+    }
+  }
+}
+
+void SweepPanel::plotPrediction() {
+  QVector<double> t, x, y, bt, bx, by, rt, rx, ry;
+  const bool usable = prediction_ && prediction_->whatif.model.usable;
+  if (usable) {
+    auto preds = prediction_->whatif.predictions;
+    std::sort(preds.begin(), preds.end(),
+              [](const auto& a, const auto& b) { return a.config.bucket_mb < b.config.bucket_mb; });
+    for (const auto& p : preds) {
+      t << t.size();
+      x << chartX(p.config.bucket_mb);
+      y << p.step_us / 1e3;
+    }
+    // The band as one closed outline: the lows left to right, the highs right to left.
+    for (const auto& p : preds) {
+      bt << bt.size();
+      bx << chartX(p.config.bucket_mb);
+      by << p.step_us_low / 1e3;
+    }
+    for (auto it = preds.rbegin(); it != preds.rend(); ++it) {
+      bt << bt.size();
+      bx << chartX(it->config.bucket_mb);
+      by << it->step_us_high / 1e3;
+    }
+  }
+  predicted_curve_->setData(t, x, y, true);
+  predicted_band_->setData(bt, bx, by, true);
+  // The recorded configuration: a point at its bucket size, or (the trace does not say its
+  // cap) a dotted line at its step time across the chart.
+  static const analysis::WhatIfResult kNone;
+  const auto& w = prediction_ ? prediction_->whatif : kNone;
+  const bool recorded = usable && w.base_step_us > 0 && !x.isEmpty();
+  if (recorded && w.base_bucket_mb) {
+    rt << 0;
+    rx << chartX(*w.base_bucket_mb);
+    ry << w.base_step_us / 1e3;
+    recorded_curve_->setName(
+        tr("recorded (%1, %2)")
+            .arg(QString::fromStdString(analysis::bucketSizeText(*w.base_bucket_mb)),
+                 usText(w.base_step_us)));
+    recorded_curve_->setLineStyle(QCPCurve::lsNone);
+    recorded_curve_->setPen(QPen(colours::kStep, 2));
+    recorded_curve_->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCrossCircle, QPen(colours::kStep, 2), Qt::NoBrush, 13));
+  } else if (recorded) {
+    const auto range = chart_->xAxis->range();
+    rt << 0 << 1;
+    rx << range.lower << range.upper;
+    ry << w.base_step_us / 1e3 << w.base_step_us / 1e3;
+    recorded_curve_->setName(
+        tr("recorded step %1 (bucket cap not in the trace)").arg(usText(w.base_step_us)));
+    recorded_curve_->setLineStyle(QCPCurve::lsLine);
+    recorded_curve_->setPen(QPen(colours::kStep, 1.5, Qt::DotLine));
+    recorded_curve_->setScatterStyle(QCPScatterStyle());
+  }
+  recorded_curve_->setData(rt, rx, ry, true);
+  for (QCPCurve* c : {predicted_band_, predicted_curve_, recorded_curve_}) {
+    if (c->dataCount() > 0)
+      c->addToLegend();
+    else
+      c->removeFromLegend();
   }
 }
 

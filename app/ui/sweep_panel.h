@@ -3,6 +3,11 @@
 // runs two at a time), plots step time, exposed communication and overlap % against bucket size on
 // a log axis (0 MB = "per tensor" at the left), marks the best size and states the recommendation
 // (analysis::recommendBucketSize) with its gains over the current size and over DDP's 25 MB.
+// For the session's current run, whatever made it (the agent, an imported PyTorch trace), it
+// also draws the predicted U-curve of step time against bucket size with its band (the what-if
+// replay, docs/WHATIF.md; computed off the GUI thread by PredictionJob), marks the recorded
+// configuration and states the predicted recommendation (analysis::recommendWhatIf), or the
+// predictor's notes when it cannot predict.
 
 #include <QWidget>
 #include <deque>
@@ -16,6 +21,7 @@
 #include "app/ui/app_settings.h"
 #include "app/ui/plot_export.h"
 
+class QCPCurve;
 class QCPItemText;
 class QCustomPlot;
 class QLabel;
@@ -27,6 +33,8 @@ class QPushButton;
 namespace ddpscope::ui {
 
 class AgentRunJob;
+class PredictionJob;
+struct PredictionResult;
 class Session;
 struct LoadedRun;
 
@@ -50,6 +58,23 @@ class SweepPanel : public QWidget, public ChartExport {
   const std::optional<analysis::SweepRecommendation>& recommendation() const { return rec_; }
   double currentMb() const { return current_mb_; }
   QString recommendationText() const;
+  // The prediction for the current run: null before the first one arrives and while none is
+  // loaded; predictionPending() while one is computed for the current run or sizes.
+  const std::shared_ptr<const PredictionResult>& prediction() const { return prediction_; }
+  bool predictionPending() const;
+  // Whether a prediction, current or superseded, is still being computed.
+  bool predictionRunning() const;
+  // The predicted recommendation in one sentence, or why nothing could be predicted.
+  QString predictionText() const;
+  // The notes of the predictor shown under it ("" when none).
+  QString predictionNotes() const;
+  // The predicted step time (ms) per predicted size (x as chartX), its band (a closed outline:
+  // the lows left to right, then the highs right to left) and the recorded configuration (one
+  // point at its size, or a line across the chart at its step time when the trace does not say
+  // its bucket cap). Empty while there is no prediction.
+  QCPCurve* predictedCurve() const { return predicted_curve_; }
+  QCPCurve* predictedBand() const { return predicted_band_; }
+  QCPCurve* recordedCurve() const { return recorded_curve_; }
   QStringList errors() const { return errors_; }
   // The chart's x position of a bucket size (0 MB sits left of the smallest positive size).
   double chartX(double mb) const;
@@ -71,6 +96,10 @@ class SweepPanel : public QWidget, public ChartExport {
   QCPItemText* addMarker(double x, const QPen& pen, double label_y, Qt::Alignment label_side,
                          const QString& text);
   void addFinishedRunsInOrder(bool all);
+  // Starts the prediction for the session's current run at the sizes of the field.
+  void predictCurrent();
+  void onPredicted(std::shared_ptr<const PredictionResult> result);
+  void plotPrediction();  // the predicted curve, its band and the recorded configuration
 
   Session* session_;
   std::function<RunParameters()> base_;
@@ -79,6 +108,15 @@ class SweepPanel : public QWidget, public ChartExport {
   QPushButton* cancel_;
   QProgressBar* progress_;
   QLabel* recommendation_;
+  QLabel* prediction_label_;
+  QLabel* prediction_notes_;
+  PredictionJob* prediction_job_;
+  std::shared_ptr<const PredictionResult> prediction_;
+  std::shared_ptr<const LoadedRun> predicted_for_;  // the run of the prediction under way
+  std::vector<double> predicted_sizes_;
+  QCPCurve* predicted_band_;
+  QCPCurve* predicted_curve_;
+  QCPCurve* recorded_curve_;
   QCustomPlot* chart_;
   std::deque<double> queue_;
   // Runs open in the session in bucket-size order, whichever of two parallel runs ends first.

@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QClipboard>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFontMetrics>
 #include <QImage>
@@ -14,7 +15,6 @@
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTableView>
-#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <cmath>
@@ -32,6 +32,7 @@
 #include "app/ui/session.h"
 #include "app/ui/summary_model.h"
 #include "app/ui/summary_panel.h"
+#include "app/ui/sweep_panel.h"
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
@@ -522,13 +523,13 @@ TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
   w.resize(1200, 800);
   w.show();
   w.session()->addRun(prepareRun(std::move(run), {QStringLiteral("two-buckets")}));
-  QTableWidget* table = w.buckets()->table();
-  ASSERT_EQ(table->rowCount(), 2);
+  QTableView* table = w.buckets()->table();
+  ASSERT_EQ(table->model()->rowCount(), 2);
   EXPECT_FALSE(w.buckets()->noteText().contains("inferred"));
   // Select the row of bucket 0 (the table may be sorted): the session follows, params are listed.
   int row0 = -1;
-  for (int r = 0; r < table->rowCount(); ++r)
-    if (table->item(r, 2)->text() == "0") row0 = r;
+  for (int r = 0; r < table->model()->rowCount(); ++r)
+    if (table->model()->index(r, 2).data().toString() == "0") row0 = r;
   ASSERT_GE(row0, 0);
   table->selectRow(row0);
   ASSERT_TRUE(w.session()->selectedBucket().has_value());
@@ -676,6 +677,16 @@ TEST(UiApp, ClosingARunFreesItAndItsViews) {
   std::weak_ptr<const LoadedRun> first = w->session()->current();
   w->session()->closeRun(0);
   QApplication::processEvents();
+  // A prediction of the run still under way holds it until it ends (its result is dropped);
+  // then nothing may.
+  auto* sweep = w->findChild<SweepPanel*>();
+  ASSERT_NE(sweep, nullptr);
+  QElapsedTimer waited;
+  waited.start();
+  while (sweep->predictionRunning() && waited.elapsed() < 30'000)
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+  QApplication::processEvents();
+  QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
   EXPECT_TRUE(first.expired()) << "a view still holds the last run";
   EXPECT_EQ(w->session()->currentIndex(), -1);
   EXPECT_EQ(list->count(), 0);

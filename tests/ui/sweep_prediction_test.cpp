@@ -1,0 +1,250 @@
+// The Sweep tab's predicted U-curve (docs/UI.md "Sweep", docs/WHATIF.md), headless: for the run
+// selected in the session, whatever made it, the panel predicts the step time at the sweep's
+// sizes off the GUI thread, draws one predicted point per size with its band, marks the recorded
+// configuration and states the recommendation with the figures analysis::predictWhatIf and
+// analysis::recommendWhatIf give for the same run; a run without communication gets the
+// predictor's note instead of a curve; a prediction for a run no longer selected is never shown.
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QDir>
+#include <QImage>
+#include <QThreadPool>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/analysis/report_json.h"
+#include "app/analysis/sweep.h"
+#include "app/analysis/whatif.h"
+#include "app/analysis/whatif_summary.h"
+#include "app/ui/plot_style.h"
+#include "app/ui/prediction_job.h"
+#include "app/ui/run_load_job.h"
+#include "app/ui/session.h"
+#include "app/ui/sweep_panel.h"
+#include "tests/ui/ui_test_app.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+using ddpscope::ui::testing::app;
+using ddpscope::ui::testing::waitFor;
+
+namespace {
+const QString kResnet = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz");
+const QString kResnetOneRank = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_world1_rank0.json.gz");
+
+std::shared_ptr<LoadedRun> load(const QStringList& paths) {
+  app();
+  RunLoadResult r = loadRunBlocking(paths);
+  EXPECT_TRUE(r.run) << r.error.toStdString();
+  return r.run;
+}
+
+// What the analysis predicts for the run on its own: the same rules, the sweep's sizes.
+analysis::WhatIfResult expectedWhatIf(const LoadedRun& run) {
+  analysis::AnalysisOptions options;
+  options.rules = run.rules;
+  std::vector<analysis::RankActivity> activities;
+  const auto report = analysis::analyzeRun(run.run, options, &activities);
+  return analysis::predictWhatIf(run.run, report, activities,
+                                 analysis::whatIfSweepConfigs(analysis::defaultSweepSizes()));
+}
+
+struct Panel {
+  Session session;
+  SweepPanel panel{&session, [] { return RunParameters{}; }};
+  Panel() {
+    panel.resize(1100, 640);
+    panel.show();
+  }
+  bool waitForPrediction() {
+    return waitFor([&] { return panel.prediction() && !panel.predictionPending(); }, 120000);
+  }
+};
+
+// The curve's and the band's values, in chart order.
+std::vector<double> values(QCPCurve* c) {
+  std::vector<double> out;
+  for (auto it = c->data()->constBegin(); it != c->data()->constEnd(); ++it)
+    out.push_back(it->value);
+  return out;
+}
+std::vector<double> keys(QCPCurve* c) {
+  std::vector<double> out;
+  for (auto it = c->data()->constBegin(); it != c->data()->constEnd(); ++it)
+    out.push_back(it->key);
+  return out;
+}
+
+// The predicted curve of `run` in the panel against the analysis's own prediction.
+void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& expected) {
+  const auto sizes = analysis::defaultSweepSizes();
+  ASSERT_TRUE(expected.model.usable);
+  const std::size_t predictable =
+      sizes.size() - (expected.model.per_tensor_known
+                          ? 0
+                          : static_cast<std::size_t>(std::count(sizes.begin(), sizes.end(), 0.0)));
+  // One point per sweep size the run can predict, at that size, with the analysis's value.
+  QCPCurve* curve = f.panel.predictedCurve();
+  ASSERT_EQ(static_cast<std::size_t>(curve->dataCount()), predictable);
+  ASSERT_EQ(expected.predictions.size(), predictable);
+  const auto xs = keys(curve), ys = values(curve);
+  for (std::size_t i = 0; i < predictable; ++i) {
+    const auto& p = expected.predictions[i];  // in the order of the sizes, ascending
+    EXPECT_DOUBLE_EQ(xs[i], f.panel.chartX(p.config.bucket_mb)) << i;
+    EXPECT_DOUBLE_EQ(ys[i], p.step_us / 1e3) << i;
+  }
+  for (double s : sizes)
+    if (s > 0) {
+      EXPECT_NE(std::find(xs.begin(), xs.end(), s), xs.end()) << s << " MiB not drawn";
+    }
+  // The band: lows left to right then highs right to left, around the curve.
+  QCPCurve* band = f.panel.predictedBand();
+  ASSERT_EQ(static_cast<std::size_t>(band->dataCount()), 2 * predictable);
+  const auto bs = values(band);
+  for (std::size_t i = 0; i < predictable; ++i) {
+    EXPECT_DOUBLE_EQ(bs[i], expected.predictions[i].step_us_low / 1e3);
+    EXPECT_DOUBLE_EQ(bs[2 * predictable - 1 - i], expected.predictions[i].step_us_high / 1e3);
+    EXPECT_LE(bs[i], ys[i]);
+    EXPECT_GE(bs[2 * predictable - 1 - i], ys[i]);
+  }
+  // The recorded step is the run summary's, as every other view shows it.
+  EXPECT_NEAR(expected.base_step_us, static_cast<double>(run.summary.step_ns) / 1e3, 1e-3);
+  QCPCurve* recorded = f.panel.recordedCurve();
+  ASSERT_GT(recorded->dataCount(), 0);
+  for (double v : values(recorded))
+    EXPECT_DOUBLE_EQ(v, expected.base_step_us / 1e3);
+  if (expected.base_bucket_mb) {
+    ASSERT_EQ(recorded->dataCount(), 1);
+    EXPECT_DOUBLE_EQ(keys(recorded).front(), f.panel.chartX(*expected.base_bucket_mb));
+  } else {
+    EXPECT_EQ(recorded->dataCount(), 2);  // a line across the chart at the recorded step
+    EXPECT_TRUE(recorded->name().contains(QStringLiteral("not in the trace")));
+  }
+  // Every series of the prediction is labelled so in the legend; the curve is dashed.
+  for (QCPCurve* c : {curve, band})
+    EXPECT_TRUE(c->name().contains(QStringLiteral("predicted"))) << c->name().toStdString();
+  EXPECT_TRUE(f.panel.chart()->legend->hasItemWithPlottable(curve));
+  EXPECT_TRUE(f.panel.chart()->legend->hasItemWithPlottable(band));
+  EXPECT_EQ(curve->pen().style(), Qt::DashLine);
+  EXPECT_TRUE(emptyNote(f.panel.chart()).isEmpty());
+  // The sentence: the analysis's recommendation, naming its size and its figures.
+  const auto rec = analysis::recommendWhatIf(expected);
+  ASSERT_TRUE(rec.has_value());
+  const QString text = f.panel.predictionText();
+  EXPECT_EQ(text.toStdString(), rec->text);
+  EXPECT_TRUE(text.startsWith(QStringLiteral("Predicted: ")));
+  EXPECT_TRUE(text.contains(QString::fromStdString(analysis::bucketSizeText(rec->bucket_mb))));
+  const auto us = [](double v) {
+    return QString::fromStdString(
+        analysis::formatDuration(static_cast<trace::TimeNs>(std::llround(v * 1e3))));
+  };
+  EXPECT_TRUE(text.contains(QStringLiteral("would take %1 per step").arg(us(rec->step_us))));
+  EXPECT_TRUE(text.contains(QStringLiteral("the recorded %1").arg(us(expected.base_step_us))));
+  EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %)").arg(rec->band_pct, 0, 'f', 1)));
+  // The best is the fastest predicted size.
+  for (const auto& p : expected.predictions)
+    EXPECT_GE(p.step_us, rec->step_us);
+}
+
+void save(QWidget* w, const char* name) {
+  QApplication::processEvents();
+  const QString path = QDir::current().filePath(QString::fromUtf8(name));
+  EXPECT_TRUE(w->grab().save(path));
+  std::printf("rendered %s\n", qPrintable(path));
+}
+}  // namespace
+
+TEST(SweepPrediction, ImportedPyTorchTrace) {
+  auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  Panel f;
+  EXPECT_FALSE(f.panel.prediction());
+  f.session.addRun(run);
+  // Computed off the GUI thread: nothing is delivered before the event loop runs.
+  EXPECT_TRUE(f.panel.predictionPending());
+  EXPECT_FALSE(f.panel.prediction());
+  EXPECT_TRUE(f.panel.predictionText().startsWith(QStringLiteral("Predicting")));
+  ASSERT_TRUE(f.waitForPrediction());
+  ASSERT_EQ(f.panel.prediction()->run, run);
+  ASSERT_TRUE(f.panel.prediction()->error.isEmpty()) << f.panel.prediction()->error.toStdString();
+  const auto expected = expectedWhatIf(*run);
+  // An imported trace: bucket sizes inferred from its allreduce kernels, no parameter list, so
+  // per tensor is left out and the notes say so.
+  EXPECT_FALSE(expected.model.per_tensor_known);
+  EXPECT_TRUE(f.panel.predictionNotes().contains(QStringLiteral("bucket 0")))
+      << f.panel.predictionNotes().toStdString();
+  checkCurve(f, *run, expected);
+  save(&f.panel, "sweep_prediction_resnet50.png");
+  // The chart exports in the light theme with the prediction on it.
+  QByteArray png;
+  QString error;
+  ASSERT_TRUE(f.panel.renderChart(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
+  EXPECT_GT(png.size(), 20000);
+  EXPECT_EQ(f.panel.predictedCurve()->dataCount(), static_cast<int>(expected.predictions.size()));
+}
+
+TEST(SweepPrediction, AgentRunWithBucketMetadata) {
+  auto run = load({QStringLiteral(DDPSCOPE_SAMPLE_DIR)});
+  ASSERT_TRUE(run);
+  Panel f;
+  f.session.addRun(run);
+  ASSERT_TRUE(f.waitForPrediction());
+  const auto expected = expectedWhatIf(*run);
+  // ddpscope's own trace: every size including per tensor, the recorded cap known and marked.
+  EXPECT_TRUE(expected.model.per_tensor_known);
+  ASSERT_TRUE(expected.base_bucket_mb.has_value());
+  checkCurve(f, *run, expected);
+  EXPECT_EQ(f.panel.chartX(0), f.panel.predictedCurve()->data()->constBegin()->key);
+  save(&f.panel, "sweep_prediction_sample.png");
+}
+
+TEST(SweepPrediction, RunWithoutCommunicationShowsTheNote) {
+  auto run = load({kResnetOneRank});
+  ASSERT_TRUE(run);
+  Panel f;
+  f.session.addRun(run);
+  ASSERT_TRUE(f.waitForPrediction());
+  const auto expected = expectedWhatIf(*run);
+  ASSERT_FALSE(expected.model.usable);
+  ASSERT_FALSE(expected.notes.empty());
+  EXPECT_FALSE(f.panel.prediction()->recommendation.has_value());
+  // No curve, no band, no recorded mark: the predictor's note instead, on the chart a pointer.
+  EXPECT_EQ(f.panel.predictedCurve()->dataCount(), 0);
+  EXPECT_EQ(f.panel.predictedBand()->dataCount(), 0);
+  EXPECT_EQ(f.panel.recordedCurve()->dataCount(), 0);
+  EXPECT_FALSE(f.panel.chart()->legend->hasItemWithPlottable(f.panel.predictedCurve()));
+  const QString text = f.panel.predictionText();
+  EXPECT_TRUE(text.startsWith(QStringLiteral("No prediction for this run")));
+  for (const auto& n : expected.notes)
+    EXPECT_TRUE(text.contains(QString::fromStdString(n))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("one rank")));
+  EXPECT_FALSE(emptyNote(f.panel.chart()).isEmpty());
+  save(&f.panel, "sweep_prediction_one_rank.png");
+}
+
+TEST(SweepPrediction, OnlyTheSelectedRunsPredictionIsShown) {
+  auto resnet = load({kResnet});
+  auto one_rank = load({kResnetOneRank});
+  ASSERT_TRUE(resnet && one_rank);
+  Panel f;
+  f.session.addRun(resnet);
+  f.session.addRun(one_rank);  // current: its prediction replaces ResNet-50's, which is dropped
+  f.session.setCurrent(0);     // and back: the one-rank prediction must never show
+  ASSERT_TRUE(f.waitForPrediction());
+  EXPECT_EQ(f.panel.prediction()->run, resnet);
+  // Wait for every start to finish: the late one-rank result is not taken.
+  QThreadPool::globalInstance()->waitForDone();
+  QApplication::processEvents();
+  EXPECT_EQ(f.panel.prediction()->run, resnet);
+  EXPECT_GT(f.panel.predictedCurve()->dataCount(), 0);
+  // Closing the run clears the curve.
+  f.session.closeRun(1);
+  f.session.closeRun(0);
+  QApplication::processEvents();
+  EXPECT_FALSE(f.panel.prediction());
+  EXPECT_EQ(f.panel.predictedCurve()->dataCount(), 0);
+}
