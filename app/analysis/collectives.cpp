@@ -154,10 +154,15 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
       // By sequence number: the collectives every involved rank has.
       std::vector<std::map<std::int64_t, const CommKernel*>> by_number(n);
       std::map<std::int64_t, std::size_t> seen;
+      std::size_t repeated = 0;
       for (std::size_t r = 0; r < n; ++r) {
         if (!lists[r]) continue;
         for (const auto& e : *lists[r]) {
-          if (by_number[r].emplace(e.seq, &e).second) ++seen[e.seq];
+          if (by_number[r].emplace(e.seq, &e).second) {
+            ++seen[e.seq];
+          } else {
+            ++repeated;  // coalesced kernels of one collective: the first is matched
+          }
         }
       }
       std::size_t partial = 0;
@@ -174,6 +179,11 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
         m.seq = seq;
         m.index = index++;
         report.matched.push_back(std::move(m));
+      }
+      if (repeated > 0) {
+        report.warnings.push_back(std::to_string(repeated) + " " + groupText(key) +
+                                  " kernels repeat a sequence number of their rank: only the "
+                                  "first of each is matched");
       }
       if (partial > 0) {
         report.warnings.push_back(std::to_string(partial) + " " + groupText(key) +
@@ -245,8 +255,9 @@ void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_inde
   }
   for (auto& st : rr.steps) {
     const auto it = by_step.find(st.step);
-    st.matched_wait_ns = it == by_step.end() ? 0 : it->second.first;
-    st.matched_transfer_ns = it == by_step.end() ? 0 : it->second.second;
+    if (it == by_step.end()) continue;  // no collective of the step was matched: none
+    st.matched_wait_ns = it->second.first;
+    st.matched_transfer_ns = it->second.second;
   }
 }
 

@@ -55,7 +55,8 @@ trace::RankTrace identityOf(trace::RankTrace&& t) {
 
 }  // namespace
 
-std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options) {
+std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options,
+                                    std::size_t file_index) {
   DigestFile file;
   file.name = std::filesystem::path(path).filename().string();
   file.bytes = std::filesystem::file_size(path);
@@ -77,6 +78,8 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
     p.compute = shifted(act.compute, t.base_time_ns);
     p.file = file;
     p.written_by_ddpscope = t.ddpscope.present;
+    p.origin = imported.origin;
+    p.file_index = file_index;
     p.identity = identityOf(std::move(t));
     out.push_back(std::move(p));
   }
@@ -84,6 +87,28 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
 }
 
 RunReport mergePartials(std::vector<RankPartial>& parts) {
+  // Ranks numbered as loading the files as a run numbers them.
+  std::size_t file_count = 0;
+  for (const auto& p : parts)
+    file_count = std::max(file_count, p.file_index + 1);
+  std::vector<std::vector<trace::RankNumber>> numbers(file_count);
+  std::vector<std::vector<RankPartial*>> of_file(file_count);
+  std::stable_sort(parts.begin(), parts.end(), [](const RankPartial& a, const RankPartial& b) {
+    return a.file_index < b.file_index;
+  });
+  for (auto& p : parts) {
+    numbers[p.file_index].push_back(
+        {p.origin, p.report.rank, p.report.world_size, p.report.world_size_declared, {}});
+    of_file[p.file_index].push_back(&p);
+  }
+  trace::numberRanksAcrossFiles(numbers);
+  for (std::size_t f = 0; f < file_count; ++f) {
+    for (std::size_t k = 0; k < of_file[f].size(); ++k) {
+      RankPartial& p = *of_file[f][k];
+      p.report.rank = p.identity.rank = numbers[f][k].rank;
+      p.report.world_size = p.identity.world_size = numbers[f][k].world_size;
+    }
+  }
   std::stable_sort(parts.begin(), parts.end(), [](const RankPartial& a, const RankPartial& b) {
     return a.report.rank < b.report.rank;
   });
@@ -123,7 +148,8 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
 }
 
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
-                                     const DigestOptions& options) {
+                                     const DigestOptions& options,
+                                     const std::vector<std::size_t>& indices) {
   if (files.empty()) return {};
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(files.size()));
@@ -134,7 +160,7 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
   auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
       try {
-        per_file[i] = digestFile(files[i], options.analysis);
+        per_file[i] = digestFile(files[i], options.analysis, indices.empty() ? i : indices.at(i));
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -218,10 +244,16 @@ class Reader {
   T pod() {
     static_assert(std::is_trivially_copyable_v<T>);
     if (in_.size() - at_ < sizeof(T)) throw std::runtime_error("digest partials: truncated");
-    T v;
-    std::memcpy(&v, in_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {  // a byte that is not 0 or 1 is no bool
+      const auto b = static_cast<unsigned char>(in_[at_++]);
+      if (b > 1) throw std::runtime_error("digest partials: a flag that is neither 0 nor 1");
+      return b == 1;
+    } else {
+      T v;
+      std::memcpy(&v, in_.data() + at_, sizeof v);
+      at_ += sizeof v;
+      return v;
+    }
   }
   std::string str() {
     const auto n = pod<std::uint64_t>();
@@ -391,6 +423,8 @@ std::string encodePartials(const std::vector<RankPartial>& parts) {
     w.pod(p.file.bytes);
     w.pod(p.file.hash);
     w.pod(p.written_by_ddpscope);
+    w.pod(p.origin);
+    w.pod<std::uint64_t>(p.file_index);
     const auto& id = p.identity;
     w.pod(id.world_size);
     w.pod(id.world_size_declared);
@@ -428,6 +462,8 @@ std::vector<RankPartial> decodePartials(std::string_view bytes) {
     p.file.bytes = r.pod<std::uint64_t>();
     p.file.hash = r.pod<std::uint64_t>();
     p.written_by_ddpscope = r.pod<bool>();
+    p.origin = r.pod<trace::RankOrigin>();
+    p.file_index = static_cast<std::size_t>(r.pod<std::uint64_t>());
     auto& id = p.identity;
     id.path = p.report.path;
     id.rank = p.report.rank;

@@ -11,6 +11,7 @@
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/collectives.h"
+#include "tracer/format/importer.h"
 
 namespace ddpscope::analysis {
 
@@ -34,13 +35,17 @@ struct RankPartial {
   DigestFile file;
   bool written_by_ddpscope = false;
   trace::RankTrace identity;  // the trace without its events: to refuse files of other runs
+  trace::RankOrigin origin = trace::RankOrigin::Declared;  // how its file numbered it
+  std::size_t file_index = 0;  // its file's place in the run's sorted file list
 };
 
 // The ranks of one trace file (a file may hold several).
-std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options);
+std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options,
+                                    std::size_t file_index = 0);
 
-// The run of the partials (sorted by rank here): completeness, collectives matched across
-// ranks and each rank's exposed split, as analyzeRun gives them for the same files.
+// The run of the partials (numbered across files as loading a run numbers them, then sorted by
+// rank): completeness, collectives matched across ranks and each rank's exposed split, as
+// analyzeRun gives them for the same files.
 RunReport mergePartials(std::vector<RankPartial>& parts);
 
 struct DigestOptions {
@@ -55,8 +60,10 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
 
 // The steps of digestRun, for processes that each read a share of the files (MPI): the partials
 // of some files (on `options.threads` threads), and the digest of every rank's partials.
+// `indices`: each file's place in the run's whole file list (default: 0, 1, ...).
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
-                                     const DigestOptions& options);
+                                     const DigestOptions& options,
+                                     const std::vector<std::size_t>& indices = {});
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
                          std::size_t skipped_files);
 // Partials as bytes and back (everything the digest and the run summary use). Throws

@@ -8,6 +8,7 @@
 
 #include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
+#include "app/analysis/stragglers.h"
 #include "tracer/format/json_text.h"
 
 namespace ddpscope::analysis {
@@ -642,23 +643,31 @@ std::string collectivesText(const RankReport& r) {
   return s;
 }
 
-// How the collectives were matched across ranks, their skew, and who arrived last most often.
+// How the collectives were matched across ranks, their skew, and the late rank
+// (summarizeStragglers: the one that started last at more than half of the skewed ones).
 std::string matchedText(const RunReport& report) {
   if (report.matched.empty()) return {};
   TimeNs skew_sum = 0, skew_max = 0;
-  std::map<std::int32_t, std::size_t> last;
   for (const auto& m : report.matched) {
     skew_sum += m.skew_ns;
     skew_max = std::max(skew_max, m.skew_ns);
-    if (m.last_rank >= 0) ++last[m.last_rank];
   }
   std::string s = "matched collectives: " + std::to_string(report.matched.size()) + ", by " +
                   report.matched_by + "; arrival skew mean " +
                   formatDuration(skew_sum / static_cast<TimeNs>(report.matched.size())) + ", max " +
                   formatDuration(skew_max) + "\n";
-  for (const auto& [rank, count] : last) {
-    s += "  rank " + std::to_string(rank) + " arrived last at " + std::to_string(count) + " of " +
-         std::to_string(report.matched.size()) + "\n";
+  const StragglerSummary st = summarizeStragglers(report);
+  if (st.late_rank) {
+    s += "  late rank: " + std::to_string(*st.late_rank) + ", last at " +
+         std::to_string(st.late_count) + " of the " + std::to_string(st.skewed) +
+         " collectives with a skew\n";
+  } else if (st.skewed > 0) {
+    s += "  no rank was last at more than half of the " + std::to_string(st.skewed) +
+         " collectives with a skew\n";
+  }
+  if (st.wait_pct && st.transfer_pct) {
+    s += "  exposed communication (whole trace): waiting for a late rank " +
+         fixed(*st.wait_pct, 1) + " %, transfer not hidden " + fixed(*st.transfer_pct, 1) + " %\n";
   }
   return s;
 }

@@ -58,6 +58,10 @@ StepSelection selectSteps(const RunReport& report) {
   return sel;
 }
 
+TimeNs stepIdleNs(const StepReport& step) {
+  return std::max<TimeNs>(0, step.dur_ns - step.metrics.busy_ns);
+}
+
 namespace {
 
 // The whole-trace figures, for runs without a step on every rank.
@@ -91,7 +95,7 @@ struct StepTotals {
     allreduces += st.allreduces;
     dur += st.dur_ns;
     busy += st.metrics.busy_ns;
-    idle += std::max<TimeNs>(0, st.dur_ns - st.metrics.busy_ns);
+    idle += stepIdleNs(st);
     if (st.dp_efficiency) {                              // a step with GPU work
       dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
       dp_time += st.dur_ns;

@@ -26,6 +26,10 @@ StepSelection selectSteps(const RunReport& report);
 
 // One rank's figures over the run's step selection (the same definitions as the run's, over
 // that rank's steps alone): what the per-rank table shows beside the whole-trace figures.
+// The GPU idle time of a step: its time with no GPU activity, max(0, step time − |∪ GPU
+// activity in the step|) (docs/METRICS.md, "Run summary").
+TimeNs stepIdleNs(const StepReport& step);
+
 struct RankFigures {
   std::int32_t rank = 0;
   TimeNs step_ns = 0;              // mean step time over the selected steps; 0 without steps

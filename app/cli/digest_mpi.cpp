@@ -62,17 +62,45 @@ int runDigestMpi(const DigestArgs& a) {
   // Each process reads its files; a failure travels to process 0 as a message (first byte 0).
   std::string message;
   std::size_t skipped_files = 0;
+  // Process 0 lists the files and tells the others, so that every process splits one list
+  // (a folder still being written, or seen late over a network file system, could differ).
+  std::string listing;
+  if (me == 0) {
+    try {
+      std::vector<std::string> skipped;
+      for (const auto& f : trace::expandTracePaths(a.paths, &skipped))
+        listing += f + '\n';
+      skipped_files = skipped.size();
+    } catch (const std::exception& e) {
+      message = std::string(1, '\0') + e.what();
+    }
+  }
+  std::uint64_t listing_size = listing.size();
+  MPI_Bcast(&listing_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  listing.resize(listing_size);
+  for (std::uint64_t at = 0; at < listing_size; at += INT_MAX) {
+    MPI_Bcast(listing.data() + at,
+              static_cast<int>(std::min<std::uint64_t>(INT_MAX, listing_size - at)), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  }
   try {
+    if (!message.empty()) throw std::runtime_error(message.substr(1));
     options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);
-    std::vector<std::string> skipped;
-    const auto files = trace::expandTracePaths(a.paths, &skipped);
+    std::vector<std::string> files;
+    for (std::size_t at = 0; at < listing.size();) {
+      const auto end = listing.find('\n', at);
+      files.push_back(listing.substr(at, end - at));
+      at = end + 1;
+    }
     if (files.empty()) throw std::runtime_error("no trace files found");
-    skipped_files = skipped.size();
     std::vector<std::string> mine;
+    std::vector<std::size_t> indices;
     for (std::size_t i = static_cast<std::size_t>(me); i < files.size();
-         i += static_cast<std::size_t>(processes))
+         i += static_cast<std::size_t>(processes)) {
       mine.push_back(files[i]);
-    message = '\1' + analysis::encodePartials(analysis::digestFiles(mine, options));
+      indices.push_back(i);
+    }
+    message = '\1' + analysis::encodePartials(analysis::digestFiles(mine, options, indices));
   } catch (const std::exception& e) {
     message = std::string(1, '\0') + "process " + std::to_string(me) + ": " + e.what();
   }
@@ -88,8 +116,13 @@ int runDigestMpi(const DigestArgs& a) {
         rc = 1;
         continue;
       }
-      for (auto& part : analysis::decodePartials(std::string_view(bytes).substr(1)))
-        parts.push_back(std::move(part));
+      try {
+        for (auto& part : analysis::decodePartials(std::string_view(bytes).substr(1)))
+          parts.push_back(std::move(part));
+      } catch (const std::exception& e) {
+        std::cerr << "ddpscope-cli: process " << p << ": " << e.what() << "\n";
+        rc = 1;
+      }
     }
     if (rc == 0) {
       try {
