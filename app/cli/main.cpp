@@ -2,10 +2,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
+#include "app/cli/digest_command.h"
+#include "app/cli/predict_command.h"
+#include "tracer/format/importer.h"
 #include "tracer/format/memory.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
@@ -27,14 +31,36 @@ int summary(const std::vector<std::string>& paths, bool json, bool hta_compat,
   return 0;
 }
 
+bool isTraceFileName(const std::string& p) {
+  return p.ends_with(".json") || p.ends_with(".json.gz");
+}
+
+// Any importable file (trace::importFile) to our files: OUT.json[.gz] for one rank, or a folder
+// of rank-<r>.json.gz files.
 int convert(const std::string& in, const std::string& out) {
-  trace::RankTrace t = trace::readTraceFile(in);
-  if (!t.ddpscope.present) {
-    t.ddpscope.present = true;
-    t.ddpscope.source = "imported";
+  auto ranks = trace::importFile(in);
+  const bool to_folder = !isTraceFileName(out);
+  if (!to_folder && ranks.size() > 1) {
+    std::cerr << "ddpscope-cli: " << in << " holds " << ranks.size()
+              << " ranks; give a folder for OUT (one rank-<r>.json.gz per rank)\n";
+    return 2;
   }
-  trace::writeTraceFile(t, out);
-  std::cerr << "wrote " << out << " (" << t.eventCount() << " events)\n";
+  if (to_folder) std::filesystem::create_directories(out);
+  for (auto& r : ranks) {
+    trace::RankTrace& t = r.trace;
+    if (!t.ddpscope.present) {
+      t.ddpscope.present = true;
+      t.ddpscope.source = "imported";
+    }
+    // The ranks of one capture written as one run: its rank count is the run's world size.
+    if (ranks.size() > 1 && !t.world_size_declared) t.world_size_declared = true;
+    const std::string path =
+        to_folder ? (std::filesystem::path(out) / ("rank-" + std::to_string(t.rank) + ".json.gz"))
+                        .string()
+                  : out;
+    trace::writeTraceFile(t, path);
+    std::cerr << "wrote " << path << " (" << t.eventCount() << " events)\n";
+  }
   return 0;
 }
 
@@ -64,20 +90,35 @@ int main(int argc, char** argv) {
   auto* conv =
       app.add_subcommand("convert", "Rewrite a trace (any supported format) in ddpscope's format");
   conv->add_option("IN", in, "Input trace")->required();
-  conv->add_option("OUT", out, "Output file (.json or .json.gz)")
+  conv->add_option("OUT", out,
+                   "Output file (.json or .json.gz) for one rank, or a folder (rank-<r>.json.gz "
+                   "per rank)")
       ->required()
       ->check(CLI::Validator(
           [](std::string& p) -> std::string {
-            if (p.ends_with(".json") || p.ends_with(".json.gz")) return "";
-            return "'" + p + "' must end in .json (plain) or .json.gz (compressed)";
+            std::error_code ec;
+            if (isTraceFileName(p) || p.ends_with('/') || std::filesystem::is_directory(p, ec))
+              return "";
+            return "'" + p +
+                   "' must end in .json (plain) or .json.gz (compressed), or be a folder "
+                   "(ending in /) for several ranks";
           },
-          "FILE.json[.gz]"));
+          "FILE.json[.gz]|FOLDER/"));
+
+  ddpscope::cli::PredictArgs predict_args;
+  auto* predict = ddpscope::cli::addPredictCommand(app, predict_args);
+  ddpscope::cli::DigestArgs digest_args;
+  auto* digest = ddpscope::cli::addDigestCommand(app, digest_args);
+  // Argument errors name the program, as every other message does.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "ddpscope-cli: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
 
   // An unknown command is named, not taken for a missing one.
   const auto named = [&](const CLI::App* s) { return s->get_name() == argv[1]; };
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
     std::cerr << "ddpscope-cli: unknown command '" << argv[1]
-              << "'; the commands are summary and convert (ddpscope-cli --help)\n";
+              << "'; the commands are summary, convert, predict and digest (ddpscope-cli --help)\n";
     return 2;
   }
 
@@ -90,6 +131,8 @@ int main(int argc, char** argv) {
   try {
     if (*sum) return summary(paths, json, hta, rules_file);
     if (*conv) return convert(in, out);
+    if (*predict) return ddpscope::cli::runPredict(predict_args);
+    if (*digest) return ddpscope::cli::runDigest(digest_args);
   } catch (const analysis::RulesError& e) {
     std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
     return 2;

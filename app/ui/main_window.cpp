@@ -33,9 +33,11 @@
 #include "app/ui/run_text.h"
 #include "app/ui/session.h"
 #include "app/ui/settings_dialog.h"
+#include "app/ui/statistics_panel.h"
 #include "app/ui/summary_panel.h"
 #include "app/ui/sweep_panel.h"
 #include "app/ui/timeline_view.h"
+#include "tracer/format/importer.h"
 
 namespace ddpscope::ui {
 
@@ -85,6 +87,7 @@ void MainWindow::buildPanels() {
   sweep_ = new SweepPanel(
       session_, [this] { return run_panel_->parameters(); }, this);
   compare_ = new ComparePanel(session_, this);
+  statistics_ = new StatisticsPanel(session_, timeline_, this);
   connect(run_panel_, &RunPanel::sweepRequested, this, [this] { tabs_->setCurrentWidget(sweep_); });
 }
 
@@ -110,6 +113,7 @@ QWidget* MainWindow::buildCentre() {
   tabs_->addTab(details_, tr("Details"));
   tabs_->addTab(sweep_, tr("Sweep"));
   tabs_->addTab(compare_, tr("Compare"));
+  tabs_->addTab(statistics_, tr("Statistics"));
   connect(session_, &Session::eventSelected, this, [this] {
     if (session_->selectedEvent()) tabs_->setCurrentWidget(details_);
   });
@@ -226,6 +230,9 @@ void MainWindow::buildViewMenu() {
     const auto r = session_->viewRange();
     timeline_->zoomBy(1.25, r.lo + r.length() / 2);
   });
+  view->addAction(tr("&Find…"), QKeySequence::Find, this, [this] { timeline_->focusSearch(); });
+  view->addAction(tr("Go to &step…"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
+                  [this] { timeline_->searchBar()->focusStep(); });
   view->addAction(tr("Clear selection (Esc)"), this, [this] {
     session_->setSelection(std::nullopt);
     session_->selectBucket(std::nullopt);
@@ -268,9 +275,11 @@ void MainWindow::openPaths(const QStringList& paths) {
 }
 
 void MainWindow::openFilesDialog() {
-  const QStringList files =
-      QFileDialog::getOpenFileNames(this, tr("Open traces (one run: one file per rank)"), QString(),
-                                    tr("Traces (*.json *.json.gz);;All files (*)"));
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, tr("Open traces (one run: one file per rank, or a capture)"), QString(),
+      // Every importer's extensions (tracer/format/importer.h).
+      QString::fromStdString(trace::dialogNameFilter()) + QStringLiteral(";;") +
+          tr("All files (*)"));
   openPaths(files);
 }
 
@@ -411,7 +420,7 @@ bool MainWindow::exportReportTo(const QString& dir) {
 }
 
 void MainWindow::showSettingsDialog() {
-  if (!editRunSettings(this)) return;
+  if (!editRunSettings(this, session_)) return;
   run_panel_->refreshFromSettings();
   applyAppTheme(settings::theme());
 }

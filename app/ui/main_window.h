@@ -26,6 +26,7 @@ class RunLoadJob;
 class RunPanel;
 class SweepPanel;
 class ComparePanel;
+class StatisticsPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -45,6 +46,7 @@ class MainWindow : public QMainWindow {
   RunPanel* runPanel() const { return run_panel_; }
   SweepPanel* sweepPanel() const { return sweep_; }
   ComparePanel* comparePanel() const { return compare_; }
+  StatisticsPanel* statisticsPanel() const { return statistics_; }
   // The last error shown to the user ("" when none), for tests.
   QString lastError() const { return last_error_; }
   // The text of the status bar's message field.
@@ -103,6 +105,7 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel_;
   SweepPanel* sweep_;
   ComparePanel* compare_;
+  StatisticsPanel* statistics_;
   QTabWidget* tabs_;
   QProgressBar* progress_;
   QToolButton* cancel_;
