@@ -64,6 +64,10 @@ class JsonOut {
     first_ = false;
   }
   void null() { optional(std::nullopt); }
+  // Microseconds of ns when known, else null.
+  void microsOrNull(const std::optional<TimeNs>& ns) {
+    optional(ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt);
+  }
   // v when known, else null.
   void strOrNull(bool known, std::string_view v) {
     if (known) {
@@ -153,13 +157,10 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
     j.close('}');
   }
   j.close(']');
-  const auto us = [](const std::optional<TimeNs>& ns) {
-    return ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt;
-  };
   j.key("exposed_wait_us");  // exposed communication inside waits for a late rank
-  j.optional(us(r.exposed_wait_ns));
+  j.microsOrNull(r.exposed_wait_ns);
   j.key("exposed_transfer_us");  // the rest of it
-  j.optional(us(r.exposed_transfer_ns));
+  j.microsOrNull(r.exposed_transfer_ns);
   // Collectives that waited for another one of their process group (null: not checked, the
   // trace names no process group or no launch).
   j.key("serialized_collectives");
@@ -296,12 +297,9 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.key("allreduces");
     j.integer(s.allreduces);
     j.key("matched_wait_us");  // null when none of the step's collectives was matched
-    j.optional(s.matched_wait_ns ? std::optional(static_cast<double>(*s.matched_wait_ns) / 1000.0)
-                                 : std::nullopt);
+    j.microsOrNull(s.matched_wait_ns);
     j.key("matched_transfer_us");
-    j.optional(s.matched_transfer_ns
-                   ? std::optional(static_cast<double>(*s.matched_transfer_ns) / 1000.0)
-                   : std::nullopt);
+    j.microsOrNull(s.matched_transfer_ns);
     j.close('}');
   }
   j.close(']');
@@ -462,13 +460,10 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
       j.str(hex);
     }
     writeMetrics(j, r.whole);
-    const auto us = [](const std::optional<TimeNs>& ns) {
-      return ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt;
-    };
     j.key("exposed_wait_us");
-    j.optional(us(r.exposed_wait_ns));
+    j.microsOrNull(r.exposed_wait_ns);
     j.key("exposed_transfer_us");
-    j.optional(us(r.exposed_transfer_ns));
+    j.microsOrNull(r.exposed_transfer_ns);
     j.key("steps");
     j.open('[');
     for (const auto& st : r.steps) {
@@ -484,9 +479,9 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
       j.key("dp_efficiency");
       j.optional(st.dp_efficiency, 4);
       j.key("matched_wait_us");
-      j.optional(us(st.matched_wait_ns));
+      j.microsOrNull(st.matched_wait_ns);
       j.key("matched_transfer_us");
-      j.optional(us(st.matched_transfer_ns));
+      j.microsOrNull(st.matched_transfer_ns);
       j.close('}');
     }
     j.close(']');
