@@ -226,10 +226,9 @@ std::string htmlTable(const Table& t) {
 Table configTable(const DesignReportInput& in) {
   Table t{{"setting", "value"}};
   for (const auto& [k, v] : in.config) {
-    std::string value = v;
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      value = value.substr(1, value.size() - 2);
-    } else if (char* end = nullptr; !value.empty()) {
+    std::string value = unquoted(v);
+    const bool is_string = value.size() != v.size();
+    if (char* end = nullptr; !is_string && !value.empty()) {
       // A number as a reader writes it: 0.05, not the float's 0.05000000074505806.
       const double x = std::strtod(value.c_str(), &end);
       if (end != nullptr && *end == '\0') {

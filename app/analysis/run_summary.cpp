@@ -216,13 +216,11 @@ std::string percentText(const std::optional<double>& pct, int decimals) {
   return b;
 }
 
-namespace {
 std::string unquoted(std::string_view raw) {
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
     return std::string(raw.substr(1, raw.size() - 2));
   return std::string(raw);
 }
-}  // namespace
 
 std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   if (run.ranks.empty()) return "no ranks";

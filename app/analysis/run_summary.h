@@ -30,6 +30,10 @@ StepSelection selectSteps(const RunReport& report);
 // activity in the step|) (docs/METRICS.md, "Run summary").
 TimeNs stepIdleNs(const StepReport& step);
 
+// A producer setting as a person reads it: its raw JSON value without the quotes of a string
+// ("\"mlp\"" -> mlp; 25 stays 25).
+std::string unquoted(std::string_view raw);
+
 struct RankFigures {
   std::int32_t rank = 0;
   TimeNs step_ns = 0;              // mean step time over the selected steps; 0 without steps
