@@ -296,29 +296,18 @@ void checkSerialization(const trace::RankTrace& rank, const RankActivity& act, R
   };
   std::unordered_map<std::int64_t, std::vector<Kernel>> by_correlation;
   std::vector<Kernel> kernels;
-  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
-    const auto& t = rank.tracks[ti];
-    if (t.kind != trace::TrackKind::Gpu) continue;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!act.included.empty() && !act.included[ti][i]) continue;
-      const auto& c = act.classes->get(ti, i);
-      if (c.cls != ActivityClass::Communication) continue;
-      const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
-      if (args == nullptr || args->group.empty()) continue;  // its communicator is not known
-      Kernel k;
-      k.k.kind = k.kind = kindOf(c.kind, args);
-      k.k.group = k.group = args->group;
-      k.k.seq = args->seq;
-      k.k.start = t.start[i];
-      k.k.end = t.end(i);
-      k.k.bytes = t.bytes[i];
-      k.k.step = t.step[i];
-      k.k.ref = {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)};
-      k.stream = t.stream();
-      // The work before it on its stream: it could not start before that ended.
-      if (i > 0) k.launched = t.end(i - 1);
-      by_correlation[t.correlation[i]].push_back(std::move(k));
-    }
+  for (CollectiveTiming& timing : collectiveTimings(rank, act)) {
+    if (timing.group.empty()) continue;  // its communicator is not known
+    const auto& t = rank.tracks[static_cast<std::size_t>(timing.ref.track)];
+    const auto i = static_cast<std::size_t>(timing.ref.row);
+    Kernel k;
+    k.kind = timing.kind;
+    k.group = timing.group;
+    k.stream = t.stream();
+    // The work before it on its stream: it could not start before that ended.
+    if (i > 0) k.launched = t.end(i - 1);
+    k.k = std::move(timing);
+    by_correlation[t.correlation[i]].push_back(std::move(k));
   }
   std::size_t with_launch = 0;
   for (const auto& t : rank.tracks) {
