@@ -106,6 +106,10 @@ std::string validate(AgentOptions& o, bool first_given) {
   if (!first_given) o.first_bucket_mb = std::min(1.0, o.bucket_mb);
   if (o.cost.straggler_rank < -1 || o.cost.straggler_rank >= o.world_size)
     return "--straggler-rank must be a rank below --world-size (or -1 for none)";
+  if (o.cost.straggler_slowdown != 1.0 && o.cost.straggler_rank < 0)
+    return "--straggler-slowdown slows one rank down and needs --straggler-rank N";
+  if (o.cost.straggler_rank >= 0 && o.backend != "sim")
+    return "--straggler-rank slows a simulated rank down and needs --backend sim";
   if (o.sim_math && o.backend != "sim") return "--sim-math needs --backend sim";
   if (o.launch == "local" && o.backend != "cuda") return "--launch local needs --backend cuda";
   if (o.sim_math) {

@@ -325,6 +325,10 @@ TEST(Fault, BadCombinationsExitTwoWithAClearMessage) {
       {{"--first-bucket-mb", "1e300"}, "--first-bucket-mb: must be at most 1048576"},
       {{"--bucket-mb", "-0.5"}, "--bucket-mb: must be >= 0, got -0.5"},
       {{"--jitter", "inf"}, "--jitter: must be a finite number"},
+      {{"--straggler-slowdown", "1.5"},
+       "--straggler-slowdown slows one rank down and needs --straggler-rank N"},
+      {{"--backend", "cuda", "--straggler-rank", "0", "--straggler-slowdown", "1.5"},
+       "--straggler-rank slows a simulated rank down and needs --backend sim"},
   };
   for (const auto& c : cases) {
     auto args = c.args;
