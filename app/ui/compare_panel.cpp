@@ -101,6 +101,13 @@ ComparePanel::ComparePanel(Session* session, QWidget* parent) : QWidget(parent),
   connect(box_a_, &QComboBox::currentIndexChanged, this, pick);
   connect(box_b_, &QComboBox::currentIndexChanged, this, pick);
   connect(step_box_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuild);
+  // A run analysed again (new rules) stays where the user put it, as A or B.
+  connect(session_, &Session::runReplaced, this,
+          [this](const std::shared_ptr<const LoadedRun>& old,
+                 const std::shared_ptr<const LoadedRun>& now) {
+            if (a_ == old) a_ = now;
+            if (b_ == old) b_ = now;
+          });
   connect(session_, &Session::runsChanged, this, &ComparePanel::refreshRunLists);
   refreshRunLists();
 }

@@ -51,8 +51,10 @@ bool Session::replaceRun(const std::shared_ptr<const LoadedRun>& old,
                          std::shared_ptr<const LoadedRun> run) {
   const auto it = std::find(runs_.begin(), runs_.end(), old);
   if (it == runs_.end() || !run) return false;
-  *it = std::move(run);
+  std::shared_ptr<const LoadedRun> previous = std::move(*it);  // `old` may be a reference to it
+  *it = run;
   const int index = static_cast<int>(it - runs_.begin());
+  emit runReplaced(std::move(previous), std::move(run));
   emit runsChanged();
   if (index == current_) {
     const TimeRange view = view_;

@@ -48,6 +48,7 @@ class Session : public QObject {
   void closeRun(int index);
   // Puts `run` in the place of `old` (the same run analysed again: new rules), keeping which run
   // is current; the selections of the current run are cleared. False when `old` is not open.
+  // Emits runReplaced(old, run), then runsChanged.
   bool replaceRun(const std::shared_ptr<const LoadedRun>& old,
                   std::shared_ptr<const LoadedRun> run);
 
@@ -66,6 +67,9 @@ class Session : public QObject {
 
  signals:
   void runsChanged();
+  // `old` was analysed again and `now` takes its place (replaceRun): views holding `old` follow.
+  void runReplaced(std::shared_ptr<const ddpscope::ui::LoadedRun> old,
+                   std::shared_ptr<const ddpscope::ui::LoadedRun> now);
   void currentRunChanged();
   void bucketSelected();
   void eventSelected();

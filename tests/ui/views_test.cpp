@@ -253,6 +253,29 @@ TEST(UiSteps, CompareAlignsAtAStepTheFiguresCover) {
   EXPECT_EQ(compare->table()->model()->rowCount(), static_cast<int>(compare->rows().size()));
 }
 
+// A run analysed again with other rules (the settings' rules editor) stays A or B in Compare:
+// the user's choice is kept, not reset to the two most recent runs.
+TEST(UiSteps, CompareKeepsItsRunsWhenTheyAreAnalysedAgain) {
+  QTemporaryDir dir;
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto a = load({simulate(dir.filePath(QStringLiteral("a")), kSmall)});
+  const auto b = load({simulate(dir.filePath(QStringLiteral("b")), kSmall)});
+  const auto c = load({simulate(dir.filePath(QStringLiteral("c")), kSmall)});
+  ASSERT_TRUE(a && b && c);
+  for (const auto& r : {a, b, c})
+    w.session()->addRun(r);
+  ComparePanel* compare = w.comparePanel();
+  compare->setRuns(2, 0);  // not the default pair (1, 2)
+  const std::shared_ptr<const LoadedRun> fresh = reanalyseRun(*a, a->rules);
+  ASSERT_TRUE(w.session()->replaceRun(a, fresh));
+  EXPECT_EQ(compare->runA(), c);
+  EXPECT_EQ(compare->runB(), fresh);
+  EXPECT_EQ(compare->runBoxA()->currentIndex(), 2);
+  EXPECT_EQ(compare->runBoxB()->currentIndex(), 0);
+}
+
 // With a late rank the others' waits count as hidden where compute runs beside them; the
 // headline and the Summary say how much of the exposed time is waiting and name the late rank.
 // Without a straggler the exposed time is transfer.
