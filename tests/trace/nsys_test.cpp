@@ -5,10 +5,15 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "app/analysis/analysis.h"
 #include "tracer/format/importer.h"
@@ -254,6 +259,54 @@ TEST(NsysExport, ConvertsToOurFilesAndReadsBackTheSameRun) {
   fs::remove_all(dir);
 }
 
+TEST(NsysExport, FlowsKeepTheirTracksWhenAPidIsADeviceNumber) {
+  // Process 0 (a container's first process can be numbered so), thread 7, launches a kernel on
+  // device 0, stream 7: its host track and the kernel's GPU track are both (0, 7).
+  const auto dir = freshDir("pid-device");
+  FakeExport x(dir / "pid0.sqlite");
+  x.basics()
+      .kernel(0, 3000, 4000, 1, 42)
+      .sql("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(2000, 2500, 7, 42, 3);");
+  auto check = [](const RankTrace& t, const std::string& where) {
+    ASSERT_EQ(t.flows.size(), 1u) << where;
+    const auto& f = t.flows[0];
+    const auto& from = t.tracks[static_cast<std::size_t>(f.from_track)];
+    const auto& to = t.tracks[static_cast<std::size_t>(f.to_track)];
+    EXPECT_EQ(from.kind, TrackKind::Host) << where;
+    EXPECT_EQ(to.kind, TrackKind::Gpu) << where;
+    EXPECT_EQ(from.pid, 0) << where;
+    EXPECT_EQ(from.tid, 7) << where;
+    EXPECT_EQ(to.pid, 0) << where;
+    EXPECT_EQ(to.tid, 7) << where;
+    EXPECT_EQ(f.to_ts - f.from_ts, 1000) << where;  // launch at 2000, kernel at 3000 (ns)
+  };
+  auto ranks = importFile(x.path());
+  ASSERT_EQ(ranks.size(), 1u);
+  check(ranks[0].trace, "imported");
+  // Converted to our format and read back.
+  const auto file = (dir / "rank-0.json").string();
+  writeTraceFile(ranks[0].trace, file);
+  const auto back = readTraceFile(file);
+  check(back, "read back");
+  fs::remove_all(dir);
+}
+
+TEST(NsysExport, AStreamOfCollectivesAndComputeIsMixed) {
+  // Each process runs its NCCL kernels on its compute stream (tests/data/nsys/README.md).
+  const auto report = analysis::analyzeRun(loadRun({kExport}));
+  ASSERT_EQ(report.ranks.size(), 2u);
+  for (const auto& r : report.ranks) {
+    std::size_t with_collectives = 0;
+    for (const auto& s : r.streams) {
+      if (s.counts[static_cast<std::size_t>(analysis::ActivityClass::Communication)] == 0) continue;
+      ++with_collectives;
+      EXPECT_EQ(s.stream, r.rank == 0 ? 7 : 15);
+      EXPECT_EQ(analysis::streamRoleName(s.role), "mixed");
+    }
+    EXPECT_EQ(with_collectives, 1u);
+  }
+}
+
 TEST(NsysExport, SeveralExportsOpenAsOneRun) {
   // The same capture twice stands for two nodes: ranks by process order continue over the files.
   const auto dir = freshDir("nodes");
@@ -310,6 +363,17 @@ TEST(Importers, SniffByContentNotName) {
   EXPECT_NE(importerFor((dir / "junk.bin").string())->name().find("Kineto"),
             std::string_view::npos);
   expectError((dir / "junk.sqlite").string(), "not a readable SQLite database");
+  // Binary bytes no importer knows (an image, a program), whatever the name: not a trace.
+  std::ofstream(dir / "picture.json", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  std::ofstream(dir / "program.json.gz", std::ios::binary) << std::string(
+      "\x7f"
+      "ELF\x02\x01\x01\0\0\0",
+      12);
+  for (const char* name : {"picture.json", "program.json.gz"}) {
+    EXPECT_THROW(importerFor((dir / name).string()), TraceError) << name;
+    expectError((dir / name).string(), "not a trace (binary content)");
+  }
   // The report container goes to the nsys route by its name.
   std::ofstream(dir / "capture.nsys-rep") << "binary";
   EXPECT_NE(importerFor((dir / "capture.nsys-rep").string())->name().find("report"),
@@ -326,8 +390,163 @@ TEST(Importers, ReportWithoutNsysNamesTheCommand) {
   const char* old = std::getenv("PATH");
   const std::string saved = old ? old : "";
   ::setenv("PATH", dir.c_str(), 1);  // no nsys there
-  expectError((dir / "capture.nsys-rep").string(), "nsys export --type sqlite");
+  const auto report = (dir / "capture.nsys-rep").string();
+  expectError(report, "`nsys` is not on the PATH");
+  // The command to run, with this report's names.
+  expectError(report, "nsys export --type sqlite --output " + (dir / "capture.sqlite").string() +
+                          " " + report);
   ::setenv("PATH", saved.c_str(), 1);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Sets an environment variable for the life of the object, then puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A stand-in for Nsight's `nsys` in dir/bin, first on the PATH, and a cache folder of its own in
+// dir/cache. `body` is the script after the line that counts its runs (in dir/runs).
+struct FakeNsys {
+  FakeNsys(const fs::path& dir, const std::string& body)
+      : bin(dir / "bin"),
+        cache(dir / "cache"),
+        runs(dir / "runs"),
+        path("PATH",
+             bin.string() + ":" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "")),
+        xdg("XDG_CACHE_HOME", cache.string()) {
+    fs::create_directories(bin);
+    const auto script = bin / "nsys";
+    std::ofstream(script) << "#!/bin/sh\necho run >> '" << runs.string() << "'\n" << body;
+    fs::permissions(script, fs::perms::owner_all);
+  }
+  std::size_t runCount() const {
+    std::ifstream in(runs);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+      ++n;
+    return n;
+  }
+  std::vector<fs::path> cached() const {
+    std::vector<fs::path> files;
+    if (fs::exists(cache / "ddpscope" / "nsys")) {
+      for (const auto& e : fs::directory_iterator(cache / "ddpscope" / "nsys"))
+        files.push_back(e.path());
+    }
+    return files;
+  }
+  fs::path bin, cache, runs;
+  ScopedEnv path, xdg;
+};
+
+// What `nsys export --type sqlite --force-overwrite true --output OUT REPORT` does, for a test:
+// the real export copied to OUT.
+std::string copyingNsys() {
+  return "out=''\n"
+         "while [ $# -gt 0 ]; do\n"
+         "  if [ \"$1\" = --output ]; then out=\"$2\"; shift; fi\n"
+         "  shift\n"
+         "done\n"
+         "cp '" +
+         kExport + "' \"$out\"\n";
+}
+
+}  // namespace
+
+TEST(NsysReport, ExportedOnceIntoTheCacheByContentThenRead) {
+  const auto dir = freshDir("rep-ok");
+  FakeNsys nsys(dir, copyingNsys());
+  const auto report = (dir / "capture.nsys-rep").string();
+  std::ofstream(report) << "fake report 1\n";
+  std::vector<double> seen;
+  ReadOptions options;
+  options.progress = [&](double f) { seen.push_back(f); };
+  const auto ranks = importFile(report, options);
+  // The export's two processes, named after the report.
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].trace.path, report);
+  EXPECT_EQ(ranks[1].trace.rank, 1);
+  EXPECT_EQ(nsys.runCount(), 1u);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), 1.0);
+  // Named by the 64-bit FNV-1a of the report's 14 bytes (computed apart from ddpscope), and
+  // nothing else left in the cache (no partial export, no logs).
+  const auto files = nsys.cached();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].filename().string(), "5a7a9eff9c459a51.sqlite");
+  // Opened again, or copied under another name: the export is reused.
+  importFile(report);
+  fs::copy_file(report, dir / "copy.nsys-rep");
+  EXPECT_EQ(importFile((dir / "copy.nsys-rep").string()).size(), 2u);
+  EXPECT_EQ(nsys.runCount(), 1u);
+  // Other bytes: another export.
+  std::ofstream(report) << "fake report 2\n";
+  importFile(report);
+  EXPECT_EQ(nsys.runCount(), 2u);
+  EXPECT_EQ(nsys.cached().size(), 2u);
+  fs::remove_all(dir);
+}
+
+TEST(NsysReport, FailingNsysGivesItsStandardError) {
+  const auto dir = freshDir("rep-fail");
+  FakeNsys nsys(dir,
+                "echo 'Importing report...'\n"
+                "echo 'ERROR: capture.nsys-rep: unsupported report version 9' >&2\n"
+                "exit 3\n");
+  const auto report = (dir / "capture.nsys-rep").string();
+  std::ofstream(report) << "fake report 1\n";
+  expectError(report,
+              "nsys export exited with status 3: ERROR: capture.nsys-rep: unsupported "
+              "report version 9; try it yourself:\n  nsys export --type sqlite");
+  EXPECT_EQ(nsys.runCount(), 1u);
+  EXPECT_TRUE(nsys.cached().empty());  // nothing kept of a failed export
+  // A command that exits 0 and writes nothing is no success either.
+  FakeNsys silent(dir, "exit 0\n");
+  expectError(report, "nsys export wrote no export");
+  fs::remove_all(dir);
+}
+
+TEST(NsysReport, CancelKillsNsys) {
+  const auto dir = freshDir("rep-cancel");
+  // Writes its process id, then waits as a long export would (exec: the same process).
+  FakeNsys nsys(dir, "echo $$ > '" + (dir / "pid").string() + "'\nexec sleep 60\n");
+  const auto report = (dir / "capture.nsys-rep").string();
+  std::ofstream(report) << "fake report 1\n";
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    for (int i = 0; i < 2000 && !fs::exists(dir / "pid"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the pid written whole
+    cancel = true;
+  });
+  ReadOptions options;
+  options.cancel = &cancel;
+  EXPECT_THROW(importFile(report, options), LoadCancelled);
+  canceller.join();
+  std::int64_t pid = 0;
+  std::ifstream(dir / "pid") >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(::kill(static_cast<pid_t>(pid), 0), 0);  // killed and reaped: no such process
+  EXPECT_TRUE(nsys.cached().empty());
   fs::remove_all(dir);
 }
 

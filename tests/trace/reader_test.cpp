@@ -5,6 +5,7 @@
 
 #include "tracer/format/json_text.h"
 #include "tracer/format/trace_reader.h"
+#include "tracer/format/trace_writer.h"
 
 using namespace ddpscope::trace;
 
@@ -172,6 +173,40 @@ TEST(KinetoReader, PlainJsonAndBareArrayAndIntegerMicroseconds) {
   EXPECT_EQ(t.tracks[0].dur[0], 250);
   EXPECT_EQ(t.tracks[0].start[1], 6500);
   EXPECT_EQ(t.base_time_ns, 3500);
+}
+
+// A host thread (pid 0, tid 7) and a GPU stream (device 0, stream 7) share their numbers: a flow
+// end that names its device or stream in args goes to the GPU track, one that does not to the
+// host track (the rule for files that never say).
+TEST(KinetoReader, FlowEndsNamingTheirDeviceGoToTheGpuTrack) {
+  const std::string text = R"([
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0, "tid": 7,
+     "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 5,
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "s", "id": 1, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "bp": "e", "id": 1, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "ac2g",
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "s", "id": 2, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "bp": "e", "id": 2, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "ac2g",
+     "args": {"stream": 7}},
+    {"ph": "s", "id": 3, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "bp": "e", "id": 3, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "ac2g"}
+  ])";
+  const RankTrace t = parseTraceText(text);
+  ASSERT_EQ(t.tracks.size(), 2u);
+  ASSERT_EQ(t.flows.size(), 3u);
+  for (const auto& f : t.flows) {
+    const auto& from = t.tracks[static_cast<std::size_t>(f.from_track)];
+    const auto& to = t.tracks[static_cast<std::size_t>(f.to_track)];
+    EXPECT_EQ(from.kind, TrackKind::Host) << f.id;
+    EXPECT_EQ(to.kind, f.id == 3 ? TrackKind::Host : TrackKind::Gpu) << f.id;
+    EXPECT_EQ(to.pid, 0);
+    EXPECT_EQ(to.tid, 7);
+  }
+  // Written and read back, the GPU ends stay on the GPU track.
+  const RankTrace back = parseTraceText(serializeTrace(t));
+  EXPECT_EQ(describeDifference(t, back), "");
 }
 
 // The reader parses the usual number forms on a fast path and everything else through the

@@ -381,7 +381,7 @@ TEST(AppFaults, BadFilesAreNamedWithTheCauseAndKeepTheRuns) {
   };
   const std::vector<Case> cases = {
       {malformed, {"rank-0.json (byte ", "ts"}},
-      {picture, {"picture.json", "UTF-8"}},
+      {picture, {"picture.json", "not a trace (binary content)"}},
       {notes, {"notes.txt", "JSON"}},
       {truncated, {"rank-1.json.gz", "gzip"}},
       {empty, {"no traces here", "contains no trace files"}},

@@ -97,12 +97,34 @@ std::optional<std::string> readFileHead(const std::string& path) {
   return head;
 }
 
+namespace {
+// Bytes no text trace starts with: a NUL or a control character other than white space (a PNG's
+// \x1a, an ELF's \0), unless the text is UTF-16 (its byte order mark).
+bool looksBinary(std::string_view head) {
+  if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF")) return false;
+  return std::any_of(head.begin(), head.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f';
+  });
+}
+}  // namespace
+
 std::shared_ptr<const Importer> importerFor(const std::string& path) {
   const auto list = importers();
   if (list.empty()) throw TraceError(path, kNoOffset, "no importers are registered");
   if (const auto head = readFileHead(path); head && !head->empty()) {
     for (const auto& imp : list) {
       if (imp->sniff(*head, path)) return imp;
+    }
+    // Binary bytes no importer recognised: only an importer claiming the name's extension (other
+    // than the JSON fallback) may still say what the file is; otherwise it is not a trace.
+    if (looksBinary(*head)) {
+      for (std::size_t i = 1; i < list.size(); ++i) {
+        for (const auto& ext : list[i]->extensions()) {
+          if (endsWith(path, ext)) return list[i];
+        }
+      }
+      throw TraceError(path, kNoOffset, "not a trace (binary content)");
     }
   }
   for (const auto& imp : list) {

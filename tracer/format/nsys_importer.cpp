@@ -1172,12 +1172,49 @@ fs::path cacheFolder() {
   return fs::temp_directory_path() / "ddpscope-nsys";
 }
 
-std::string lastLine(const fs::path& log) {
+// The last `count` non-empty lines of a file, joined by "; " (what a failing command said last).
+std::string lastLines(const fs::path& log, std::size_t count) {
   std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line.size() > 400 ? line.substr(0, 400) + "..." : line);
+    if (lines.size() > count) lines.erase(lines.begin());
+  }
+  std::string out;
+  for (const auto& l : lines)
+    out += (out.empty() ? "" : "; ") + l;
+  return out;
+}
+
+// 64-bit FNV-1a of a file's bytes, as 16 hex digits: the report's name in the cache, so that a
+// report moved, copied or rewritten in place is exported once per content. Polls cancel and
+// reports progress (0 to `share`) as it reads.
+std::string contentHash(const std::string& path, const ReadOptions& options, double share) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path, kNoOffset, "cannot read the file");
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::uint64_t done = 0;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < n; ++i)
+      h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ull;
+    done += n;
+    if (options.cancel && options.cancel->load()) throw LoadCancelled();
+    if (options.progress && !ec && size > 0)
+      options.progress(share * static_cast<double>(done) / static_cast<double>(size));
+  }
+  if (in.bad()) throw TraceError(path, kNoOffset, "cannot read the file");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4)
+    out[static_cast<std::size_t>(i)] = kHex[h & 15];
+  return out;
 }
 
 }  // namespace
@@ -1185,13 +1222,14 @@ std::string lastLine(const fs::path& log) {
 std::string exportNsysReport(const std::string& report, const ReadOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(report, ec)) throw TraceError(report, kNoOffset, "no such file");
-  const std::string command = "nsys export --type sqlite --output CAPTURE.sqlite " + report;
+  const std::string sqlite = fs::path(report).replace_extension(".sqlite").string();
+  const std::string command = "nsys export --type sqlite --output " + sqlite + " " + report;
   const auto nsys = findOnPath("nsys");
   if (!nsys) {
     throw TraceError(report, kNoOffset,
                      "is an Nsight Systems report, which ddpscope opens through its SQLite "
                      "export, and `nsys` is not on the PATH; export it with\n  " +
-                         command + "\nand open CAPTURE.sqlite");
+                         command + "\nand open " + sqlite);
   }
   const fs::path absolute = fs::absolute(report, ec);
   const auto folder = cacheFolder();
@@ -1201,13 +1239,19 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
                      "cannot create the cache folder " + folder.string() + " (" + ec.message() +
                          "); export it yourself with\n  " + command);
   }
-  const auto key = std::hash<std::string>()(absolute.string());
-  const fs::path out =
-      folder / (absolute.stem().string() + "-" + std::to_string(key % 1000000007) + ".sqlite");
-  if (fs::exists(out, ec) && fs::last_write_time(out, ec) >= fs::last_write_time(report, ec))
+  // Hashing is the first tenth of the progress; the export (nsys says nothing while it works)
+  // the rest.
+  const fs::path out = folder / (contentHash(report, options, 0.1) + ".sqlite");
+  if (fs::is_regular_file(out, ec)) {
+    if (options.progress) options.progress(1.0);
     return out.string();
-  const fs::path tmp = out.string() + ".part";
-  const fs::path log = out.string() + ".log";
+  }
+  // Unique per process and thread: two loads of the same report never write one file.
+  const std::string part = out.string() + "." + std::to_string(::getpid()) + "-" +
+                           std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  const fs::path tmp = part + ".part.sqlite";
+  const fs::path log = part + ".out";
+  const fs::path err = part + ".err";
   fs::remove(tmp, ec);
   std::vector<std::string> args = {
       *nsys,  "export",   "--type",     "sqlite",         "--force-overwrite",
@@ -1219,16 +1263,18 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t child = 0;
   const int rc = posix_spawn(&child, nsys->c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
+    fs::remove(log, ec);
+    fs::remove(err, ec);
     throw TraceError(
         report, kNoOffset,
         "cannot run " + *nsys + " (" + std::strerror(rc) + "); export it with\n  " + command);
   }
-  if (options.progress) options.progress(0.0);
+  if (options.progress) options.progress(0.1);
   int status = 0;
   for (;;) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);
@@ -1240,20 +1286,33 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
     if (options.cancel && options.cancel->load()) {
       ::kill(child, SIGTERM);
       ::waitpid(child, &status, 0);
-      fs::remove(tmp, ec);
+      for (const auto& f : {tmp, log, err})
+        fs::remove(f, ec);
       throw LoadCancelled();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(tmp, ec)) {
-    const auto why = lastLine(log);
+  std::string why = lastLines(err, 5);
+  if (why.empty()) why = lastLines(log, 1);
+  fs::remove(log, ec);
+  fs::remove(err, ec);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::is_regular_file(tmp, ec)) {
     fs::remove(tmp, ec);
+    std::string how = "wrote no export";
+    if (status == -1) {
+      how = "could not be waited for";
+    } else if (!WIFEXITED(status)) {
+      how = "was stopped by a signal";
+    } else if (WEXITSTATUS(status) != 0) {
+      how = "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
     throw TraceError(report, kNoOffset,
-                     "nsys export failed" + (why.empty() ? std::string() : " (" + why + ")") +
+                     "nsys export " + how + (why.empty() ? std::string() : ": " + why) +
                          "; try it yourself:\n  " + command);
   }
   fs::rename(tmp, out, ec);
   if (ec) throw TraceError(report, kNoOffset, "cannot keep the export: " + ec.message());
+  if (options.progress) options.progress(1.0);
   return out.string();
 }
 

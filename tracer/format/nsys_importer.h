@@ -29,8 +29,11 @@ std::shared_ptr<const Importer> makeNsysReportImporter();  // *.nsys-rep reports
 std::vector<ImportedRank> readNsysSqlite(const std::string& path, const ReadOptions& options = {});
 
 // The SQLite export a .nsys-rep report is converted to: `nsys export` into a cache folder
-// ($XDG_CACHE_HOME/ddpscope/nsys, else ~/.cache/ddpscope/nsys), reused while it is newer than the
-// report. Throws TraceError with the command to run when `nsys` is not on the PATH.
+// ($XDG_CACHE_HOME/ddpscope/nsys, else ~/.cache/ddpscope/nsys) as <hash of the report's bytes>
+// .sqlite, reused when present. options.progress goes from 0 to 1 (the hash is the first tenth;
+// nsys reports nothing while it exports); options.cancel stops the hash or kills nsys. Throws
+// TraceError with the command to run when `nsys` is not on the PATH, and with what nsys wrote
+// on its standard error when it fails.
 std::string exportNsysReport(const std::string& report_path, const ReadOptions& options = {});
 
 // Absent integer values in rows.

@@ -166,6 +166,15 @@ void appendFlowEnd(std::string& out, const RankTrace& trace, const Flow& f, bool
   appendKeyString(out, "cat", trace.names[f.cat]);
   out += ", ";
   appendKeyString(out, "name", trace.names[f.name]);
+  if (t.kind == TrackKind::Gpu) {
+    // Which of the two tracks (pid, tid) may name: a host's pid and tid can equal a device and
+    // stream number.
+    out += ", \"args\": {";
+    appendKeyInt(out, "device", t.pid);
+    out += ", ";
+    appendKeyInt(out, "stream", t.tid);
+    out += '}';
+  }
   out += '}';
 }
 

@@ -1,0 +1,320 @@
+// A big document's event array parsed a piece at a time, so that the parser's memory stays
+// small and warm, and on several threads when allowed; the pieces' rows, names, tracks, flows
+// and tallies are merged in document order, so the result is the same as the whole parse's.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "trace_json_values.h"
+#include "trace_parser.h"
+
+namespace ddpscope::trace::reader {
+
+namespace {
+
+// Offset of the '[' that opens the events: the document's own for a bare array, else the value
+// of the top-level "traceEvents" key, found by a string-aware scan of at most `limit` bytes.
+// npos when not found.
+std::size_t findEventArray(std::string_view json, std::size_t limit) {
+  std::size_t i = 0;
+  while (i < json.size() && isJsonSpace(json[i]))
+    ++i;
+  if (i < json.size() && json[i] == '[') return i;
+  if (i >= json.size() || json[i] != '{') return std::string_view::npos;
+  constexpr std::string_view kKey = "\"traceEvents\"";
+  std::int64_t depth = 0;
+  limit = std::min(limit, json.size());
+  for (; i < limit; ++i) {
+    const char c = json[i];
+    if (c == '"') {
+      if (depth == 1 && json.substr(i, kKey.size()) == kKey) {
+        std::size_t j = i + kKey.size();
+        while (j < json.size() && isJsonSpace(json[j]))
+          ++j;
+        if (j < json.size() && json[j] == ':') {
+          ++j;
+          while (j < json.size() && isJsonSpace(json[j]))
+            ++j;
+          return j < json.size() && json[j] == '[' ? j : std::string_view::npos;
+        }
+      }
+      for (++i; i < limit && json[i] != '"'; ++i) {
+        if (json[i] == '\\') ++i;
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The first place at or after `from` (and before `limit`) where an event ends and the next
+// begins on a new line: ",<space>\n<space>{". JSON strings cannot hold a raw newline, so such a
+// place is never inside a string; whether it is between two events of the array (and not inside
+// an event) is checked by parsing the piece it ends. When `indent` is given, the line must
+// begin with exactly that whitespace (the first event's), which skips most places inside events
+// (nested lists are indented deeper). Returns {offset of ',', offset of '{'}.
+std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std::size_t from,
+                                                      std::size_t limit,
+                                                      std::optional<std::string_view> indent) {
+  constexpr auto npos = std::string_view::npos;
+  limit = std::min(limit, json.size());
+  while (from < limit) {
+    const void* hit = std::memchr(json.data() + from, '\n', limit - from);
+    if (hit == nullptr) return {npos, npos};
+    const std::size_t nl = static_cast<std::size_t>(static_cast<const char*>(hit) - json.data());
+    std::size_t after = nl + 1;
+    while (after < json.size() && isJsonSpace(json[after]))
+      ++after;
+    std::size_t before = nl;
+    while (before > 0 && isJsonSpace(json[before - 1]))
+      --before;
+    if (after < json.size() && json[after] == '{' && before > 0 && json[before - 1] == ',' &&
+        (!indent || json.substr(nl + 1, after - nl - 1) == *indent)) {
+      return {before - 1, after};
+    }
+    from = nl + 1;
+  }
+  return {npos, npos};
+}
+
+}  // namespace
+
+void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
+                             std::string_view suffix) {
+  auto& buf = scratch_->piece;
+  const std::size_t piece_bytes = options_.piece_bytes;
+  if (buf.capacity() == 0) buf.reserveMore(piece_bytes + (piece_bytes >> 2));
+  buf.setSize(0);
+  buf.append(prefix.data(), prefix.size());
+  buf.append(json_.data() + from, to - from);
+  buf.append(suffix.data(), suffix.size());
+  text_begin_ = buf.data();
+  text_end_ = buf.data() + buf.size();
+  piece_start_ = buf.data() + prefix.size();
+  piece_offset_ = from;
+  parseDocument(buf.data(), buf.size(), buf.capacity());
+}
+
+std::optional<std::size_t> TraceParser::parseMiddlePieces(
+    const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
+    std::size_t end, bool bare_array) {
+  // Wrapped so that the events sit as deep as in the whole document (the parser's depth limit
+  // must give the same verdict either way).
+  const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
+  const std::string_view close = bare_array ? "]" : "]}";
+  // A cut can fall inside an event (a comma, a newline and '{' in a list of objects in its
+  // args): neither side then parses alone. A piece that fails is joined with the next ones until
+  // they parse (the events read from the failed attempt are taken back and read again). The last
+  // piece of all is left to the rest of the document. Anything else still fails, and the
+  // whole-document parse gives the exact message.
+  const std::size_t most = scratch_->parser.capacity() - open.size() - close.size();
+  for (std::size_t i = begin; i < end; ++i) {
+    const Checkpoint mark = checkpoint();
+    for (std::size_t last = i;; ++last) {
+      saw_events_ = false;  // each wrapper names the one event array again
+      try {
+        parsePiece(open, middle[i].first, middle[last].second, close);
+        i = last;
+        break;
+      } catch (const LoadCancelled&) {
+        throw;
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (...) {
+        restore(mark);
+        if (last + 1 >= end) {
+          if (last == i && end == middle.size()) return middle[i].first;
+          throw;
+        }
+        if (last > i && middle[last + 1].second - middle[i].first > most) throw;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+TraceParser::Checkpoint TraceParser::checkpoint() const {
+  return {staged_->size(), flow_starts_.size(), flow_ends_.size(),
+          event_index_,    min_start_,          max_end_,
+          tallies_};
+}
+
+void TraceParser::restore(const Checkpoint& mark) {
+  staged_->resize(mark.staged);
+  flow_starts_.resize(mark.flow_starts);
+  flow_ends_.resize(mark.flow_ends);
+  event_index_ = mark.event_index;
+  min_start_ = mark.min_start;
+  max_end_ = mark.max_end;
+  tallies_ = mark.tallies;
+}
+
+void TraceParser::absorb(TraceParser& h) {
+  std::vector<NameId> name_of(h.out_.names.size());
+  for (std::size_t i = 0; i < name_of.size(); ++i)
+    name_of[i] = out_.names.intern(h.out_.names[static_cast<NameId>(i)]);
+  std::vector<std::int32_t> track_of(h.out_.tracks.size());
+  for (std::size_t j = 0; j < track_of.size(); ++j) {
+    const auto& t = h.out_.tracks[j];
+    track_of[j] = trackFor(t.kind, t.pid, t.tid);
+  }
+  // The helper's rows stay where it staged them (copying them here made a big file's peak
+  // 28 B/event higher); they are renumbered in place and written after this parser's rows so far.
+  for (auto& e : *h.staged_) {
+    e.name = name_of[e.name];
+    e.cat = name_of[e.cat];
+    e.track = track_of[static_cast<std::size_t>(e.track)];
+  }
+  if (absorbed_.empty()) absorbed_after_ = staged_->size();
+  for (auto* list : {&h.flow_starts_, &h.flow_ends_}) {
+    auto& into = list == &h.flow_starts_ ? flow_starts_ : flow_ends_;
+    for (auto f : *list) {
+      f.cat = name_of[f.cat];
+      f.name = name_of[f.name];
+      into.push_back(f);
+    }
+  }
+  for (auto& c : h.out_.collective_args)
+    out_.collective_args.push_back(std::move(c));
+  for (const auto& [pid, n] : h.out_.process_names)
+    out_.process_names[pid] = n;
+  for (const auto& [key, n] : h.out_.thread_names)
+    out_.thread_names[key] = n;
+  tallies_.merge(h.tallies_, event_index_);
+  event_index_ += h.event_index_;
+}
+
+std::optional<RankTrace> TraceParser::parseInPieces() {
+  const std::string_view json = json_.view();
+  const std::size_t piece_bytes = options_.piece_bytes;
+  const std::size_t events = findEventArray(json, std::max(piece_bytes * 4, std::size_t{16} << 20));
+  if (events == std::string_view::npos) return std::nullopt;
+  std::size_t from = events + 1;
+  // The whitespace the first event's line begins with, when it begins a line of its own.
+  std::optional<std::string_view> indent;
+  if (const auto first = json.find_first_not_of(" \n\r\t", from);
+      first != std::string_view::npos && json[first] == '{') {
+    const auto nl = json.find_last_of('\n', first);
+    if (nl != std::string_view::npos && nl >= from) indent = json.substr(nl + 1, first - nl - 1);
+  }
+  auto boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
+  if (boundary.first == std::string_view::npos) return std::nullopt;  // e.g. all on one line
+  prepareScratch(piece_bytes + (piece_bytes >> 2), json.size());
+  const bool bare_array = json.find_first_not_of(" \n\r\t") == events;
+  if (!bare_array) {
+    // The keys before the events, as a document of their own: {..., "traceEvents": []}.
+    parsePiece({}, 0, events, "[]}");
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> middle;  // [from, to) of each piece
+  while (boundary.first != std::string_view::npos) {
+    middle.emplace_back(from, boundary.first);
+    from = boundary.second;
+    boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
+  }
+  // Several threads when allowed and worth it (at least 8 pieces each: a helper's fresh memory
+  // and its start cost more than a few pieces take): contiguous runs of pieces, the first on
+  // this thread; the others' results are merged in document order.
+  const std::size_t threads =
+      std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 8));
+  if (threads == 1) {
+    if (const auto rest = parseMiddlePieces(middle, 0, middle.size(), bare_array)) from = *rest;
+  } else {
+    ReadOptions helper_options = options_;
+    helper_options.progress = nullptr;  // reported by this thread alone
+    std::vector<std::unique_ptr<TraceParser>> helpers;
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> pool;
+    auto first_of = [&](std::size_t g) { return middle.size() * g / threads; };
+    for (std::size_t g = 1; g < threads; ++g) {
+      helpers.push_back(std::make_unique<TraceParser>(json_, name_, helper_options));
+      helpers.back()->owned_scratch_ = std::make_unique<ReaderScratch>();
+    }
+    auto join = [&pool] {
+      for (auto& t : pool)
+        t.join();
+    };
+    try {
+      for (std::size_t g = 1; g < threads; ++g) {
+        pool.emplace_back([&, g] {
+          try {
+            auto& h = *helpers[g - 1];
+            const auto begin = first_of(g), end = first_of(g + 1);
+            h.prepareScratch(piece_bytes + (piece_bytes >> 2),
+                             middle[end - 1].second - middle[begin].first);
+            if (const auto rest = h.parseMiddlePieces(middle, begin, end, bare_array)) {
+              h.rest_from_ = *rest;
+            }
+          } catch (...) {
+            errors[g] = std::current_exception();
+          }
+        });
+      }
+    } catch (...) {  // no thread to be had: stop the ones started, then parse whole
+      join();
+      throw;
+    }
+    try {
+      parseMiddlePieces(middle, 0, first_of(1), bare_array);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+    join();
+    for (const auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    for (auto& h : helpers)
+      absorb(*h);
+    if (helpers.back()->rest_from_) from = *helpers.back()->rest_from_;
+    absorbed_ = std::move(helpers);  // their rows are written into the columns by finish()
+  }
+  const std::size_t pieces = middle.size() + 1;
+  // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
+  // is the one already begun; a second one after it is still an error.
+  saw_events_ = false;
+  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json.size(), {});
+  text_begin_ = piece_start_ = json_.data();
+  text_end_ = json_.data() + json_.size();
+  piece_offset_ = 0;
+  auto trace = finish();
+  threadReadStats() = {pieces, threads};
+  return trace;
+}
+
+void TraceParser::moveStagedIntoTracks() {
+  // The rows in document order: this parser's first ones, the helpers', then the rest of ours.
+  const StagedEvent* const own = staged_->data();
+  const std::size_t split = absorbed_.empty() ? staged_->size() : absorbed_after_;
+  std::vector<std::pair<const StagedEvent*, const StagedEvent*>> segments;
+  segments.emplace_back(own, own + split);
+  for (const auto& h : absorbed_)
+    segments.emplace_back(h->staged_->data(), h->staged_->data() + h->staged_->size());
+  segments.emplace_back(own + split, own + staged_->size());
+
+  std::vector<std::size_t> count(out_.tracks.size(), 0);
+  for (const auto& [begin, end] : segments) {
+    for (const StagedEvent* e = begin; e != end; ++e)
+      ++count[static_cast<std::size_t>(e->track)];
+  }
+  // Each column sized once, then written by index (no capacity check per value).
+  std::vector<std::size_t> next(out_.tracks.size());
+  for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
+    auto& t = out_.tracks[i];
+    next[i] = t.size();
+    t.resize(t.size() + count[i]);
+  }
+  for (const auto& [begin, end] : segments) {
+    for (const StagedEvent* e = begin; e != end; ++e) {
+      const auto ti = static_cast<std::size_t>(e->track);
+      out_.tracks[ti].setRow(next[ti]++, {e->start, e->dur, e->name, e->cat, e->kind,
+                                          e->correlation, e->bucket, e->step, e->bytes});
+    }
+  }
+  staged_->clear();
+  absorbed_.clear();  // the helpers' staging memory with them
+}
+
+}  // namespace ddpscope::trace::reader
