@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include "app/analysis/collectives.h"
+#include "app/analysis/step_breakdown.h"
 
 #include <algorithm>
 #include <cctype>
@@ -117,6 +118,8 @@ class RankAnalyzer {
   std::vector<trace::StepRange> steps_;     // steps in scope, sorted by start
   std::unordered_map<std::int32_t, std::int32_t> step_by_number_;
   std::unordered_map<std::int64_t, TimeNs> launch_ts_;  // correlation -> host launch time
+  HostActivity host_;                                   // for the steps' idle attribution
+  std::vector<RankActivity::StepUnions> step_unions_;   // per step: its comm and compute
 };
 
 void RankAnalyzer::prepare() {
@@ -340,6 +343,9 @@ void RankAnalyzer::computeSteps(RankReport& out) {
     const auto compute = per_step[s].compute.finish();
     const auto all = per_step[s].all.finish();
     st.metrics = overlapMetrics(comm, compute, all);
+    st.breakdown =
+        stepBreakdown(st.start_ns, st.start_ns + st.dur_ns, comm, compute,
+                      per_step[s].memory.finish(), per_step[s].other.finish(), all, host_);
     // Without communication the step would still take its compute, its copies and the host's
     // gaps; what it would not take is the communication nothing hid. (The GPU's busy time
     // would instead count a slow data loader or launch-bound code as a cost of data
@@ -369,6 +375,7 @@ void RankAnalyzer::computeSteps(RankReport& out) {
       st.exposed_tail_ns = std::max<TimeNs>(0, last_comm_end - bwd);
     }
     out.steps.push_back(st);
+    step_unions_.push_back({comm, compute});
   }
 }
 
@@ -600,8 +607,9 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
       total += n;
     if (total == 0) continue;
     s.busy_ns = totalLength(u);
-    // Any collective makes a communication stream. Otherwise what runs there most often: a
-    // compute stream that also does one long copy stays "compute" (busy time said "copy").
+    // Collectives make a communication stream, or a mixed one when computation runs there too
+    // (one stream for both: not a communication stream alone). Otherwise what runs there most
+    // often: a compute stream that also does one long copy stays "compute" (busy time said "copy").
     std::size_t top = 1;
     for (std::size_t c = 2; c < static_cast<std::size_t>(kActivityClassCount); ++c) {
       if (s.counts[c] > s.counts[top] || (s.counts[c] == s.counts[top] && busy[c] > busy[top]))
@@ -609,11 +617,15 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
     }
     static constexpr StreamRole kRole[] = {StreamRole::Communication, StreamRole::Compute,
                                            StreamRole::Copy, StreamRole::Sync};
-    s.role = s.counts[0] > 0 ? StreamRole::Communication : kRole[top];
+    s.role = s.counts[0] == 0  ? kRole[top]
+             : s.counts[1] > 0 ? StreamRole::Mixed
+                               : StreamRole::Communication;
     out.streams.push_back(s);
   }
 
+  if (!steps_.empty()) host_ = hostActivity(r_, a, launch_ts_.empty() ? nullptr : &launch_ts_);
   computeSteps(out);
+  a.steps = std::move(step_unions_);
   if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
     computeOurBuckets(out, a.compute);
   } else {
@@ -725,6 +737,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
                                    [](const trace::RankTrace& r) { return r.ddpscope.present; }));
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);
+  splitStepExposed(out, acts);
   if (!run.skipped_files.empty()) {
     std::string names;
     for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)

@@ -47,6 +47,26 @@ struct StreamReport {
   TimeNs busy_ns = 0;
 };
 
+// Where a step's time went (docs/METRICS.md "Step breakdown"; app/analysis/step_breakdown.h):
+// the step's range split into disjoint parts that sum to its step time. Over the GPU work the
+// step owns, clipped to the step's range; outside_ns is the step's GPU work that ran outside it.
+struct StepBreakdown {
+  TimeNs compute_ns = 0;       // computation with no communication under it
+  TimeNs hidden_comm_ns = 0;   // communication under computation
+  TimeNs exposed_comm_ns = 0;  // communication with no computation under it
+  // The exposed part inside waits for a late rank, and the rest (matched collectives,
+  // collectives.h); none when no collective of the rank was matched (filled by analyzeRun).
+  std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
+  TimeNs memory_ns = 0;  // copies and sets under neither computation nor communication
+  TimeNs other_ns = 0;   // synchronisations under none of the above
+  TimeNs idle_ns = 0;    // no GPU work of the step
+  // The idle time split by what the host was doing: a launch pending (its GPU work waited on a
+  // stream or a dependency), else inside a data-loader range, else host-bound; none when the
+  // trace has no host launches.
+  std::optional<TimeNs> idle_launch_pending_ns, idle_data_loader_ns, idle_host_bound_ns;
+  TimeNs outside_ns = 0;  // the step's GPU work outside its range (in none of the parts)
+};
+
 struct StepReport {
   std::int32_t step = 0;
   TimeNs start_ns = 0;  // the step marker's range
@@ -61,6 +81,7 @@ struct StepReport {
   // Of the rank's collectives of this step matched across ranks (collectives.h): the time
   // spent waiting for the last rank, and transferring; none when nothing was matched.
   std::optional<TimeNs> matched_wait_ns, matched_transfer_ns;
+  StepBreakdown breakdown;
 };
 
 struct BucketReport {
@@ -237,6 +258,12 @@ struct RankActivity {
   std::shared_ptr<const ClassCache> classes;
   // Which events the options' window keeps, per track (--hta-compat); empty: every event.
   std::vector<std::vector<char>> included;
+  // Per step of the rank's report (analyzeRank): the step's communication and computation
+  // unions, for the exposed split of its breakdown (step_breakdown.h).
+  struct StepUnions {
+    IntervalSet comm, compute;
+  };
+  std::vector<StepUnions> steps;
   ActivityClass classOf(std::size_t track, trace::EventKind kind, trace::NameId name) const;
 };
 

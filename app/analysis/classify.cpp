@@ -65,12 +65,16 @@ std::string_view streamRoleName(StreamRole r) {
       return "copy";
     case StreamRole::Sync:
       return "sync";
+    case StreamRole::Mixed:
+      return "mixed";
   }
   return "compute";
 }
 
 std::string_view streamRoleShortName(StreamRole r) {
-  return r == StreamRole::Communication ? "comm" : streamRoleName(r);
+  if (r == StreamRole::Communication) return "comm";
+  if (r == StreamRole::Mixed) return "comm+compute";
+  return streamRoleName(r);
 }
 
 }  // namespace ddpscope::analysis

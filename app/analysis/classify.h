@@ -31,10 +31,13 @@ bool isOptimizerName(std::string_view name);
 // A communication kernel that is an allreduce (NCCL's AllReduce, PyTorch's all_reduce).
 bool isAllreduceName(std::string_view name);
 
-// What a stream is for, from what runs there: any collective makes a communication stream;
-// otherwise the class that runs there most often.
-enum class StreamRole : std::uint8_t { Communication, Compute, Copy, Sync };
-std::string_view streamRoleName(StreamRole r);       // "communication", "compute", "copy", "sync"
-std::string_view streamRoleShortName(StreamRole r);  // "comm", "compute", "copy", "sync"
+// What a stream is for, from what runs there (docs/METRICS.md "Stream role"): collectives and
+// computation make a mixed stream, collectives alone (with copies, syncs) a communication
+// stream; otherwise the class that runs there most often.
+enum class StreamRole : std::uint8_t { Communication, Compute, Copy, Sync, Mixed };
+// "communication", "compute", "copy", "sync", "mixed"
+std::string_view streamRoleName(StreamRole r);
+// "comm", "compute", "copy", "sync", "comm+compute"
+std::string_view streamRoleShortName(StreamRole r);
 
 }  // namespace ddpscope::analysis

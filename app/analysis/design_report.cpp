@@ -7,6 +7,7 @@
 #include "app/analysis/bucket_steps.h"
 #include "app/analysis/report_json.h"
 #include "app/analysis/stragglers.h"
+#include "app/analysis/whatif_summary.h"
 
 namespace ddpscope::analysis {
 
@@ -32,6 +33,7 @@ std::string gbps(const std::optional<double>& v) {
 std::string sourceLabel(const std::string& s) {
   if (s == "sim") return "SIMULATED (cost model, not a measurement)";
   if (s == "cuda") return "CUDA (measured with CUPTI)";
+  if (s == "predicted") return "PREDICTED (what-if replay of a recorded run, not a measurement)";
   return "IMPORTED";
 }
 
@@ -242,6 +244,45 @@ Table configTable(const DesignReportInput& in) {
   return t;
 }
 
+// Predicted times in ms with µs precision (the CLI's JSON gives the same µs to the ns).
+std::string predictedMs(double us) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3f ms", us / 1e3);
+  return b;
+}
+
+// The prediction section's sentences: what it is, the base replay, the recommendation, notes.
+std::vector<std::string> predictionLines(const WhatIfResult& w) {
+  std::vector<std::string> out;
+  out.push_back(
+      "Every figure in this section is predicted, not measured: a replay of the recorded run "
+      "under other bucket sizes (the what-if model: gradient production, communication cost "
+      "fitted from the run's own collectives, compute slowdown under communication).");
+  if (!w.model.usable) return out;
+  std::string base =
+      "Predicted replay of the recorded configuration: " + predictedMs(w.base_predicted_step_us) +
+      " per step against the recorded " +
+      (w.base_step_us > 0 ? predictedMs(w.base_step_us) : std::string("n/a")) + " (" +
+      w.model.selection.rule + "); base replay error ";
+  if (const auto e = replayErrorPct(w.base_predicted_step_us, w.base_step_us)) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%+.2f %%", *e);
+    base += b;
+  } else {
+    base += "n/a";
+  }
+  out.push_back(base + ". Gradient production: " + w.model.production_source + ".");
+  char s[160];
+  if (w.model.slowdown.fitted)
+    std::snprintf(s, sizeof s, "Fitted compute slowdown under communication: %.1f %% (±%.1f).",
+                  100 * w.model.slowdown.factor, 100 * w.model.slowdown.spread);
+  else
+    std::snprintf(s, sizeof s,
+                  "Compute slowdown under communication: not determined, none assumed.");
+  out.push_back(s);
+  return out;
+}
+
 // The warning a reader of an incomplete run must see before any number; "" when complete.
 std::string incompleteWarning(const DesignReportInput& in) {
   std::string ranks;
@@ -262,6 +303,37 @@ std::string incompleteWarning(const DesignReportInput& in) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfResult& w) {
+  Table t{{"bucket size", "predicted step time", "predicted band", "predicted overlap",
+           "predicted exposed / step", "predicted buckets"}};
+  for (std::size_t i = 0; i < w.predictions.size(); ++i) {
+    const auto& p = w.predictions[i];
+    const auto why = noBandReason(p);
+    std::string size = bucketSizeText(p.config.bucket_mb);
+    if (w.best && *w.best == i) size += " (predicted best)";
+    t.push_back({size, predictedMs(p.step_us),
+                 why ? *why : predictedMs(p.step_us_low) + " – " + predictedMs(p.step_us_high),
+                 percentText(p.overlap_pct, 2), predictedMs(p.exposed_comm_us),
+                 std::to_string(p.buckets)});
+  }
+  return t;
+}
+
+std::vector<std::vector<std::string>> designReportFitTable(const WhatIfResult& w) {
+  Table t{{"collective", "ranks", "α (µs)", "β (µs/MiB)", "bus bandwidth", "samples",
+           "residual RMS", "worst residual", "fit method"}};
+  for (const auto& f : w.model.comm) {
+    char a[32], b[32], rms[48], worst[32];
+    std::snprintf(a, sizeof a, "%.2f", f.alpha_us);
+    std::snprintf(b, sizeof b, "%.3f", f.beta_us_per_mib);
+    std::snprintf(rms, sizeof rms, "%.2f µs (%.2f %%)", f.residual_rms_us, f.residual_pct);
+    std::snprintf(worst, sizeof worst, "%.2f %%", f.worst_residual_pct);
+    t.push_back({std::string(collectiveKindName(f.kind)), std::to_string(f.ranks), a, b,
+                 gbps(f.busbw_gbps), std::to_string(f.samples), rms, worst, f.method});
+  }
+  return t;
+}
+
 std::string designReportMarkdown(const DesignReportInput& in) {
   std::string s = "# " + in.title + "\n\n";
   s += "Run: **" + mdEscape(in.run_name) + "**, " + sourceLabel(in.source) + ".\n\n";
@@ -278,6 +350,22 @@ std::string designReportMarkdown(const DesignReportInput& in) {
          markdownTable(sweepTable(in.sweep));
     if (!in.sweep_png.empty()) s += "![Sweep](" + in.sweep_png + ")\n\n";
     if (in.recommendation) s += "**Recommendation.** " + in.recommendation->text + "\n\n";
+  }
+  if (in.whatif) {
+    const auto& w = *in.whatif;
+    s += "## Predicted: step time per bucket size (what-if)\n\n";
+    for (const auto& line : predictionLines(w))
+      s += mdEscape(line) + "\n\n";
+    if (w.model.usable) {
+      s += markdownTable(designReportPredictionTable(w));
+      if (const auto rec = recommendWhatIf(w))
+        s += "**Predicted recommendation.** " + mdEscape(rec->text) + "\n\n";
+      s += "Fitted network costs (time = α + β · bytes, predicted):\n\n" +
+           markdownTable(designReportFitTable(w));
+    }
+    for (const auto& n : w.notes)
+      s += "- note: " + mdEscape(n) + "\n";
+    if (!w.notes.empty()) s += "\n";
   }
   if (!in.comparison.empty()) {
     s += "## Comparison\n\n" + mdEscape(compareCovers(in)) + "\n\n" +
@@ -323,6 +411,25 @@ std::string designReportHtml(const DesignReportInput& in) {
       s += "<img src=\"" + htmlEscape(in.sweep_png) + "\" alt=\"Sweep\">\n";
     if (in.recommendation)
       s += "<p><b>Recommendation.</b> " + htmlEscape(in.recommendation->text) + "</p>\n";
+  }
+  if (in.whatif) {
+    const auto& w = *in.whatif;
+    s += "<h2>Predicted: step time per bucket size (what-if)</h2>\n";
+    for (const auto& line : predictionLines(w))
+      s += "<p>" + htmlEscape(line) + "</p>\n";
+    if (w.model.usable) {
+      s += htmlTable(designReportPredictionTable(w));
+      if (const auto rec = recommendWhatIf(w))
+        s += "<p><b>Predicted recommendation.</b> " + htmlEscape(rec->text) + "</p>\n";
+      s += "<p>Fitted network costs (time = α + β · bytes, predicted):</p>\n" +
+           htmlTable(designReportFitTable(w));
+    }
+    if (!w.notes.empty()) {
+      s += "<ul>\n";
+      for (const auto& n : w.notes)
+        s += "<li>note: " + htmlEscape(n) + "</li>\n";
+      s += "</ul>\n";
+    }
   }
   if (!in.comparison.empty()) {
     s += "<h2>Comparison</h2>\n<p>" + htmlEscape(compareCovers(in)) + "</p>\n" +

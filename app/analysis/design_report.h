@@ -10,6 +10,7 @@
 #include "app/analysis/analysis.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/sweep.h"
+#include "app/analysis/whatif.h"
 
 namespace ddpscope::analysis {
 
@@ -36,12 +37,21 @@ struct DesignReportInput {
   bool compare_includes_this_run = false;  // A or B is the run under review
   std::vector<ComparisonRow> comparison;
   std::string compare_png;
+  // The what-if prediction of the run under review (predictWhatIf; null: no such section):
+  // the predicted step time per bucket size with its band, overlap and exposed communication,
+  // the recommendation (recommendWhatIf), the fitted network costs and the base replay's error,
+  // every figure labelled "predicted".
+  const WhatIfResult* whatif = nullptr;
 };
 
 // Fills the run-under-review part of the input from a loaded run (name, source, configuration,
 // report); the sections of other runs are the caller's.
 DesignReportInput designReportInputFor(const trace::Run& run, const RunReport& report,
                                        const std::string& run_name);
+
+// The prediction section's tables (their header row first), as both formats write them.
+std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfResult& w);
+std::vector<std::vector<std::string>> designReportFitTable(const WhatIfResult& w);
 
 std::string designReportMarkdown(const DesignReportInput& in);
 std::string designReportHtml(const DesignReportInput& in);

@@ -131,6 +131,36 @@ void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
 // Per collective kind (allreduce, reduce_scatter, ...): `collectives` (docs/CLI.md). The split of
 // exposed communication into waiting and transfer needs collectives matched across ranks; until
 // a run has them the two figures are null.
+// A step's breakdown (docs/METRICS.md "Step breakdown"): its parts, in µs.
+void writeBreakdown(JsonOut& j, const StepBreakdown& b) {
+  j.open('{');
+  j.key("compute_us");
+  j.micros(b.compute_ns);
+  j.key("hidden_comm_us");
+  j.micros(b.hidden_comm_ns);
+  j.key("exposed_comm_us");
+  j.micros(b.exposed_comm_ns);
+  j.key("exposed_wait_us");  // null when no collective of the rank was matched
+  j.microsOrNull(b.exposed_wait_ns);
+  j.key("exposed_transfer_us");
+  j.microsOrNull(b.exposed_transfer_ns);
+  j.key("memory_us");
+  j.micros(b.memory_ns);
+  j.key("other_us");
+  j.micros(b.other_ns);
+  j.key("idle_us");
+  j.micros(b.idle_ns);
+  j.key("idle_launch_pending_us");  // the idle split: null when the trace has no host launches
+  j.microsOrNull(b.idle_launch_pending_ns);
+  j.key("idle_data_loader_us");
+  j.microsOrNull(b.idle_data_loader_ns);
+  j.key("idle_host_bound_us");
+  j.microsOrNull(b.idle_host_bound_ns);
+  j.key("outside_us");
+  j.micros(b.outside_ns);
+  j.close('}');
+}
+
 void writeCollectives(JsonOut& j, const RankReport& r) {
   j.key("collectives");
   j.open('[');
@@ -300,6 +330,8 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.microsOrNull(s.matched_wait_ns);
     j.key("matched_transfer_us");
     j.microsOrNull(s.matched_transfer_ns);
+    j.key("breakdown");
+    writeBreakdown(j, s.breakdown);
     j.close('}');
   }
   j.close(']');
@@ -681,9 +713,10 @@ std::string reportToText(const RunReport& report) {
     s += "per rank, over the whole trace (steps: each step's own figures)\n\n";
   for (const auto& r : report.ranks) {
     std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
-                  r.source == "sim"    ? "SIMULATED"
-                  : r.source == "cuda" ? "CUDA"
-                                       : "IMPORTED",
+                  r.source == "sim"         ? "SIMULATED"
+                  : r.source == "cuda"      ? "CUDA"
+                  : r.source == "predicted" ? "PREDICTED"
+                                            : "IMPORTED",
                   r.incomplete ? "  INCOMPLETE" : "", r.path.c_str());
     s += line;
     std::snprintf(

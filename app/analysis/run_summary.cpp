@@ -227,7 +227,10 @@ std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   const trace::RankTrace& r = run.ranks.front();
   const auto& b = r.ddpscope;
   const std::string source(r.source());
-  std::string s = source == "sim" ? "simulated" : source == "cuda" ? "CUDA (measured)" : "imported";
+  std::string s = source == "sim"         ? "simulated"
+                  : source == "cuda"      ? "CUDA (measured)"
+                  : source == "predicted" ? "predicted (what-if replay, not a measurement)"
+                                          : "imported";
   if (const auto model = b.configValue("model"); !model.empty()) {
     s += " · " + unquoted(model);
     if (const auto l = b.configValue("layers"); !l.empty()) s += ", " + unquoted(l) + " layers";

@@ -47,6 +47,7 @@ struct StepEvent {
   std::int64_t correlation = trace::kNoCorrelation;
   const std::string* name = nullptr;
   TimeNs launched = kNoLaunch;  // end of its launch call on the host
+  EventKind kind = EventKind::Kernel;
 };
 
 struct HostCall {
@@ -146,7 +147,7 @@ RankSteps binRank(const trace::RankTrace& rt, const RankActivity& act,
       if (role < 0) role = static_cast<std::int8_t>(kernelRole(t.kind_of[i], cls, name));
       out.gpu[static_cast<std::size_t>(s)].push_back(
           {t.start[i], t.end(i), cls, static_cast<KernelRole>(role), t.bucket[i], t.bytes[i],
-           t.correlation[i], &name, launched});
+           t.correlation[i], &name, launched, t.kind_of[i]});
     }
   }
   for (auto& v : out.gpu)
@@ -270,6 +271,11 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
     return m;
   }
   const auto& first = run.ranks.front();
+  if (run.source() == "predicted") {
+    m.notes.push_back(
+        "a predicted run is not predicted again: select the recorded run it was predicted from");
+    return m;
+  }
   m.world_size = std::max<std::int32_t>(1, report.completeness.world_size);
   if (m.world_size < 2) {
     m.notes.push_back(
@@ -451,9 +457,11 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
           last_bucket_comm_end = std::max(last_bucket_comm_end, e.end);
         } else {
           st.fixed_comm.push_back({rel(e.start), static_cast<double>(e.end - e.start) * kUs});
+          st.fixed_comm_names.push_back(*e.name);
         }
       }
       if (bucket_comm.empty()) continue;
+      st.allreduce_name = *bucket_comm.front()->name;
 
       // Segments: non-communication work merged where it runs concurrently; the optimizer's
       // per-bucket updates of the ddpscope loop are modelled by bucket instead.
@@ -462,6 +470,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
         double base;
         bool slowed;
         TimeNs launched;
+        const StepEvent* named;  // its first computation event, else its first event
       };
       std::vector<Seg> segs;
       std::vector<std::int32_t> seg_of(evs.size(), -1);
@@ -477,6 +486,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
           update_us[e.bucket] += base_of(e);
           if (e.role == KernelRole::Optimizer && e.launched != kNoLaunch)
             update_launches.push_back(e.launched);
+          if (e.role == KernelRole::Optimizer && m.update_name.empty()) m.update_name = *e.name;
           continue;
         }
         if (!segs.empty() && e.start < segs.back().end) {
@@ -489,10 +499,11 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
             g.base += base_of(e) * frac;
             g.end = e.end;
           }
+          if (!g.slowed && e.cls == ActivityClass::Computation) g.named = &e;
           g.slowed = g.slowed || e.cls == ActivityClass::Computation;
         } else {
           segs.push_back(
-              {e.start, e.end, base_of(e), e.cls == ActivityClass::Computation, e.launched});
+              {e.start, e.end, base_of(e), e.cls == ActivityClass::Computation, e.launched, &e});
         }
         seg_of[i] = static_cast<std::int32_t>(segs.size() - 1);
       }
@@ -532,6 +543,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
             t.bytes = d->params[p].bytes;
             t.dtype = d->dtype.empty() ? "f32" : d->dtype;
             t.ready_item = one_each ? grad_only[p] : last;
+            t.name = d->params[p].name;
             st.tensors.push_back(t);
           }
           st.recorded_bucket_tensors.push_back(static_cast<std::int32_t>(d->params.size()));
@@ -594,6 +606,8 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
             segs[g].launched != kNoLaunch ? std::max(prev_end, segs[g].launched) : prev_end;
         it.base_us = segs[g].base;
         it.slowed = segs[g].slowed;
+        it.name = *segs[g].named->name;
+        it.kind = segs[g].named->kind;
         it.phase = static_cast<std::int32_t>(g) <= st.backward_end_item
                        ? ReplayItem::Phase::Backward
                        : ReplayItem::Phase::AfterBackward;
@@ -710,6 +724,10 @@ struct RankRun {
   std::vector<double> shift;  // per item: its launch moved by the host's bucket calls
   double end_shift = 0;       // ... after backward
   std::map<std::int32_t, std::int32_t> calls_at;  // item -> bucket host calls after it so far
+  ReplayedRankStep* out = nullptr;                // the schedule, when it is asked for
+  void record(double start, double end, std::int32_t item, std::int32_t bucket) {
+    if (out != nullptr) out->work.push_back({start, end, item, bucket});
+  }
   // The earliest an item can start: after the previous one and its gap, and once launched.
   double earliest(std::size_t k) const {
     const auto& it = st->items[k];
@@ -778,7 +796,7 @@ double unionLen(const Spans& a) {
 }
 
 StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& ranks,
-                       const WhatIfConfig& c) {
+                       const WhatIfConfig& c, std::vector<ReplayedRankStep>* sched = nullptr) {
   StepOutcome out;
   const auto& fit = m.comm.front();
   const double p0 = m.world_size;
@@ -797,9 +815,17 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
   std::vector<RankRun> rr(n);
   // The bucket plan (each rank's own tensors: the same list on every rank).
   std::vector<std::vector<std::vector<std::int32_t>>> plans(n);
+  if (sched != nullptr) sched->assign(n, {});
   for (std::size_t r = 0; r < n; ++r) {
     auto& x = rr[r];
     x.st = &ranks[r];
+    if (sched != nullptr) {
+      x.out = &(*sched)[r];
+      x.out->step = ranks[r].step;
+      x.out->rank = ranks[r].rank;
+      x.out->model_rank = r;
+      x.out->start_us = ranks[r].start_abs_us;
+    }
     x.origin = ranks[r].start_abs_us;
     x.item_end.assign(x.st->items.size(), 0);
     x.compute.reserve(x.st->items.size() + 64);
@@ -808,6 +834,7 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
       const double a = x.origin + fs, b = a + fd * c.network_scale;
       x.comm.push_back({a, b});
       x.comm_free = std::max(x.comm_free, b);
+      if (x.out != nullptr) x.out->fixed_comm.push_back({a, b});
     }
     std::sort(x.comm.begin(), x.comm.end());
     if (c.as_recorded) {
@@ -871,6 +898,7 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
       x.item_end[x.next] = end;
       if (it.slowed) x.compute.push_back({start, end});
       x.compute_t = end;
+      x.record(start, end, static_cast<std::int32_t>(x.next), -1);
       ++x.next;
     }
   };
@@ -922,6 +950,14 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
         pb.ready_us = ready - x.origin;
         out.bucket_list.push_back(pb);
       }
+      if (x.out != nullptr) {
+        ReplayedBucket rb;
+        rb.id = static_cast<std::int32_t>(b);
+        rb.bytes = by;
+        if (b < plan.size()) rb.tensors = plan[b];
+        rb.arrival_us = arrival[r];
+        x.out->buckets.push_back(std::move(rb));
+      }
     }
     const double end = start + comm_us(bytes);
     for (std::size_t r = 0; r < n; ++r) {
@@ -929,6 +965,10 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
       x.comm.push_back({arrival[r], end});
       x.comm_free = end;
       ar_end[r][b] = end;
+      if (x.out != nullptr) {
+        x.out->buckets.back().start_us = start;
+        x.out->buckets.back().end_us = end;
+      }
     }
     out.bucket_list.back().start_us = start - rr[0].origin;
     out.bucket_list.back().end_us = end - rr[0].origin;
@@ -956,6 +996,7 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
         const double end = stretchedEnd(x.comm, start, work, s);
         x.compute.push_back({start, end});
         x.compute_t = end;
+        x.record(start, end, -1, static_cast<std::int32_t>(b));
       }
     }
     double comm_end = x.comm_free;
@@ -968,6 +1009,7 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
       x.item_end[x.next] = end;
       if (it.slowed) x.compute.push_back({start, end});
       x.compute_t = end;
+      x.record(start, end, static_cast<std::int32_t>(x.next), -1);
     }
     const double gpu_end = std::max(x.compute_t, comm_end);
     out.gpu_end_us = std::max(out.gpu_end_us, gpu_end - x.origin);
@@ -979,6 +1021,20 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
     if (floor > step) {
       step = floor;
       out.host_bound = true;
+      if (x.out != nullptr) x.out->host_bound = true;
+    }
+    if (x.out != nullptr) {
+      x.out->end_us = x.origin + step;
+      // Each item that completes a bucket names it (the last such bucket).
+      std::vector<std::int32_t> completes(x.st->items.size(), -1);
+      for (const auto& bk : x.out->buckets) {
+        std::int32_t k = -1;
+        for (auto ti : bk.tensors)
+          k = std::max(k, x.st->tensors[static_cast<std::size_t>(ti)].ready_item);
+        if (k >= 0) completes[static_cast<std::size_t>(k)] = bk.id;
+      }
+      for (auto& w : x.out->work)
+        if (w.item >= 0) w.bucket = completes[static_cast<std::size_t>(w.item)];
     }
     out.step_us = std::max(out.step_us, step);
     const double cu = unionLen(x.comm);
@@ -992,6 +1048,24 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
 }
 
 }  // namespace
+
+std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& model,
+                                                          const WhatIfConfig& config) {
+  std::vector<std::vector<ReplayedRankStep>> out;
+  if (!model.usable) return out;
+  out.resize(model.steps.size());
+  for (std::size_t k = 0; k < model.steps.size(); ++k) {
+    replayStep(model, model.steps[k], config, &out[k]);
+    for (auto& r : out[k])
+      r.model_step = k;
+  }
+  return out;
+}
+
+std::optional<double> replayErrorPct(double predicted_us, double recorded_us) {
+  if (!(recorded_us > 0)) return std::nullopt;
+  return (predicted_us - recorded_us) / recorded_us * 100.0;
+}
 
 Prediction predictConfiguration(const WhatIfModel& model, const WhatIfConfig& config) {
   Prediction p;
@@ -1064,8 +1138,8 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
       slowest = std::max(slowest, st.recorded_gpu_end_us);
     res.base_gpu_end_us += slowest / static_cast<double>(m.steps.size());
   }
-  const double base_err =
-      res.base_step_us > 0 ? std::abs(res.base_predicted_step_us / res.base_step_us - 1) : 0;
+  const auto err_pct = replayErrorPct(res.base_predicted_step_us, res.base_step_us);
+  const double base_err = err_pct ? std::abs(*err_pct) / 100.0 : 0;
   for (const auto& c : configs) {
     if (c.bucket_mb == 0 && !m.per_tensor_known) {
       res.notes.push_back(

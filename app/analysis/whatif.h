@@ -95,12 +95,17 @@ struct ReplayItem {
   enum class Phase : std::uint8_t { Backward, AfterBackward } phase = Phase::Backward;
   // After backward: waits for every bucket's allreduce (PyTorch's optimizer), or none.
   bool waits_all_comm = false;
+  // What a predicted run calls it: the name and kind of its first event of its class
+  // (computation when slowed, else memory).
+  std::string name;
+  trace::EventKind kind = trace::EventKind::Kernel;
 };
 
 struct ReplayTensor {
   std::int64_t bytes = 0;
   std::string dtype = "f32";
   std::int32_t ready_item = -1;  // the item whose end makes it ready
+  std::string name;              // the parameter's name (bucket metadata), else ""
 };
 
 struct ReplayStep {
@@ -122,6 +127,8 @@ struct ReplayStep {
   std::int32_t backward_end_item = -1;
   // Other collectives (broadcasts, ...): kept at their recorded offset and duration.
   std::vector<std::pair<double, double>> fixed_comm;  // (start, duration) µs
+  std::vector<std::string> fixed_comm_names;          // their kernels' names
+  std::string allreduce_name;                         // the name of a bucket's allreduce kernel
   // Tensors per recorded bucket, in bucket order (the tensors list is their concatenation).
   std::vector<std::int32_t> recorded_bucket_tensors;
 };
@@ -140,6 +147,7 @@ struct WhatIfModel {
   std::vector<std::vector<ReplayStep>> steps;  // per selected step, per loaded rank
   StepSelection selection;
   double recorded_step_us = 0;  // summarizeRun's step time (the run summary's definition)
+  std::string update_name;      // a per-bucket optimizer kernel's name (bucket metadata)
   std::vector<std::string> notes;
   bool usable = false;  // false: notes say why nothing can be predicted
 };
@@ -186,6 +194,39 @@ struct Prediction {
 
 // One configuration replayed over the model's steps (with its band).
 Prediction predictConfiguration(const WhatIfModel& model, const WhatIfConfig& config);
+
+// ---- the replayed schedule: what a predicted run is made of (predicted_run.h) -------------
+
+// Times are absolute µs on the recorded run's common time base.
+struct ReplayedWork {
+  double start_us = 0, end_us = 0;
+  std::int32_t item = -1;    // index into the ReplayStep's items; -1: a per-bucket update
+  std::int32_t bucket = -1;  // an update's bucket; an item's: the bucket it completes, or -1
+};
+struct ReplayedBucket {
+  std::int32_t id = 0;
+  std::int64_t bytes = 0;
+  std::vector<std::int32_t> tensors;  // indices into the ReplayStep's tensors
+  double arrival_us = 0;              // ready and launched on this rank
+  double start_us = 0, end_us = 0;    // the transfer, once every replayed rank arrived
+};
+struct ReplayedRankStep {
+  std::int32_t step = 0, rank = 0;
+  std::size_t model_step = 0, model_rank = 0;  // indices into WhatIfModel::steps
+  double start_us = 0, end_us = 0;             // the step: end − start is its predicted time
+  bool host_bound = false;
+  std::vector<ReplayedWork> work;  // in start order per kind: items, then updates
+  std::vector<ReplayedBucket> buckets;
+  std::vector<std::pair<double, double>> fixed_comm;  // (start, end), as ReplayStep::fixed_comm
+};
+// Every replayed step of one configuration, per model step and replayed rank: the intervals
+// predictConfiguration's figures are computed over (without the band).
+std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& model,
+                                                          const WhatIfConfig& config);
+
+// The base replay's error: (predicted − recorded) / recorded, in %; none without a recorded
+// step time. Every outlet (CLI, app, report) states it from here.
+std::optional<double> replayErrorPct(double predicted_us, double recorded_us);
 
 struct WhatIfResult {
   WhatIfModel model;

@@ -38,6 +38,18 @@ std::string bucketSizeText(double bucket_mb) {
   return b;
 }
 
+std::optional<std::string> noBandReason(const Prediction& p) {
+  // Zero to the nanosecond (the base replay's error may widen it by a rounding error).
+  if (p.step_us_high - p.step_us_low >= 1e-3) return std::nullopt;
+  if (p.host_bound)
+    return "host-bound: the host's own time sets the step, so neither the communication cost "
+           "nor its fit's uncertainty moves it; no band";
+  if (p.exposed_comm_us <= 0)
+    return "communication is never exposed, so the fit's uncertainty does not move the step; no "
+           "band";
+  return std::nullopt;
+}
+
 std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) {
   if (!result.model.usable || !result.best || *result.best >= result.predictions.size() ||
       !(result.base_step_us > 0))
@@ -58,8 +70,9 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   t += " would take " + durationText(p.step_us) + " per step, ";
   t += pctText(std::abs(r.saving_pct));
   t += r.saving_pct >= 0 ? " less" : " more";
-  t +=
-      " than the recorded " + durationText(result.base_step_us) + " (±" + pctText(r.band_pct) + ")";
+  const auto why = noBandReason(p);
+  t += " than the recorded " + durationText(result.base_step_us) + " (±" + pctText(r.band_pct) +
+       (why ? "; " + *why : std::string()) + ")";
   if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
   } else if (!r.clear_saving) {

@@ -34,6 +34,11 @@ struct WhatIfRecommendation {
 // configuration could be replayed: the result's notes say why) or the recorded step is unknown.
 std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result);
 
+// Why a prediction's band has no width (under a nanosecond), or none when it has one: the host's
+// own time sets the step (host-bound) or communication is never exposed, so neither the fit's
+// residual nor the slowdown's spread moves the predicted step ("host-bound: ...").
+std::optional<std::string> noBandReason(const Prediction& p);
+
 // "25 MiB" or "one allreduce per tensor" (0).
 std::string bucketSizeText(double bucket_mb);
 

@@ -102,8 +102,9 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
     o += "null";
   o += ", ";
   key(o, "replay_error_pct");
-  if (m.usable && r.base_step_us > 0)
-    trace::appendDouble(o, 100.0 * (r.base_predicted_step_us / r.base_step_us - 1), 3);
+  const auto err = replayErrorPct(r.base_predicted_step_us, r.base_step_us);
+  if (m.usable && err)
+    trace::appendDouble(o, *err, 3);
   else
     o += "null";
   o += ", ";
@@ -267,13 +268,14 @@ std::string toText(const WhatIfResult& r) {
   const auto& m = r.model;
   std::ostringstream o;
   o << "what-if (every figure below but the recorded step is predicted)\n";
-  o << "recorded   step " << us(r.base_step_us) << " (" << m.selection.rule << ")";
+  o << "recorded   step " << (r.base_step_us > 0 ? us(r.base_step_us) : std::string("n/a")) << " ("
+    << m.selection.rule << ")";
   if (r.base_bucket_mb) o << ", buckets " << mb(*r.base_bucket_mb) << " MiB";
   o << "\n";
   if (m.usable) {
-    char e[32];
-    std::snprintf(e, sizeof e, "%+.2f %%",
-                  r.base_step_us > 0 ? 100.0 * (r.base_predicted_step_us / r.base_step_us - 1) : 0);
+    char e[32] = "n/a";
+    if (const auto err = replayErrorPct(r.base_predicted_step_us, r.base_step_us))
+      std::snprintf(e, sizeof e, "%+.2f %%", *err);
     o << "predicted  replay of the recorded configuration " << us(r.base_predicted_step_us) << " ("
       << e << "); the GPU's work ends at " << us(r.base_predicted_gpu_end_us) << " (recorded "
       << us(r.base_gpu_end_us) << ")\n";
@@ -313,20 +315,28 @@ std::string toText(const WhatIfResult& r) {
       char line[256];
       std::snprintf(line, sizeof line, "  %-10s   %-18s  %-24s  %-8s  %-12s  %d%s%s\n",
                     p.config.bucket_mb == 0 ? "0 (tensor)" : mb(p.config.bucket_mb).c_str(),
-                    us(p.step_us).c_str(), (us(p.step_us_low) + " – " + us(p.step_us_high)).c_str(),
+                    us(p.step_us).c_str(),
+                    (!noBandReason(p) ? us(p.step_us_low) + " – " + us(p.step_us_high)
+                     : p.host_bound   ? std::string("none (host-bound)")
+                                      : std::string("none (none exposed)"))
+                        .c_str(),
                     percentText(p.overlap_pct, 1).c_str(), us(p.exposed_comm_us).c_str(), p.buckets,
                     r.best && *r.best == i ? "  <- predicted best" : "",
                     p.host_bound ? "  (host-bound)" : "");
       o << line;
     }
+    for (const auto& p : r.predictions)
+      if (const auto why = noBandReason(p)) {
+        o << "band: " << *why << "\n";
+        break;
+      }
     if (r.best) {
       const auto& p = r.predictions[*r.best];
       o << "\npredicted best: " << mb(p.config.bucket_mb) << " MiB, predicted step "
         << us(p.step_us);
-      if (r.base_step_us > 0) {
+      if (const auto vs = replayErrorPct(p.step_us, r.base_step_us)) {
         char s[64];
-        std::snprintf(s, sizeof s, " (%+.1f %% vs recorded)",
-                      100.0 * (p.step_us / r.base_step_us - 1));
+        std::snprintf(s, sizeof s, " (%+.1f %% vs recorded)", *vs);
         o << s;
       }
       o << "\n";

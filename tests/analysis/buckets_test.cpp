@@ -158,8 +158,9 @@ TEST(RunReport, NoGpuActivityAndUnknownSizesAreSaid) {
   EXPECT_NE(text.find("n/a"), std::string::npos) << text;
 }
 
-// A stream's role: communication when it runs any collective, else what runs there most often
-// (a compute stream with one long copy stays compute; by busy time it read "copy").
+// A stream's role: communication when it runs collectives (mixed when computation runs there
+// too), else what runs there most often (a compute stream with one long copy stays compute; by
+// busy time it read "copy").
 TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   TraceBuilder b;
   for (int i = 0; i < 3; ++i)
@@ -168,6 +169,11 @@ TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   b.add({"Memcpy DtoH (Device -> Pinned)", 0, 100, 20, 0, EventKind::Memcpy});
   b.add({"ncclDevKernel_AllReduce_Sum_f32", 0, 10, 40, 0, EventKind::Kernel});
   b.add({"Memcpy DtoD (Device -> Device)", 20, 500, 40, 0, EventKind::Memcpy});
+  // One stream for both: ten short collectives and one gemm (a single stream, as in an Nsight
+  // capture of a program that issues its NCCL calls on the compute stream).
+  for (int i = 0; i < 10; ++i)
+    b.add({"ncclDevKernel_AllReduce_Sum_f32", i * 100, 10, 50, 0, EventKind::Kernel});
+  b.add({"gemm", 2'000, 50, 50, 0, EventKind::Kernel});
   const auto r = analysis::analyzeRank(b.build());
   std::map<std::int64_t, std::string> role;
   for (const auto& s : r.streams)
@@ -175,6 +181,8 @@ TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   EXPECT_EQ(role[7], "compute");
   EXPECT_EQ(role[20], "copy");
   EXPECT_EQ(role[40], "communication");
+  EXPECT_EQ(role[50], "mixed");
+  EXPECT_EQ(analysis::streamRoleShortName(analysis::StreamRole::Mixed), "comm+compute");
 }
 
 TEST(Stragglers, TheSlowestRankByStepTimeIsNamedWhicheverRankItIs) {

@@ -1,0 +1,362 @@
+#include "app/analysis/digest_reader.h"
+
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "tracer/format/file_io.h"
+#include "tracer/format/trace_error.h"
+
+namespace ddpscope::analysis {
+
+namespace {
+
+using simdjson::dom::element;
+
+// Where a field sits, for messages: "rank 3, step 5: ".
+class Reader {
+ public:
+  Reader(std::string name, std::string where) : name_(std::move(name)), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw trace::TraceError(name_, trace::kNoOffset, where_ + what);
+  }
+  element field(element obj, const char* key) const {
+    element v;
+    if (obj[key].get(v) != simdjson::SUCCESS) fail(std::string("no \"") + key + "\" field");
+    return v;
+  }
+  std::int64_t integer(element obj, const char* key) const {
+    std::int64_t v = 0;
+    if (field(obj, key).get_int64().get(v) != simdjson::SUCCESS)
+      fail(std::string("\"") + key + "\" is not an integer");
+    return v;
+  }
+  std::int32_t int32(element obj, const char* key) const {
+    const std::int64_t v = integer(obj, key);
+    if (v < INT32_MIN || v > INT32_MAX) fail(std::string("\"") + key + "\" is out of range");
+    return static_cast<std::int32_t>(v);
+  }
+  std::optional<double> number(element obj, const char* key) const {
+    const element v = field(obj, key);
+    if (v.is_null()) return std::nullopt;
+    double d = 0;
+    if (v.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
+      fail(std::string("\"") + key + "\" is not a number or null");
+    return d;
+  }
+  double required(element obj, const char* key) const {
+    const auto v = number(obj, key);
+    if (!v) fail(std::string("\"") + key + "\" is null");
+    return *v;
+  }
+  // Microseconds with three decimals, as the digest writes them, back to nanoseconds.
+  std::optional<TimeNs> micros(element obj, const char* key) const {
+    const auto us = number(obj, key);
+    if (!us) return std::nullopt;
+    if (std::fabs(*us) > 9.0e12) fail(std::string("\"") + key + "\" is out of range");
+    return static_cast<TimeNs>(std::llround(*us * 1000.0));
+  }
+  TimeNs requiredMicros(element obj, const char* key) const {
+    const auto ns = micros(obj, key);
+    if (!ns) fail(std::string("\"") + key + "\" is null");
+    return *ns;
+  }
+  std::string text(element obj, const char* key) const {
+    std::string_view s;
+    if (field(obj, key).get_string().get(s) != simdjson::SUCCESS)
+      fail(std::string("\"") + key + "\" is not a string");
+    return std::string(s);
+  }
+  bool boolean(element obj, const char* key) const {
+    bool b = false;
+    if (field(obj, key).get_bool().get(b) != simdjson::SUCCESS)
+      fail(std::string("\"") + key + "\" is not true or false");
+    return b;
+  }
+  simdjson::dom::array array(element obj, const char* key) const {
+    simdjson::dom::array a;
+    if (field(obj, key).get_array().get(a) != simdjson::SUCCESS)
+      fail(std::string("\"") + key + "\" is not an array");
+    return a;
+  }
+  simdjson::dom::object object(element v, const char* what) const {
+    simdjson::dom::object o;
+    if (v.get_object().get(o) != simdjson::SUCCESS) fail(std::string(what) + " is not an object");
+    return o;
+  }
+  std::vector<std::int32_t> integers(element obj, const char* key) const {
+    std::vector<std::int32_t> out;
+    for (element v : array(obj, key)) {
+      std::int64_t n = 0;
+      if (v.get_int64().get(n) != simdjson::SUCCESS || n < INT32_MIN || n > INT32_MAX)
+        fail(std::string("\"") + key + "\" holds something other than integers");
+      out.push_back(static_cast<std::int32_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  std::string name_;
+  std::string where_;
+};
+
+RunSummary readRun(const Reader& r, element run) {
+  r.object(run, "\"run\"");
+  RunSummary s;
+  s.ranks = r.int32(run, "ranks");
+  s.world_size = r.int32(run, "world_size");
+  s.missing_ranks = r.integers(run, "missing_ranks");
+  s.selection.used = r.integers(run, "steps_used");
+  s.steps_used = static_cast<std::int32_t>(s.selection.used.size());
+  s.selection.rule = r.text(run, "step_rule");
+  s.selection.whole_trace = r.boolean(run, "whole_trace");
+  s.step_ns = r.micros(run, "step_us").value_or(0);
+  s.overlap_pct = r.number(run, "overlap_pct");
+  // Per step with steps; per rank over the whole trace without (RunSummary keeps either in one).
+  s.exposed_ns_per_step = s.hasSteps() ? r.micros(run, "exposed_comm_per_step_us").value_or(0)
+                                       : r.micros(run, "exposed_comm_us").value_or(0);
+  s.dp_efficiency = r.number(run, "dp_efficiency");
+  s.gpu_idle_pct = r.number(run, "gpu_idle_pct");
+  s.allreduces_per_step = r.number(run, "allreduces_per_step").value_or(0);
+  const element buckets = r.field(run, "buckets_per_step");
+  s.buckets_per_step = buckets.is_null() ? 0 : r.int32(run, "buckets_per_step");
+  s.mean_bucket_wait_ns = r.micros(run, "mean_bucket_wait_us").value_or(0);
+  return s;
+}
+
+DigestStep readStep(const Reader& r, element st) {
+  DigestStep s;
+  s.step = r.int32(st, "step");
+  s.dur_ns = r.requiredMicros(st, "dur_us");
+  s.overlap_pct = r.number(st, "overlap_pct");
+  s.exposed_ns = r.requiredMicros(st, "exposed_comm_us");
+  s.dp_efficiency = r.number(st, "dp_efficiency");
+  s.matched_wait_ns = r.micros(st, "matched_wait_us");
+  s.matched_transfer_ns = r.micros(st, "matched_transfer_us");
+  return s;
+}
+
+std::uint64_t parseHash(const Reader& r, const std::string& hex) {
+  if (hex.size() != 16 || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    r.fail("\"fnv1a64\" is not 16 hex digits");
+  return std::stoull(hex, nullptr, 16);
+}
+
+DigestRank readRank(const std::string& name, element obj, std::size_t index) {
+  const Reader at_index(name, "ranks[" + std::to_string(index) + "]: ");
+  at_index.object(obj, "the entry");
+  DigestRank k;
+  k.rank = at_index.int32(obj, "rank");
+  const Reader r(name, "rank " + std::to_string(k.rank) + ": ");
+  k.world_size = r.int32(obj, "world_size");
+  k.source = r.text(obj, "source");
+  k.incomplete = r.boolean(obj, "incomplete");
+  element file;
+  if (obj["file"].get(file) == simdjson::SUCCESS) {
+    DigestFile f;
+    f.name = r.text(obj, "file");
+    if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..")
+      r.fail("\"file\" is not a file name: \"" + f.name + "\"");
+    const std::int64_t bytes = r.integer(obj, "file_bytes");
+    if (bytes < 0) r.fail("\"file_bytes\" is negative");
+    f.bytes = static_cast<std::uint64_t>(bytes);
+    f.hash = parseHash(r, r.text(obj, "fnv1a64"));
+    k.file = std::move(f);
+  }
+  OverlapMetrics& m = k.whole;
+  m.comm_ns = r.requiredMicros(obj, "comm_us");
+  m.compute_ns = r.requiredMicros(obj, "compute_us");
+  m.overlap_ns = r.requiredMicros(obj, "overlap_us");
+  m.overlap_pct = r.number(obj, "overlap_pct");
+  m.exposed_ns = r.requiredMicros(obj, "exposed_comm_us");
+  m.span_ns = r.requiredMicros(obj, "span_us");
+  m.idle_ns = r.requiredMicros(obj, "idle_us");
+  m.idle_pct = r.required(obj, "idle_pct");
+  m.compute_pct = r.required(obj, "compute_pct");
+  m.non_compute_pct = r.required(obj, "non_compute_pct");
+  k.exposed_wait_ns = r.micros(obj, "exposed_wait_us");
+  k.exposed_transfer_ns = r.micros(obj, "exposed_transfer_us");
+  for (element st : r.array(obj, "steps")) {
+    const Reader rs(name, "rank " + std::to_string(k.rank) + ", step " +
+                              std::to_string(k.steps.size()) + " of its list: ");
+    rs.object(st, "the step");
+    k.steps.push_back(readStep(rs, st));
+  }
+  return k;
+}
+
+}  // namespace
+
+Digest parseDigest(std::string_view json, const std::string& name) {
+  const Reader top(name, "");
+  simdjson::dom::parser parser;
+  const trace::PaddedBuffer padded(json);
+  element doc;
+  if (const auto err = parser.parse(padded.data(), padded.size(), false).get(doc); err)
+    top.fail(std::string("not JSON (") + simdjson::error_message(err) + ")");
+  if (!doc.is_object()) top.fail("not a run digest: the file is not a JSON object");
+  element version;
+  if (doc["ddpscope_digest"].get(version) != simdjson::SUCCESS)
+    top.fail("not a run digest: no \"ddpscope_digest\" version field");
+  Digest d;
+  d.version = top.int32(doc, "ddpscope_digest");
+  if (d.version < 1 || d.version > kDigestVersion)
+    top.fail("digest version " + std::to_string(d.version) + " is not supported (this ddpscope " +
+             "reads version " + std::to_string(kDigestVersion) + ")");
+  d.run = readRun(Reader(name, "run: "), top.field(doc, "run"));
+  d.rules = top.text(doc, "rules");
+  d.matched_by = top.text(doc, "matched_by");
+  d.matched_collectives = top.integer(doc, "matched_collectives");
+  for (element w : top.array(doc, "warnings")) {
+    std::string_view s;
+    if (w.get_string().get(s) != simdjson::SUCCESS) top.fail("\"warnings\" holds a non-string");
+    d.warnings.emplace_back(s);
+  }
+  std::size_t index = 0;
+  std::set<std::int32_t> seen;
+  for (element rank : top.array(doc, "ranks")) {
+    d.ranks.push_back(readRank(name, rank, index++));
+    if (!seen.insert(d.ranks.back().rank).second)
+      top.fail("rank " + std::to_string(d.ranks.back().rank) + " appears twice");
+  }
+  return d;
+}
+
+Digest readDigest(const std::string& path) {
+  const trace::PaddedBuffer bytes = trace::readTraceBytes(path);
+  return parseDigest(bytes.view(), path);
+}
+
+bool isDigestFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (!f) return false;
+  char head[64] = {};
+  const int n = gzread(f, head, sizeof head);
+  gzclose(f);
+  if (n <= 0) return false;
+  std::string_view s(head, static_cast<std::size_t>(n));
+  const auto open = s.find_first_not_of(" \t\r\n");
+  if (open == std::string_view::npos || s[open] != '{') return false;
+  const auto key = s.find_first_not_of(" \t\r\n", open + 1);
+  return key != std::string_view::npos && s.substr(key).starts_with("\"ddpscope_digest\"");
+}
+
+std::string_view digestFigureName(DigestFigure f) {
+  switch (f) {
+    case DigestFigure::StepTime:
+      return "step time";
+    case DigestFigure::ExposedComm:
+      return "exposed communication";
+    case DigestFigure::MatchedWait:
+      return "waiting for late ranks";
+  }
+  return "?";
+}
+
+namespace {
+std::optional<TimeNs> figureOf(const DigestStep& s, DigestFigure f) {
+  switch (f) {
+    case DigestFigure::StepTime:
+      return s.dur_ns;
+    case DigestFigure::ExposedComm:
+      return s.exposed_ns;
+    case DigestFigure::MatchedWait:
+      return s.matched_wait_ns;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
+  DigestGrid g;
+  g.figure = figure;
+  std::set<std::int32_t> steps;
+  for (const auto& r : digest.ranks) {
+    g.ranks.push_back(r.rank);
+    for (const auto& s : r.steps)
+      steps.insert(s.step);
+  }
+  g.steps.assign(steps.begin(), steps.end());
+  g.cells.assign(g.ranks.size() * g.steps.size(), std::nullopt);
+  for (std::size_t row = 0; row < digest.ranks.size(); ++row) {
+    for (const auto& s : digest.ranks[row].steps) {
+      const auto column = static_cast<std::size_t>(
+          std::lower_bound(g.steps.begin(), g.steps.end(), s.step) - g.steps.begin());
+      const auto v = figureOf(s, figure);
+      g.cells[row * g.steps.size() + column] = v;
+      if (!v) continue;
+      g.min_ns = g.min_ns ? std::min(*g.min_ns, *v) : *v;
+      g.max_ns = g.max_ns ? std::max(*g.max_ns, *v) : *v;
+    }
+  }
+  return g;
+}
+
+DigestLateRank digestLateRank(const Digest& digest) {
+  // Per step of the selection (every step when the summary covers the whole trace): each rank's
+  // matched wait.
+  std::map<std::int32_t, std::vector<std::pair<std::int32_t, TimeNs>>> waits;
+  const auto& used = digest.run.selection.used;
+  for (const auto& r : digest.ranks)
+    for (const auto& s : r.steps)
+      if (s.matched_wait_ns &&
+          (used.empty() || std::binary_search(used.begin(), used.end(), s.step)))
+        waits[s.step].emplace_back(r.rank, *s.matched_wait_ns);
+  DigestLateRank out;
+  std::map<std::int32_t, std::int32_t> least_count;
+  std::map<std::int32_t, std::pair<TimeNs, std::int64_t>> others;  // rank → Σ others' wait, n
+  for (const auto& [step, w] : waits) {
+    if (w.size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(
+        w.begin(), w.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (lo->second == hi->second) continue;
+    ++out.steps_compared;
+    // The first rank of the least wait (ties: the lowest place in the digest).
+    ++least_count[lo->first];
+    auto& [sum, n] = others[lo->first];
+    for (const auto& [rank, ns] : w)
+      if (rank != lo->first) {
+        sum += ns;
+        ++n;
+      }
+  }
+  for (const auto& [rank, count] : least_count)
+    if (2 * count > out.steps_compared) {
+      out.rank = rank;
+      out.late_steps = count;
+      const auto& [sum, n] = others[rank];
+      if (n > 0) out.others_wait_ns = sum / n;
+    }
+  return out;
+}
+
+std::vector<std::string> digestRankFiles(const Digest& digest, const std::string& folder,
+                                         const std::vector<std::int32_t>& ranks) {
+  const std::set<std::int32_t> wanted(ranks.begin(), ranks.end());
+  std::vector<std::string> files;
+  std::set<std::string> seen;
+  std::set<std::int32_t> found;
+  for (const auto& r : digest.ranks) {
+    if (!wanted.contains(r.rank)) continue;
+    found.insert(r.rank);
+    if (!r.file)
+      throw std::runtime_error("the digest does not name the trace file of rank " +
+                               std::to_string(r.rank));
+    const std::string path = (std::filesystem::path(folder) / r.file->name).string();
+    if (seen.insert(path).second) files.push_back(path);
+  }
+  for (auto r : wanted)
+    if (!found.contains(r)) throw std::runtime_error("the digest has no rank " + std::to_string(r));
+  return files;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,102 @@
+#pragma once
+// Reading a run digest (docs/DIGEST.md) back: the figures digestRun wrote, as numbers, and what
+// the app's Digest view shows of them (the ranks × steps grid of one figure, the run's late
+// rank). No Qt.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/analysis/digest.h"
+#include "app/analysis/run_summary.h"
+
+namespace ddpscope::analysis {
+
+// One step of one rank, as the digest states it (times in nanoseconds).
+struct DigestStep {
+  std::int32_t step = 0;
+  TimeNs dur_ns = 0;
+  std::optional<double> overlap_pct;
+  TimeNs exposed_ns = 0;
+  std::optional<double> dp_efficiency;
+  std::optional<TimeNs> matched_wait_ns, matched_transfer_ns;
+};
+
+struct DigestRank {
+  std::int32_t rank = 0;
+  std::int32_t world_size = 0;
+  std::string source;
+  bool incomplete = false;
+  std::optional<DigestFile> file;  // none when the digest does not name it
+  // The whole trace's figures (OverlapMetrics' names; first_ns/last_ns/busy_ns are not kept).
+  OverlapMetrics whole;
+  std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
+  std::vector<DigestStep> steps;
+};
+
+struct Digest {
+  int version = 0;
+  // The run summary as written: selection, headline figures (per_rank is not in a digest).
+  RunSummary run;
+  std::string rules;
+  std::string matched_by;
+  std::int64_t matched_collectives = 0;
+  std::vector<std::string> warnings;
+  std::vector<DigestRank> ranks;  // in the digest's (rank) order
+};
+
+// Parses digest JSON; `name` (the file) prefixes every error. Throws trace::TraceError naming
+// what is wrong: not JSON, not a digest, a newer version, a missing or mistyped field (with
+// the rank and step it belongs to).
+Digest parseDigest(std::string_view json, const std::string& name);
+// Reads a digest file, gzip-compressed or not (detected by its bytes).
+Digest readDigest(const std::string& path);
+// Whether the file starts as a digest does ({"ddpscope_digest": ...), reading only its first
+// bytes (inflated when gzip); false for unreadable files. How the app tells a digest from a trace.
+bool isDigestFile(const std::string& path);
+
+// The figures the Digest view can show per rank and step.
+enum class DigestFigure {
+  StepTime,     // the step's time (dur_us)
+  ExposedComm,  // its exposed communication (exposed_comm_us)
+  MatchedWait,  // its matched collectives' wait for the last rank (matched_wait_us)
+};
+inline constexpr int kDigestFigureCount = 3;
+std::string_view digestFigureName(DigestFigure f);  // "step time", ...
+
+// One figure over ranks × steps: columns are every step number any rank has, ascending; a cell is
+// empty where the rank has no such step or the figure is null there.
+struct DigestGrid {
+  DigestFigure figure = DigestFigure::StepTime;
+  std::vector<std::int32_t> steps;           // column → step number
+  std::vector<std::int32_t> ranks;           // row → rank number (the digest's order)
+  std::vector<std::optional<TimeNs>> cells;  // row-major: cells[row * steps.size() + column]
+  std::optional<TimeNs> min_ns, max_ns;      // over the cells that have a value
+  const std::optional<TimeNs>& at(std::size_t row, std::size_t column) const {
+    return cells[row * steps.size() + column];
+  }
+};
+DigestGrid digestGrid(const Digest& digest, DigestFigure figure);
+
+// The rank the others waited for, from the digest's per-step matched waits (docs/METRICS.md,
+// "Late rank of a digest"): in each step of the run's selection where the ranks' waits differ,
+// the rank that waited least; named when it is the same rank in more than half of those steps.
+struct DigestLateRank {
+  std::int32_t steps_compared = 0;  // selected steps where every rank has a wait and they differ
+  std::optional<std::int32_t> rank;
+  std::int32_t late_steps = 0;  // how many of those steps `rank` waited least in
+  // Over those steps: the mean of the other ranks' waits (what the late rank cost each of them
+  // per step); none without a named rank.
+  std::optional<TimeNs> others_wait_ns;
+};
+DigestLateRank digestLateRank(const Digest& digest);
+
+// The trace files of some ranks (digest rank numbers) in `folder` (a digest file's own folder,
+// or the folder a digest was made of); each file once, in rank order. Throws std::runtime_error
+// naming a rank the digest does not have or a rank whose file the digest does not name.
+std::vector<std::string> digestRankFiles(const Digest& digest, const std::string& folder,
+                                         const std::vector<std::int32_t>& ranks);
+
+}  // namespace ddpscope::analysis

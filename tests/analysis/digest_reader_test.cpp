@@ -1,0 +1,244 @@
+// Reading a run digest back (app/analysis/digest_reader.h): the numbers the run's analysis gives,
+// the grid and late rank the app's Digest view shows, and clear errors for bad files.
+#include "app/analysis/digest_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/run_agent.h"
+#include "tracer/format/file_io.h"
+#include "tracer/format/run_loader.h"
+#include "tracer/format/trace_error.h"
+#include "tracer/format/trace_writer.h"
+
+namespace fs = std::filesystem;
+using namespace ddpscope;
+using analysis::DigestFigure;
+
+namespace {
+
+// The simulated run of docs/DIGEST.md's example: eight ranks, rank 3 half again as slow.
+fs::path writeStragglerRun(const std::string& name) {
+  agent::AgentOptions o;
+  o.world_size = 8;
+  o.steps = 4;
+  o.model.layers = 4;
+  o.cost.straggler_rank = 3;
+  o.cost.straggler_slowdown = 1.5;
+  o.out_dir = "unused";
+  const auto result = agent::runSimulation(o);
+  const fs::path dir = fs::temp_directory_path() / ("ddpscope_digest_reader_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& r : result.ranks)
+    trace::writeTraceFile(r, (dir / ("rank-" + std::to_string(r.rank) + ".json.gz")).string());
+  return dir;
+}
+
+// A digest of two ranks written by hand; `steps0`/`steps1` are the ranks' step lists.
+std::string handDigest(const std::string& steps0, const std::string& steps1,
+                       const std::string& version = "1") {
+  const std::string rank_tail =
+      R"(, "world_size": 2, "source": "simulated", "incomplete": false, "comm_us": 10.000,
+      "compute_us": 20.000, "overlap_us": 5.000, "overlap_pct": 50.0000,
+      "exposed_comm_us": 5.000, "span_us": 40.000, "idle_us": 10.000, "idle_pct": 25.0000,
+      "compute_pct": 50.0000, "non_compute_pct": 50.0000, "exposed_wait_us": null,
+      "exposed_transfer_us": null, "steps": )";
+  return R"({"ddpscope_digest": )" + version +
+         R"(, "run": {"ranks": 2, "world_size": 2, "missing_ranks": [], "steps_used": [2, 3],
+      "step_rule": "steps 2–3", "whole_trace": false, "step_us": 1500.000, "overlap_pct": 40.0000,
+      "exposed_comm_per_step_us": 250.500, "exposed_comm_us": null, "dp_efficiency": 0.800000,
+      "gpu_idle_pct": 12.5000, "allreduces_per_step": 3.000, "buckets_per_step": 3,
+      "mean_bucket_wait_us": 7.000},
+      "rules": "built-in", "matched_by": "sequence number", "matched_collectives": 6,
+      "warnings": ["a warning"], "ranks": [
+      {"rank": 0, "file": "r0.json", "file_bytes": 12, "fnv1a64": "00000000000000ff")" +
+         rank_tail + steps0 + R"(},
+      {"rank": 1)" +
+         rank_tail + steps1 + "}]}";
+}
+
+std::string step(int n, const std::string& dur, const std::string& exposed,
+                 const std::string& wait) {
+  return "{\"step\": " + std::to_string(n) + ", \"dur_us\": " + dur +
+         ", \"overlap_pct\": null, \"exposed_comm_us\": " + exposed +
+         ", \"dp_efficiency\": null, \"matched_wait_us\": " + wait +
+         ", \"matched_transfer_us\": null}";
+}
+
+std::string errorOf(const std::string& json) {
+  try {
+    analysis::parseDigest(json, "d.json");
+  } catch (const trace::TraceError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
+  const fs::path dir = writeStragglerRun("roundtrip");
+  const std::string json = analysis::digestRun({dir.string()}, {});
+  const analysis::Digest d = analysis::parseDigest(json, "run.digest.json");
+  const auto report = analysis::analyzeRun(trace::loadRun({dir.string()}));
+  const auto summary = analysis::summarizeRun(report);
+
+  EXPECT_EQ(d.version, 1);
+  EXPECT_EQ(d.matched_collectives, static_cast<std::int64_t>(report.matched.size()));
+  EXPECT_EQ(d.matched_by, report.matched_by);
+  EXPECT_EQ(d.run.ranks, 8);
+  EXPECT_EQ(d.run.world_size, 8);
+  EXPECT_EQ(d.run.selection.used, summary.selection.used);
+  EXPECT_EQ(d.run.selection.rule, summary.selection.rule);
+  EXPECT_EQ(d.run.step_ns, summary.step_ns);
+  EXPECT_EQ(d.run.exposed_ns_per_step, summary.exposed_ns_per_step);
+  ASSERT_TRUE(d.run.overlap_pct && summary.overlap_pct);
+  EXPECT_NEAR(*d.run.overlap_pct, *summary.overlap_pct, 5e-5);  // written with 4 decimals
+  ASSERT_TRUE(d.run.dp_efficiency && summary.dp_efficiency);
+  EXPECT_NEAR(*d.run.dp_efficiency, *summary.dp_efficiency, 5e-7);
+  // The headline reads the same from the digest as from the run.
+  EXPECT_EQ(analysis::runFigureText(d.run).step, analysis::runFigureText(summary).step);
+  EXPECT_EQ(analysis::runFigureText(d.run).exposed, analysis::runFigureText(summary).exposed);
+
+  ASSERT_EQ(d.ranks.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    const auto& a = d.ranks[i];
+    const auto& b = report.ranks[i];
+    EXPECT_EQ(a.rank, b.rank);
+    ASSERT_TRUE(a.file);
+    EXPECT_EQ(a.file->name, "rank-" + std::to_string(b.rank) + ".json.gz");
+    EXPECT_EQ(a.file->bytes, fs::file_size(dir / a.file->name));
+    EXPECT_EQ(a.file->hash, analysis::fileHash((dir / a.file->name).string()));
+    EXPECT_EQ(a.whole.comm_ns, b.whole.comm_ns);
+    EXPECT_EQ(a.whole.exposed_ns, b.whole.exposed_ns);
+    EXPECT_EQ(a.whole.span_ns, b.whole.span_ns);
+    EXPECT_EQ(a.exposed_wait_ns, b.exposed_wait_ns);
+    EXPECT_EQ(a.exposed_transfer_ns, b.exposed_transfer_ns);
+    ASSERT_EQ(a.steps.size(), b.steps.size());
+    for (std::size_t s = 0; s < a.steps.size(); ++s) {
+      EXPECT_EQ(a.steps[s].step, b.steps[s].step);
+      EXPECT_EQ(a.steps[s].dur_ns, b.steps[s].dur_ns);
+      EXPECT_EQ(a.steps[s].exposed_ns, b.steps[s].metrics.exposed_ns);
+      EXPECT_EQ(a.steps[s].matched_wait_ns, b.steps[s].matched_wait_ns);
+      EXPECT_EQ(a.steps[s].matched_transfer_ns, b.steps[s].matched_transfer_ns);
+    }
+  }
+
+  // The grid holds the same numbers, rank by rank and step by step.
+  const auto grid = analysis::digestGrid(d, DigestFigure::StepTime);
+  ASSERT_EQ(grid.ranks.size(), 8u);
+  ASSERT_EQ(grid.steps.size(), report.ranks[0].steps.size());
+  EXPECT_EQ(grid.at(5, 1), report.ranks[5].steps[1].dur_ns);
+
+  // The simulated straggler is the rank the others waited for.
+  const auto late = analysis::digestLateRank(d);
+  ASSERT_TRUE(late.rank);
+  EXPECT_EQ(*late.rank, 3);
+  EXPECT_EQ(late.late_steps, late.steps_compared);
+  ASSERT_TRUE(late.others_wait_ns);
+  EXPECT_GT(*late.others_wait_ns, 0);
+
+  // Its trace files, next to the digest.
+  const std::string digest_path = (dir / "run.digest.json.gz").string();
+  trace::writeFileAtomically(digest_path, trace::gzipBytes(json));
+  EXPECT_TRUE(analysis::isDigestFile(digest_path));
+  EXPECT_FALSE(analysis::isDigestFile((dir / "rank-0.json.gz").string()));
+  const analysis::Digest from_file = analysis::readDigest(digest_path);
+  EXPECT_EQ(from_file.ranks.size(), 8u);
+  EXPECT_EQ(analysis::digestRankFiles(from_file, dir.string(), {5, 3}),
+            (std::vector<std::string>{(dir / "rank-3.json.gz").string(),
+                                      (dir / "rank-5.json.gz").string()}));
+}
+
+TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
+  const auto d =
+      analysis::parseDigest(handDigest("[" + step(1, "100.000", "1.000", "null") + ", " +
+                                           step(2, "200.000", "2.000", "0.500") + "]",
+                                       "[" + step(2, "300.000", "3.000", "4.000") + ", " +
+                                           step(3, "50.250", "0.000", "0.000") + "]"),
+                            "d.json");
+  const auto g = analysis::digestGrid(d, DigestFigure::StepTime);
+  EXPECT_EQ(g.steps, (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_EQ(g.ranks, (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(g.at(0, 0), 100'000);
+  EXPECT_EQ(g.at(0, 2), std::nullopt);  // rank 0 has no step 3
+  EXPECT_EQ(g.at(1, 0), std::nullopt);
+  EXPECT_EQ(g.at(1, 2), 50'250);
+  EXPECT_EQ(g.min_ns, 50'250);
+  EXPECT_EQ(g.max_ns, 300'000);
+  const auto w = analysis::digestGrid(d, DigestFigure::MatchedWait);
+  EXPECT_EQ(w.at(0, 0), std::nullopt);  // null in the digest
+  EXPECT_EQ(w.at(0, 1), 500);
+  EXPECT_EQ(w.min_ns, 0);
+  EXPECT_EQ(w.max_ns, 4'000);
+  // Selected steps 2 and 3: only step 2 has two waits, and rank 0 waited least there.
+  const auto late = analysis::digestLateRank(d);
+  EXPECT_EQ(late.steps_compared, 1);
+  EXPECT_EQ(late.rank, 0);
+  EXPECT_EQ(late.others_wait_ns, 4'000);
+  // The headline figures as written.
+  EXPECT_EQ(d.run.step_ns, 1'500'000);
+  EXPECT_EQ(d.run.exposed_ns_per_step, 250'500);
+  EXPECT_EQ(d.run.buckets_per_step, 3);
+  EXPECT_EQ(d.warnings, std::vector<std::string>{"a warning"});
+  ASSERT_TRUE(d.ranks[0].file);
+  EXPECT_EQ(d.ranks[0].file->hash, 0xffu);
+  EXPECT_FALSE(d.ranks[1].file);
+  EXPECT_THROW(analysis::digestRankFiles(d, "/x", {1}), std::runtime_error);
+  EXPECT_THROW(analysis::digestRankFiles(d, "/x", {7}), std::runtime_error);
+  EXPECT_EQ(analysis::digestRankFiles(d, "/x", {0}), std::vector<std::string>{"/x/r0.json"});
+}
+
+TEST(DigestReader, NoLateRankWithoutAMajority) {
+  // Step 2: rank 0 waited least; step 3: rank 1 did. Neither in more than half.
+  const auto d = analysis::parseDigest(handDigest("[" + step(2, "1.000", "1.000", "1.000") + ", " +
+                                                      step(3, "1.000", "1.000", "5.000") + "]",
+                                                  "[" + step(2, "1.000", "1.000", "2.000") + ", " +
+                                                      step(3, "1.000", "1.000", "3.000") + "]"),
+                                       "d.json");
+  const auto late = analysis::digestLateRank(d);
+  EXPECT_EQ(late.steps_compared, 2);
+  EXPECT_FALSE(late.rank);
+  EXPECT_FALSE(late.others_wait_ns);
+}
+
+TEST(DigestReader, BadInputNamesWhatIsWrong) {
+  const std::string ok_steps = "[" + step(1, "1.000", "1.000", "null") + "]";
+  EXPECT_NO_THROW(analysis::parseDigest(handDigest(ok_steps, ok_steps), "d.json"));
+  EXPECT_NE(errorOf("{\"ddpscope_digest\": 1, ").find("d.json"), std::string::npos);
+  EXPECT_NE(errorOf("{\"ddpscope_digest\": 1, ").find("not JSON"), std::string::npos);
+  EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
+  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "2")).find("digest version 2 is not supported"),
+            std::string::npos);
+  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "\"1\"")).find("is not an integer"),
+            std::string::npos);
+  // A step without its time: the rank and the step are named.
+  const std::string no_dur =
+      "[{\"step\": 1, \"exposed_comm_us\": 1.0, \"overlap_pct\": null, \"dp_efficiency\": null, "
+      "\"matched_wait_us\": null, \"matched_transfer_us\": null}]";
+  const std::string e = errorOf(handDigest(ok_steps, no_dur));
+  EXPECT_NE(e.find("rank 1, step 0 of its list: no \"dur_us\" field"), std::string::npos) << e;
+  // A mistyped figure.
+  std::string bad = handDigest(ok_steps, ok_steps);
+  bad.replace(bad.find("\"span_us\": 40.000"), 17, "\"span_us\": \"40\"");
+  EXPECT_NE(errorOf(bad).find("rank 0: \"span_us\" is not a number or null"), std::string::npos);
+  // A file name with a folder in it could point anywhere.
+  std::string folder = handDigest(ok_steps, ok_steps);
+  folder.replace(folder.find("\"r0.json\""), 9, "\"../r0.json\"");
+  EXPECT_NE(errorOf(folder).find("\"file\" is not a file name"), std::string::npos);
+  // The same rank twice.
+  std::string twice = handDigest(ok_steps, ok_steps);
+  twice.replace(twice.find("{\"rank\": 1"), 10, "{\"rank\": 0");
+  EXPECT_NE(errorOf(twice).find("rank 0 appears twice"), std::string::npos);
+  // Files: a missing one is named; a trace is not a digest.
+  EXPECT_THROW(analysis::readDigest("/nonexistent/run.digest.json"), trace::TraceError);
+  EXPECT_FALSE(analysis::isDigestFile("/nonexistent/run.digest.json"));
+  const fs::path plain = fs::temp_directory_path() / "ddpscope_digest_reader_plain.json";
+  std::ofstream(plain) << "  \n" << handDigest(ok_steps, ok_steps);
+  EXPECT_TRUE(analysis::isDigestFile(plain.string()));
+  EXPECT_EQ(analysis::readDigest(plain.string()).ranks.size(), 2u);
+}
