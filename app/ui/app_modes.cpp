@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
+#include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
@@ -203,6 +204,10 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   ok = window.exportView(QStringLiteral("chart"), QDir(dir).filePath("export-buckets-chart.png"),
                          1.0, &error) &&
        ok;
+  // The Steps tab: where each step's time went.
+  window.tabs()->setCurrentWidget(window.breakdownPanel());
+  settle(window);
+  ok = saveScreenshot(window, dir, "steps.png") && ok;
   if (!error.isEmpty()) err(error);
   return ok ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
+#include <algorithm>
 
 namespace ddpscope::ui {
 
@@ -197,6 +198,18 @@ QString theme() {
 }
 void setTheme(const QString& theme) {
   store().setValue(QStringLiteral("ui/theme"), theme);
+}
+int digestOfferRanks() {
+  return std::max(0, store().value(QStringLiteral("ui/digestOfferRanks"), 64).toInt());
+}
+void setDigestOfferRanks(int ranks) {
+  store().setValue(QStringLiteral("ui/digestOfferRanks"), std::max(0, ranks));
+}
+double digestOfferGB() {
+  return std::max(0.0, store().value(QStringLiteral("ui/digestOfferGB"), 8.0).toDouble());
+}
+void setDigestOfferGB(double gb) {
+  store().setValue(QStringLiteral("ui/digestOfferGB"), std::max(0.0, gb));
 }
 QString userRules() {
   return store().value(QStringLiteral("analysis/rules")).toString();

@@ -75,6 +75,12 @@ RunParameters lastRunParameters();
 void setLastRunParameters(const RunParameters& p);
 QString theme();  // "system" | "light"
 void setTheme(const QString& theme);
+// Opening a run above either size offers to open its digest instead (docs/DIGEST.md): more
+// trace files than digestOfferRanks(), or more than digestOfferGB() GB of them; 0: never.
+int digestOfferRanks();  // default 64
+void setDigestOfferRanks(int ranks);
+double digestOfferGB();  // default 8
+void setDigestOfferGB(double gb);
 // The user's classification rules as the settings' rules editor holds them: JSON Lines, the
 // format of a rules file (docs/RULES.md); "" when none.
 QString userRules();

@@ -6,7 +6,9 @@
 #include <algorithm>
 
 #include "app/analysis/classify.h"
+#include "app/analysis/launches.h"
 #include "app/ui/format.h"
+#include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
 #include "app/ui/session.h"
 
@@ -113,6 +115,64 @@ QString matchedRows(const analysis::RunReport& report, std::size_t rank_index, s
   html += row(QObject::tr("transfer (this rank)"), partOf(m->transfer_ns[rank_index], dur));
   return html;
 }
+
+// "aten::mm (cudaLaunchKernel) on thread T at t (launch latency x)": the host call that
+// launched GPU work, named by the CPU op it ran in (METRICS.md "Launches").
+QString launchedBy(const trace::RankTrace& rank, const analysis::LaunchLink& l) {
+  const auto& host = rank.tracks[static_cast<std::size_t>(l.host_track)];
+  const auto& gpu = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
+  const QString call = QString::fromStdString(rank.names[host.name[l.host_index]]);
+  const std::int64_t op = enclosingRange(host, l.host_index);
+  const QString who =
+      op < 0
+          ? call
+          : QStringLiteral("%1 (%2)").arg(
+                QString::fromStdString(rank.names[host.name[static_cast<std::size_t>(op)]]), call);
+  return QObject::tr("%1 on %2 at %3 (launch latency %4)")
+      .arg(who, QString::fromStdString(hostThreadLabel(rank, host)),
+           formatTime(host.start[l.host_index]),
+           formatTime(analysis::launchLatency(host.start[l.host_index], gpu.start[l.gpu_index])));
+}
+
+// A range of a host thread: a CPU op, an annotation, a runtime call (with what it launched).
+QString hostDetails(const LoadedRun& run, std::int32_t rank_index, const trace::Track& t,
+                    std::size_t i) {
+  const auto& rank = run.run.ranks[static_cast<std::size_t>(rank_index)];
+  const auto cat = trace::categoryName(t.kind_of[i]);
+  QString html =
+      QStringLiteral(
+          "<h3 style='margin:2px'>%1</h3><p style='color:%2;margin:2px'>host · %3 · %4</p><table>")
+          .arg(QString::fromStdString(rank.names[t.name[i]]).toHtmlEscaped(),
+               colours::kLabelGrey.name(),
+               cat.empty() ? QObject::tr("other") : QString::fromUtf8(cat.data(), cat.size()),
+               sourceBadge(run.source()));
+  html += row(QObject::tr("rank"), QString::number(rank.rank));
+  html += row(QObject::tr("thread"), QStringLiteral("%1 (pid %2, tid %3)")
+                                         .arg(QString::fromStdString(hostThreadLabel(rank, t)))
+                                         .arg(t.pid)
+                                         .arg(t.tid));
+  html += row(QObject::tr("start"), exactTime(t.start[i]));
+  html += row(QObject::tr("end"), exactTime(t.end(i)));
+  html += row(QObject::tr("duration"), formatTime(t.dur[i]));
+  if (t.correlation[i] != trace::kNoCorrelation)
+    html += row(QObject::tr("correlation"), QString::number(t.correlation[i]));
+  if (const std::int64_t op = enclosingRange(t, i); op >= 0)
+    html += row(QObject::tr("inside"),
+                QString::fromStdString(rank.names[t.name[static_cast<std::size_t>(op)]]));
+  const auto r = static_cast<std::size_t>(rank_index);
+  if (r < run.timeline.launches.size()) {
+    for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[i])) {
+      const auto& g = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
+      html += row(QObject::tr("launched"),
+                  QObject::tr("%1 on stream %2 at %3 (launch latency %4)")
+                      .arg(QString::fromStdString(rank.names[g.name[l.gpu_index]]),
+                           QString::fromStdString(analysis::streamText(g.stream())),
+                           formatTime(g.start[l.gpu_index]),
+                           formatTime(analysis::launchLatency(t.start[i], g.start[l.gpu_index]))));
+    }
+  }
+  return html + QStringLiteral("</table>");
+}
 }  // namespace
 
 DetailsPanel::DetailsPanel(Session* session, QWidget* parent)
@@ -133,14 +193,19 @@ void DetailsPanel::refresh() {
   const auto run = session_->current();
   const auto& ref = session_->selectedEvent();
   if (!run || !ref) {
-    view_->setHtml(tr("<p style='color:%1'>Click a kernel on the timeline to see its details "
-                      "here.</p>")
-                       .arg(colours::kLabelGrey.name()));
+    view_->setHtml(
+        tr("<p style='color:%1'>Click a kernel or a host range on the timeline to see its details "
+           "here.</p>")
+            .arg(colours::kLabelGrey.name()));
     return;
   }
   const auto& rank = run->run.ranks[static_cast<std::size_t>(ref->rank_index)];
   const auto& t = rank.tracks[static_cast<std::size_t>(ref->track)];
   const std::size_t i = ref->index;
+  if (t.kind == trace::TrackKind::Host) {
+    view_->setHtml(hostDetails(*run, ref->rank_index, t, i));
+    return;
+  }
   const std::string& name = rank.names[t.name[i]];
   const auto c = run->rules->classify(t.kind_of[i], name, t.stream());
   const auto cls = c.cls;
@@ -150,6 +215,13 @@ void DetailsPanel::refresh() {
           .arg(QString::fromStdString(name).toHtmlEscaped(), colours::kLabelGrey.name(),
                QString::fromUtf8(analysis::className(cls).data()), sourceBadge(run->source()));
   html += traceRows(rank, t, i, cls);
+  if (const auto r = static_cast<std::size_t>(ref->rank_index); r < run->timeline.launches.size()) {
+    for (const auto& l : analysis::launchLinks(run->timeline.launches[r], t.correlation[i])) {
+      if (l.gpu_track != ref->track || l.gpu_index != i) continue;
+      html += row(tr("launched by"), launchedBy(rank, l));
+      break;
+    }
+  }
   if (c.kind != analysis::CollectiveKind::None)
     html += row(tr("collective"), QString::fromUtf8(analysis::collectiveKindName(c.kind).data()));
   if (c.rule >= 0)  // which rule classified it: a built-in one, or a line of the user's file

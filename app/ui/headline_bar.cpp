@@ -3,7 +3,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTextDocumentFragment>
+#include <QVBoxLayout>
 
+#include "app/analysis/step_breakdown.h"
 #include "app/analysis/stragglers.h"
 #include "app/ui/format.h"
 #include "app/ui/palette.h"
@@ -36,9 +38,17 @@ QString metricHtml(const QString& name, const QString& value, const QColor& colo
 }  // namespace
 
 HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), session_(session) {
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(6, 4, 6, 4);
+  auto* rows = new QVBoxLayout(this);
+  rows->setContentsMargins(6, 4, 6, 4);
+  rows->setSpacing(2);
+  auto* layout = new QHBoxLayout;
   layout->setSpacing(8);
+  rows->addLayout(layout);
+  reading_ = new QLabel(this);
+  reading_->setTextFormat(Qt::PlainText);
+  reading_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kWarningText.name()));
+  reading_->setVisible(false);
+  rows->addWidget(reading_);
   overlap_ = makeMetricLabel(this);
   exposed_ = makeMetricLabel(this);
   step_ = makeMetricLabel(this);
@@ -93,6 +103,10 @@ QString HeadlineBar::scopeText() const {
   return scope_->text();
 }
 
+QString HeadlineBar::idleReadingText() const {
+  return reading_->isVisibleTo(this) ? reading_->text() : QString();
+}
+
 QString HeadlineBar::nameText() const {
   return name_->text();
 }
@@ -131,12 +145,20 @@ void HeadlineBar::refresh() {
       tr("1 − exposed communication / step time over ranks and steps: what the step would take "
          "if communication were free, as a share of what it took"));
   // GPU idle is the headline's warning when it, not communication, is where the time goes.
-  const bool idle_matters = run->summary.gpu_idle_pct && *run->summary.gpu_idle_pct >= 20.0;
+  const bool idle_matters =
+      run->summary.gpu_idle_pct && *run->summary.gpu_idle_pct >= analysis::kIdleReadingPct;
   idle_->setText(
       metricHtml("GPU idle", q(t.gpu_idle), idle_matters ? colours::kWarningText : QColor()));
   idle_->setToolTip(
       tr("Share of step time when the GPU ran nothing (no kernel, copy or "
          "synchronisation), over ranks and steps"));
+  const auto reading = q(analysis::idleReading(run->report, run->summary));
+  reading_->setText(reading);
+  reading_->setVisible(!reading.isEmpty());
+  reading_->setToolTip(
+      tr("What the host was doing while the GPU sat idle, over ranks and the steps named above: "
+         "a launch pending (the GPU waited on a stream or a dependency), in the data loader, or "
+         "host-bound (nothing launched yet). The Steps tab shows it per step."));
   // With a late rank its peers' waits count as hidden where compute runs beside them, so the
   // overlap rises: say how much of what stays exposed is waiting, and for whom.
   const auto late = analysis::summarizeStragglers(run->report);

@@ -21,6 +21,9 @@ class HeadlineBar : public QWidget {
   QString exposedSplitText() const;
   // The steps the figures cover, in words (analysis::StepSelection::rule).
   QString scopeText() const;
+  // The reading of the GPU idle time under the figures (analysis::idleReading): "GPU idle
+  // 75.7 %: mostly host-bound (no launch pending)"; "" (hidden) when idle time does not matter.
+  QString idleReadingText() const;
   QString badgeText() const;
   // The run's name and the ranks it holds ("b25 · 8 ranks", "die · 3 of 4 ranks").
   QString nameText() const;
@@ -32,7 +35,7 @@ class HeadlineBar : public QWidget {
   void refresh();
   Session* session_;
   QLabel *overlap_, *exposed_, *step_, *efficiency_, *idle_, *split_, *scope_, *badge_, *name_,
-      *incomplete_;
+      *incomplete_, *reading_;
 };
 
 }  // namespace ddpscope::ui

@@ -71,7 +71,9 @@ QString LanePlottable::boxLabel(const DrawBox& box) const {
       return box.count == 1 && src < rank_->steps.size()
                  ? QStringLiteral("step %1").arg(rank_->steps[src].number)
                  : QString();
-    case LaneKind::Stream: {
+    case LaneKind::Stream:
+    case LaneKind::Host:
+    case LaneKind::GpuAnnotation: {
       if (box.count != 1 || lane_->track < 0) return {};
       const auto& t = rank_->tracks[static_cast<std::size_t>(lane_->track)];
       return QString::fromStdString(rank_->names[t.name[src]]);

@@ -1,6 +1,7 @@
 // ddpscope: the desktop app. `ddpscope [PATH...]` opens the GUI (the bundled sample run when no
 // path is given); `ddpscope --export FILE.{png,svg,pdf} PATH...` renders the default view and
-// exits; `ddpscope --report DIR PATH...` writes the design report of one run and exits.
+// exits; `ddpscope --report DIR PATH...` writes the design report of one run and exits;
+// `ddpscope --compare A B` opens two runs side by side in the Compare tab.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -46,6 +47,9 @@ void addOptions(QCommandLineParser& parser) {
        QStringLiteral("Write the design report of the run in PATH... (report.md, report.html and "
                       "figures) to DIR and exit."),
        QStringLiteral("DIR")});
+  parser.addOption({QStringLiteral("compare"),
+                    QStringLiteral("Open the two runs A and B (files or folders) and show them in "
+                                   "the Compare tab.")});
   parser.addOption({QStringLiteral("screenshots"),
                     QStringLiteral("Render the main views to DIR and exit."),
                     QStringLiteral("DIR")});
@@ -85,6 +89,12 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(QStringLiteral("report")))
     return reportHeadless(parser.value(QStringLiteral("report")), paths);
+  const bool compare = parser.isSet(QStringLiteral("compare"));
+  if (compare && paths.size() != 2) {
+    std::fprintf(stderr, "ddpscope: --compare takes two runs, A and B; got %lld\n",
+                 static_cast<long long>(paths.size()));
+    return 2;
+  }
   if (paths.isEmpty()) paths << sampleRunPath();
   if (parser.isSet(QStringLiteral("screenshots")))
     return writeScreenshots(parser.value(QStringLiteral("screenshots")), paths);
@@ -92,6 +102,10 @@ int main(int argc, char** argv) {
 
   MainWindow window;
   window.show();
-  window.openPaths(paths);
+  if (compare) {
+    window.openForComparison(paths[0], paths[1]);
+  } else {
+    window.openPaths(paths);
+  }
   return app.exec();
 }

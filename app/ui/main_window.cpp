@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -20,12 +21,16 @@
 #include <algorithm>
 
 #include "app/ui/app_settings.h"
+#include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/compare_panel.h"
 #include "app/ui/details_panel.h"
+#include "app/ui/digest_job.h"
+#include "app/ui/digest_view.h"
 #include "app/ui/headline_bar.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
+#include "app/ui/prediction_job.h"
 #include "app/ui/report_export.h"
 #include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
@@ -38,12 +43,15 @@
 #include "app/ui/sweep_panel.h"
 #include "app/ui/timeline_view.h"
 #include "tracer/format/importer.h"
+#include "tracer/format/run_loader.h"
 
 namespace ddpscope::ui {
 
 namespace {
 constexpr int kMaxRecent = 8;
 const char* kRecentKey = "recentRuns";
+// The timeline / tabs splitter as the user last left it (its QSplitter::saveState).
+const char* kCentreSplitterKey = "centreSplitter";
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -59,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent)
   setCentralWidget(hsplit);
   buildStatusBar();
   connectLoader();
+  connectDigest();
   connect(session_, &Session::currentRunChanged, this, [this] {
     const auto run = session_->current();
     if (!run) {
@@ -88,6 +97,9 @@ void MainWindow::buildPanels() {
       session_, [this] { return run_panel_->parameters(); }, this);
   compare_ = new ComparePanel(session_, this);
   statistics_ = new StatisticsPanel(session_, timeline_, this);
+  breakdown_ = new BreakdownPanel(session_, timeline_, this);
+  digest_ = new DigestView(this);
+  digest_job_ = new DigestJob(this);
   connect(run_panel_, &RunPanel::sweepRequested, this, [this] { tabs_->setCurrentWidget(sweep_); });
 }
 
@@ -109,22 +121,40 @@ QWidget* MainWindow::buildCentre() {
   centre_layout->addWidget(headline_);
   tabs_ = new QTabWidget(this);
   tabs_->addTab(summary_, tr("Summary"));
+  tabs_->addTab(breakdown_, tr("Steps"));
   tabs_->addTab(buckets_, tr("Buckets"));
   tabs_->addTab(details_, tr("Details"));
   tabs_->addTab(sweep_, tr("Sweep"));
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(statistics_, tr("Statistics"));
+  tabs_->addTab(digest_, tr("Digest"));
   connect(session_, &Session::eventSelected, this, [this] {
     if (session_->selectedEvent()) tabs_->setCurrentWidget(details_);
   });
   auto* vsplit = new QSplitter(Qt::Vertical, this);
+  centre_split_ = vsplit;
   vsplit->addWidget(timeline_);
   vsplit->addWidget(tabs_);
-  vsplit->setStretchFactor(0, 3);
-  vsplit->setStretchFactor(1, 2);
+  // A taller window gives the new height to the timeline; the tabs keep theirs. (QSplitter shares
+  // extra room among the widgets with a stretch factor in proportion to their current sizes.)
+  vsplit->setStretchFactor(0, 1);
+  vsplit->setStretchFactor(1, 0);
   centre_layout->addWidget(vsplit, 1);
-  // Give the timeline the height its lanes need (up to two thirds), the tabs the rest.
+  // Where the user last put the divider is kept, and used again in the next session.
+  const QByteArray saved = QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
+                               .value(kCentreSplitterKey)
+                               .toByteArray();
+  if (!saved.isEmpty()) vsplit->restoreState(saved);
+  connect(vsplit, &QSplitter::splitterMoved, this, [vsplit] {
+    QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
+        .setValue(kCentreSplitterKey, vsplit->saveState());
+  });
+  // Give the timeline the height its lanes need (up to two thirds), the tabs the rest, unless
+  // the user has placed the divider.
   connect(session_, &Session::currentRunChanged, vsplit, [this, vsplit] {
+    if (QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
+            .contains(kCentreSplitterKey))
+      return;
     const int total = std::max(400, vsplit->height());
     const int chrome = timeline_->plot()->height() - timeline_->plot()->axisRect()->height();
     const int want =
@@ -183,11 +213,15 @@ void MainWindow::connectLoader() {
     status_->setText(text);
     status_->setToolTip(warnings.join(QLatin1Char('\n')));
     timeline_->setFocus();
+    // The next run of a comparison, once this job has finished.
+    QMetaObject::invokeMethod(this, &MainWindow::continueCompare, Qt::QueuedConnection);
   });
   connect(loader_, &RunLoadJob::failed, this, [this](const QString& message) {
+    compare_paths_.clear();
     reportError(tr("Could not open the trace"), tr("Could not open: %1").arg(message));
   });
   connect(loader_, &RunLoadJob::cancelled, this, [this] {
+    compare_paths_.clear();
     status_->setText(tr("Loading %1 cancelled; the runs already open are unchanged.")
                          .arg(loading_paths_.size() == 1
                                   ? loading_paths_.front()
@@ -269,9 +303,130 @@ void MainWindow::buildHelpMenu() {
   });
 }
 
+int MainWindow::openRunIndex(const QStringList& paths) const {
+  const auto canonical = [](const QStringList& list) {
+    QStringList out;
+    for (const auto& p : list) {
+      const QFileInfo f(p);  // the same file by any spelling of its path
+      out << (f.exists() ? f.canonicalFilePath() : QDir::cleanPath(f.absoluteFilePath()));
+    }
+    out.sort();
+    return out;
+  };
+  const QStringList wanted = canonical(paths);
+  const auto& runs = session_->runs();
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (canonical(runs[i]->paths) == wanted) return static_cast<int>(i);
+  return -1;
+}
+
 void MainWindow::openPaths(const QStringList& paths) {
   if (paths.isEmpty()) return;
+  // A run that is open already is shown again, not loaded a second time.
+  if (const int open = openRunIndex(paths); open >= 0) {
+    session_->setCurrent(open);
+    status_->setText(tr("%1 is already open: showing it instead of loading it again")
+                         .arg(session_->runs()[static_cast<std::size_t>(open)]->name));
+    return;
+  }
+  if (paths.size() == 1 && analysis::isDigestFile(paths.front().toStdString())) {
+    digest_job_->read(paths.front());
+    return;
+  }
+  if (const QString reason = digestOfferReason(paths); !reason.isEmpty()) {
+    const bool digest =
+        digest_answer_ ? digest_answer_(reason)
+                       : QMessageBox::question(
+                             this, tr("Open a digest instead?"),
+                             tr("This run is big: %1.\n\nOpen its digest instead (per rank and "
+                                "step figures, made a file at a time), and then load the ranks "
+                                "you choose? No loads every trace.")
+                                 .arg(reason)) == QMessageBox::Yes;
+    if (digest) {
+      digest_job_->make(paths);
+      return;
+    }
+  }
   loader_->start(paths);
+}
+
+void MainWindow::openForComparison(const QString& a, const QString& b) {
+  compare_paths_ = {a, b};
+  continueCompare();
+}
+
+void MainWindow::continueCompare() {
+  if (compare_paths_.size() != 2) return;
+  for (const auto& p : compare_paths_) {
+    if (openRunIndex({p}) < 0) {
+      loader_->start({p});  // the next one when this one is loaded
+      return;
+    }
+  }
+  const int a = openRunIndex({compare_paths_[0]}), b = openRunIndex({compare_paths_[1]});
+  compare_paths_.clear();
+  compare_->setRuns(a, b);
+  tabs_->setCurrentWidget(compare_);
+}
+
+QString MainWindow::digestOfferReason(const QStringList& paths) const {
+  const int max_ranks = settings::digestOfferRanks();
+  const double max_gb = settings::digestOfferGB();
+  if (max_ranks <= 0 && max_gb <= 0) return {};
+  std::vector<std::string> inputs;
+  for (const auto& p : paths)
+    inputs.push_back(p.toStdString());
+  std::vector<std::string> files;
+  try {
+    files = trace::expandTracePaths(inputs);
+  } catch (const std::exception&) {
+    return {};  // loading says what is wrong with the paths
+  }
+  qint64 bytes = 0;
+  for (const auto& f : files)
+    bytes += QFileInfo(QString::fromStdString(f)).size();
+  const double gb = static_cast<double>(bytes) / 1e9;
+  if (max_ranks > 0 && std::ssize(files) > max_ranks)
+    return tr("%1 trace files, more than %2")
+        .arg(QLocale().toString(static_cast<qlonglong>(files.size())))
+        .arg(max_ranks);
+  if (max_gb > 0 && gb > max_gb)
+    return tr("%1 GB of traces, more than %2 GB").arg(gb, 0, 'f', 1).arg(max_gb);
+  return {};
+}
+
+void MainWindow::connectDigest() {
+  connect(digest_job_, &DigestJob::started, this, [this](const QStringList& paths, bool make) {
+    progress_->setValue(0);
+    progress_->setVisible(make);
+    status_->setText(
+        (make ? tr("Making the digest of %1 …") : tr("Opening the digest %1 …"))
+            .arg(paths.size() == 1 ? paths.front() : tr("%1 paths").arg(paths.size())));
+  });
+  connect(digest_job_, &DigestJob::progress, this,
+          [this](double f) { progress_->setValue(static_cast<int>(f * 1000)); });
+  connect(digest_job_, &DigestJob::finished, this, [this] { progress_->setVisible(false); });
+  connect(digest_job_, &DigestJob::failed, this, [this](const QString& message) {
+    reportError(tr("Could not open the digest"), tr("Could not open: %1").arg(message));
+  });
+  connect(digest_job_, &DigestJob::opened, this, [this](const DigestResult& r) {
+    digest_->setDigest(r.digest, r.name, r.folder);
+    if (!r.file.isEmpty()) addRecent({r.file});
+    tabs_->setCurrentWidget(digest_);
+    // The heatmap needs the height; the timeline keeps a strip until ranks are loaded.
+    if (auto* split = qobject_cast<QSplitter*>(tabs_->parentWidget())) {
+      const int total = std::max(400, split->height());
+      split->setSizes({total / 5, total - total / 5});
+    }
+    status_->setText(tr("Digest %1 · %2 ranks · opened in %3 s · select ranks to load them")
+                         .arg(r.name)
+                         .arg(r.digest->ranks.size())
+                         .arg(r.seconds, 0, 'f', 2));
+  });
+  connect(digest_, &DigestView::loadRequested, this,
+          [this](const QStringList& files, const QString&) { loader_->start(files); });
+  connect(digest_, &DigestView::loadFailed, this,
+          [this](const QString& message) { reportError(tr("Could not load the ranks"), message); });
 }
 
 void MainWindow::openFilesDialog() {
@@ -387,6 +542,11 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
                          return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
+  // The what-if prediction of this run: the Sweep tab's when it is for this run, else made now.
+  auto predicted = sweep_->prediction();
+  if (!predicted || predicted->run != run)
+    predicted = std::make_shared<const PredictionResult>(predictBlocking(run, sweep_->sizes()));
+  if (predicted->error.isEmpty()) in.whatif = &predicted->whatif;
   if (!compare_->rows().empty() && compare_->runA() != compare_->runB()) {  // not A against A
     const auto a = compare_->runA(), b = compare_->runB();
     in.compare_name_a = a->name.toStdString();

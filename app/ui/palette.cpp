@@ -1,5 +1,6 @@
 #include "app/ui/palette.h"
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QIcon>
 #include <QPainter>
@@ -9,6 +10,7 @@
 #include <QStyleFactory>
 #include <algorithm>
 
+#include "app/ui/plot_style.h"
 #include "app/ui/timeline_model.h"
 
 namespace ddpscope::ui {
@@ -66,6 +68,18 @@ QColor styleColour(std::uint16_t style) {
       return colours::kStep;
     case kStyleCutShort:
       return colours::kWarning;
+    case kStyleHostOp:
+      return colours::kHostOp;
+    case kStyleHostAnnotation:
+      return colours::kHostAnnotation;
+    case kStyleHostLaunch:
+      return colours::kHostLaunch;
+    case kStyleHostComm:
+      return colours::kHostComm;
+    case kStyleHostDataLoader:
+      return colours::kHostDataLoader;
+    case kStyleGpuAnnotation:
+      return colours::kGpuAnnotation;
     default:
       break;
   }
@@ -98,6 +112,7 @@ QColor textOn(const QColor& fill) {
 QString sourceBadge(std::string_view source) {
   if (source == "sim") return QStringLiteral("SIMULATED");
   if (source == "cuda") return QStringLiteral("CUDA");
+  if (source == "predicted") return QStringLiteral("PREDICTED");
   if (source == "imported") return QStringLiteral("IMPORTED");
   return QStringLiteral("MIXED");
 }
@@ -105,24 +120,56 @@ QString sourceBadge(std::string_view source) {
 QColor badgeColour(std::string_view source) {
   if (source == "sim") return colours::kBadgeSimulated;
   if (source == "cuda") return colours::kBadgeCuda;
+  if (source == "predicted") return colours::kBadgePredicted;
   return colours::kBadgeOther;
 }
 
 void applyAppTheme(const QString& theme) {
-  if (theme == QLatin1String("system")) return;  // the window follows the system palette
-  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-  QPalette pal = QApplication::style()->standardPalette();
-  if (theme == QLatin1String("dark")) {
-    pal.setColor(QPalette::Window, colours::kDarkThemeWindow);
-    pal.setColor(QPalette::WindowText, colours::kDarkThemeText);
-    pal.setColor(QPalette::Base, colours::kDarkThemeBase);
-    pal.setColor(QPalette::AlternateBase, colours::kDarkThemeWindow);
-    pal.setColor(QPalette::Text, colours::kDarkThemeText);
-    pal.setColor(QPalette::Button, colours::kDarkThemeButton);
-    pal.setColor(QPalette::ButtonText, colours::kDarkThemeText);
-    pal.setColor(QPalette::Mid, colours::kDarkThemeMid);
+  // The system's look, kept from before any theme was applied, so that "system" brings it back.
+  static const QPalette system_palette = QApplication::palette();
+  static const QString system_style = QApplication::style()->name();
+  if (theme == QLatin1String("system")) {
+    if (QStyle* style = QStyleFactory::create(system_style)) QApplication::setStyle(style);
+    QApplication::setPalette(system_palette);
+  } else {
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QPalette pal = QApplication::style()->standardPalette();
+    if (theme == QLatin1String("dark")) {
+      // Every role a widget draws with, in both the active and the disabled state.
+      const QColor dim = colours::kDarkThemeText.darker(170);
+      for (const auto group : {QPalette::Active, QPalette::Inactive, QPalette::Disabled}) {
+        const bool disabled = group == QPalette::Disabled;
+        const QColor text = disabled ? dim : colours::kDarkThemeText;
+        pal.setColor(group, QPalette::Window, colours::kDarkThemeWindow);
+        pal.setColor(group, QPalette::WindowText, text);
+        pal.setColor(group, QPalette::Base, colours::kDarkThemeBase);
+        pal.setColor(group, QPalette::AlternateBase, colours::kDarkThemeWindow);
+        pal.setColor(group, QPalette::Text, text);
+        pal.setColor(group, QPalette::Button, colours::kDarkThemeButton);
+        pal.setColor(group, QPalette::ButtonText, text);
+        pal.setColor(group, QPalette::BrightText, colours::kDarkThemeText);
+        pal.setColor(group, QPalette::ToolTipBase, colours::kDarkThemeButton);
+        pal.setColor(group, QPalette::ToolTipText, colours::kDarkThemeText);
+        pal.setColor(group, QPalette::PlaceholderText, dim);
+        pal.setColor(group, QPalette::Light, colours::kDarkThemeButton.lighter(130));
+        pal.setColor(group, QPalette::Midlight, colours::kDarkThemeButton.lighter(115));
+        pal.setColor(group, QPalette::Mid, colours::kDarkThemeMid);
+        pal.setColor(group, QPalette::Dark, colours::kDarkThemeBase.darker(130));
+        pal.setColor(group, QPalette::Shadow, colours::kDarkThemeBase.darker(200));
+        pal.setColor(group, QPalette::Highlight, colours::kCompute);
+        pal.setColor(group, QPalette::HighlightedText, colours::kTextOnDarkFill);
+        pal.setColor(group, QPalette::Link, colours::kPredicted);
+      }
+    }
+    QApplication::setPalette(pal);
   }
-  QApplication::setPalette(pal);
+  // The charts took their colours when they were drawn: draw them again in the new ones.
+  for (QWidget* w : QApplication::allWidgets()) {
+    if (auto* plot = qobject_cast<QCustomPlot*>(w)) {
+      applyPlotTheme(plot, PlotTheme::System);
+      plot->replot();
+    }
+  }
 }
 
 }  // namespace ddpscope::ui

@@ -24,13 +24,21 @@ inline const QColor kCommExposed{0xD5, 0x5E, 0x00};  // vermillion
 inline const QColor kMemory{0x99, 0x99, 0x99};       // grey
 inline const QColor kSync{0xF0, 0xE4, 0x42};         // yellow
 inline const QColor kStep{0x6B, 0x72, 0x80};         // slate: neutral, not a data colour
+// The Steps tab's parts (docs/UI.md "Steps"): exposed communication waiting for a late rank
+// (vermillion, darker) beside its transfer (kCommExposed); idle time by what the host did: a
+// launch pending (lavender grey), in the data loader (kHostDataLoader), host-bound (pale grey).
+inline const QColor kCommWaiting = kCommExposed.darker(150);
+inline const QColor kIdlePending{0xB8, 0xB8, 0xD8};
+inline const QColor kIdleHostBound{0xE2, 0xE2, 0xE2};
 // The selected event, the selected bucket's outlines and flows, the aligned step's line.
 inline const QColor kSelection{0x11, 0x11, 0x11};
 // Okabe–Ito orange, with dark text: a warning about a run (the INCOMPLETE badge), not a role.
 inline const QColor kWarning{0xE6, 0x9F, 0x00};
 
-// The source badges: SIMULATED reddish purple, CUDA blue, IMPORTED (and MIXED) slate.
+// The source badges: SIMULATED reddish purple, CUDA blue, PREDICTED dark violet (a what-if
+// replay, not a recording), IMPORTED (and MIXED) slate.
 inline const QColor kBadgeSimulated{0xCC, 0x79, 0xA7};
+inline const QColor kBadgePredicted{0x5E, 0x3C, 0x99};
 inline const QColor kBadgeCuda = kCompute;
 inline const QColor kBadgeOther = kStep;
 
@@ -62,6 +70,14 @@ inline const QColor kBroadcast{0xAA, 0x44, 0x99};      // purple
 inline const QColor kReduce{0x88, 0x22, 0x55};         // wine
 inline const QColor kSendRecv{0x33, 0x22, 0x88};       // indigo
 inline const QColor kCommUnknown{0xDD, 0xDD, 0xDD};    // pale grey: the name says no collective
+// The host lanes (and the GPU annotation lanes): Paul Tol's "light" scheme, colour-blind safe,
+// lighter than the GPU lanes' colours so that the host side reads as context.
+inline const QColor kHostOp{0x77, 0xAA, 0xDD};          // light blue: CPU ops
+inline const QColor kHostAnnotation{0xEE, 0xDD, 0x88};  // light yellow: user annotations
+inline const QColor kHostLaunch{0xEE, 0x88, 0x66};      // orange: CUDA runtime/driver calls
+inline const QColor kHostComm{0xFF, 0xAA, 0xBB};        // pink: DDP's reducer, nccl:* ranges
+inline const QColor kHostDataLoader{0xBB, 0xCC, 0x33};  // pear: data loading
+inline const QColor kGpuAnnotation{0x44, 0xBB, 0x99};   // mint: ranges annotated on a GPU stream
 // One collective matched on every rank (the selected kernel's): its outline on each rank.
 inline const QColor kMatchedOutline{0x11, 0x11, 0x11};
 // Search matches on the timeline: an outline, and the current match's thicker one.
@@ -113,7 +129,7 @@ QColor bucketColour(std::int32_t id);
 // Dark or light text that reads on `fill`.
 QColor textOn(const QColor& fill);
 
-// "SIMULATED", "CUDA", "IMPORTED" or "MIXED" for a run's source string.
+// "SIMULATED", "CUDA", "PREDICTED", "IMPORTED" or "MIXED" for a run's source string.
 QString sourceBadge(std::string_view source);
 QColor badgeColour(std::string_view source);
 

@@ -3,8 +3,10 @@
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QtConcurrent>
+#include <algorithm>
 #include <exception>
 
+#include "app/analysis/predicted_run.h"
 #include "app/ui/loaded_run.h"
 
 namespace ddpscope::ui {
@@ -31,6 +33,32 @@ PredictionResult predictBlocking(std::shared_ptr<const LoadedRun> run,
     out.error = QString::fromStdString(e.what());
   }
   out.seconds = static_cast<double>(timer.nsecsElapsed()) / 1e9;
+  return out;
+}
+
+PredictedRunResult predictedRunBlocking(std::shared_ptr<const PredictionResult> prediction,
+                                        double bucket_mb) {
+  PredictedRunResult out;
+  if (!prediction || !prediction->run) {
+    out.error = QStringLiteral("no prediction to open");
+    return out;
+  }
+  const auto& preds = prediction->whatif.predictions;
+  const auto it = std::find_if(preds.begin(), preds.end(), [&](const analysis::Prediction& p) {
+    return p.config.bucket_mb == bucket_mb;
+  });
+  if (it == preds.end()) {
+    out.error = QStringLiteral("%1 was not predicted")
+                    .arg(QString::fromStdString(analysis::bucketSizeText(bucket_mb)));
+    return out;
+  }
+  try {
+    auto run = analysis::predictedRun(prediction->run->run, prediction->whatif.model, it->config);
+    run.name = analysis::predictedRunName(prediction->run->name.toStdString(), it->config);
+    out.run = prepareRun(std::move(run), {}, prediction->run->rules);
+  } catch (const std::exception& e) {
+    out.error = QString::fromStdString(e.what());
+  }
   return out;
 }
 

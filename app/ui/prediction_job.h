@@ -33,6 +33,16 @@ struct PredictionResult {
 PredictionResult predictBlocking(std::shared_ptr<const LoadedRun> run,
                                  const std::vector<double>& sizes);
 
+// A predicted size opened as a run: analysis::predictedRun of the prediction's model at
+// `bucket_mb` (the other settings as predicted), analysed like a loaded run (prepareRun, with
+// the recorded run's rules) and named "<run> predicted at 100 MiB". Runs on any thread.
+struct PredictedRunResult {
+  std::shared_ptr<LoadedRun> run;
+  QString error;  // why it could not be made ("" when run is set)
+};
+PredictedRunResult predictedRunBlocking(std::shared_ptr<const PredictionResult> prediction,
+                                        double bucket_mb);
+
 class PredictionJob : public QObject {
   Q_OBJECT
  public:

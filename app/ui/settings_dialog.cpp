@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QtConcurrent>
 #include <utility>
 #include <vector>
@@ -133,6 +134,26 @@ bool editRunSettings(QWidget* parent, Session* session) {
   form->addRow(QObject::tr("hostfile"), hostfile);
   form->addRow(QObject::tr("traces folder"), traces);
   form->addRow(QObject::tr("theme"), theme);
+  // Above these a run is offered as a digest rather than loaded whole (0: never).
+  auto* digest_ranks = new QSpinBox(&dialog);
+  digest_ranks->setObjectName(QStringLiteral("digestOfferRanks"));
+  digest_ranks->setRange(0, 1'000'000);
+  digest_ranks->setValue(settings::digestOfferRanks());
+  digest_ranks->setSpecialValueText(QObject::tr("never"));
+  digest_ranks->setSuffix(QObject::tr(" ranks"));
+  auto* digest_gb = new QDoubleSpinBox(&dialog);
+  digest_gb->setObjectName(QStringLiteral("digestOfferGB"));
+  digest_gb->setRange(0, 1'000'000);
+  digest_gb->setDecimals(1);
+  digest_gb->setValue(settings::digestOfferGB());
+  digest_gb->setSpecialValueText(QObject::tr("never"));
+  digest_gb->setSuffix(QObject::tr(" GB"));
+  auto* digest_row = new QHBoxLayout;
+  digest_row->addWidget(digest_ranks);
+  digest_row->addWidget(new QLabel(QObject::tr("or"), &dialog));
+  digest_row->addWidget(digest_gb);
+  digest_row->addStretch(1);
+  form->addRow(QObject::tr("offer the digest above"), digest_row);
   const RulesEditor rules = buildRulesEditor(&dialog);
   form->addRow(QObject::tr("classification rules"), rules.text);
   form->addRow(QString(), rules.status);
@@ -152,6 +173,8 @@ bool editRunSettings(QWidget* parent, Session* session) {
   settings::setHostfile(hostfile->text().trimmed());
   settings::setTracesFolder(traces->text().trimmed());
   settings::setTheme(theme->currentData().toString());
+  settings::setDigestOfferRanks(digest_ranks->value());
+  settings::setDigestOfferGB(digest_gb->value());
   const QString rules_text = rules.text->toPlainText();
   if (rules_text != settings::userRules()) {
     settings::setUserRules(rules_text);

@@ -1,12 +1,15 @@
 #include "app/ui/sweep_panel.h"
 
 #include <qcustomplot.h>
+#include <QComboBox>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
 
@@ -78,6 +81,25 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   prediction_notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   prediction_notes_->setStyleSheet(QStringLiteral("color: %1;").arg(colours::kLabelGrey.name()));
   layout->addWidget(prediction_notes_);
+  {
+    auto* open_row = new QHBoxLayout;
+    open_row->addWidget(new QLabel(tr("Predicted size:"), this));
+    open_size_ = new QComboBox(this);
+    open_size_->setToolTip(tr("A predicted bucket size of the current run"));
+    open_row->addWidget(open_size_);
+    open_prediction_ = new QPushButton(tr("Open prediction as run"), this);
+    open_prediction_->setToolTip(
+        tr("Adds the replay of this size to the open runs (badge PREDICTED): its timeline, "
+           "tables and Compare beside the recorded run"));
+    open_prediction_->setEnabled(false);
+    open_row->addWidget(open_prediction_);
+    open_row->addStretch(1);
+    layout->addLayout(open_row);
+    connect(open_prediction_, &QPushButton::clicked, this, [this] {
+      if (open_size_->currentIndex() >= 0)
+        openPredictionAsRun(open_size_->currentData().toDouble());
+    });
+  }
   chart_ = new QCustomPlot(this);
   chart_->setMinimumHeight(220);
   layout->addWidget(chart_, 1);
@@ -139,6 +161,7 @@ void SweepPanel::predictCurrent() {
   prediction_job_->start(run, list);
   prediction_label_->setText(predictionText());
   prediction_notes_->clear();
+  refreshOpenSizes();
   replot();
 }
 
@@ -147,7 +170,52 @@ void SweepPanel::onPredicted(std::shared_ptr<const PredictionResult> result) {
   prediction_ = std::move(result);
   prediction_label_->setText(predictionText());
   prediction_notes_->setText(predictionNotes());
+  refreshOpenSizes();
   replot();
+}
+
+void SweepPanel::refreshOpenSizes() {
+  const QVariant keep = open_size_->currentData();
+  open_size_->clear();
+  if (prediction_ && prediction_->whatif.model.usable) {
+    for (const auto& p : prediction_->whatif.predictions)
+      open_size_->addItem(QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb)),
+                          p.config.bucket_mb);
+    // The recommended size first in mind: selected unless the user had picked another.
+    int pick = keep.isValid() ? open_size_->findData(keep) : -1;
+    if (pick < 0 && prediction_->whatif.best) pick = static_cast<int>(*prediction_->whatif.best);
+    open_size_->setCurrentIndex(pick);
+  }
+  open_prediction_->setEnabled(open_size_->count() > 0 && !opening_);
+}
+
+bool SweepPanel::openPredictionAsRun(double bucket_mb) {
+  if (opening_ || !prediction_ || !prediction_->whatif.model.usable) return false;
+  const auto& preds = prediction_->whatif.predictions;
+  if (std::none_of(preds.begin(), preds.end(),
+                   [&](const analysis::Prediction& p) { return p.config.bucket_mb == bucket_mb; }))
+    return false;
+  opening_ = true;
+  open_error_.clear();
+  open_prediction_->setEnabled(false);
+  auto* watcher = new QFutureWatcher<PredictedRunResult>(this);
+  connect(watcher, &QFutureWatcher<PredictedRunResult>::finished, this, [this, watcher] {
+    const auto result = watcher->result();
+    watcher->deleteLater();
+    opening_ = false;
+    open_prediction_->setEnabled(open_size_->count() > 0);
+    if (result.run) {
+      session_->addRun(result.run);
+    } else {
+      open_error_ = tr("The prediction could not be opened as a run: %1").arg(result.error);
+      prediction_notes_->setText(open_error_);
+    }
+    emit predictionOpened(result.run);
+  });
+  watcher->setFuture(QtConcurrent::run([prediction = prediction_, bucket_mb] {
+    return predictedRunBlocking(prediction, bucket_mb);
+  }));
+  return true;
 }
 
 bool SweepPanel::predictionPending() const {
@@ -180,12 +248,18 @@ QString SweepPanel::predictionNotes() const {
   if (!prediction_ || !prediction_->recommendation) return {};
   const auto& w = prediction_->whatif;
   QStringList lines;
-  if (w.base_step_us > 0)
+  if (const auto err = analysis::replayErrorPct(w.base_predicted_step_us, w.base_step_us))
     lines << tr("Check of the model: the replay of the recorded configuration predicts %1 per "
                 "step (recorded %2, %3).")
                  .arg(usText(w.base_predicted_step_us), usText(w.base_step_us),
-                      QString::asprintf("%+.2f %%",
-                                        100.0 * (w.base_predicted_step_us / w.base_step_us - 1)));
+                      QString::asprintf("%+.2f %%", *err));
+  for (const auto& p : w.predictions)
+    if (const auto why = analysis::noBandReason(p)) {
+      lines << tr("Band at %1: %2")
+                   .arg(QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb)),
+                        QString::fromStdString(*why));
+      break;
+    }
   for (const auto& n : w.notes)
     lines << tr("Note: %1").arg(QString::fromStdString(n));
   return lines.join(QStringLiteral("\n"));

@@ -23,6 +23,7 @@
 
 class QCPCurve;
 class QCPItemText;
+class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QPen;
@@ -76,6 +77,15 @@ class SweepPanel : public QWidget, public ChartExport {
   QCPCurve* predictedBand() const { return predicted_band_; }
   QCPCurve* recordedCurve() const { return recorded_curve_; }
   QStringList errors() const { return errors_; }
+  // Opens the prediction at `bucket_mb` (one of the predicted sizes) as a run of the session,
+  // made off the GUI thread (predictedRunBlocking) and added like a loaded run (it becomes
+  // current). False when there is no such prediction or one is being opened.
+  bool openPredictionAsRun(double bucket_mb);
+  bool openingPrediction() const { return opening_; }
+  QString openError() const { return open_error_; }
+  // The predicted sizes the "Open prediction as run" button offers, and its button.
+  QComboBox* openSizeBox() const { return open_size_; }
+  QPushButton* openPredictionButton() const { return open_prediction_; }
   // The chart's x position of a bucket size (0 MB sits left of the smallest positive size).
   double chartX(double mb) const;
   // Writes the chart in the light theme (PNG/SVG/PDF by extension).
@@ -84,6 +94,8 @@ class SweepPanel : public QWidget, public ChartExport {
 
  signals:
   void finished(bool ok);
+  // A predicted size was opened as a run (null: it could not be made; openError() says why).
+  void predictionOpened(std::shared_ptr<const ddpscope::ui::LoadedRun> run);
 
  private:
   void launchNext();
@@ -110,6 +122,11 @@ class SweepPanel : public QWidget, public ChartExport {
   QLabel* recommendation_;
   QLabel* prediction_label_;
   QLabel* prediction_notes_;
+  QComboBox* open_size_;
+  QPushButton* open_prediction_;
+  bool opening_ = false;
+  QString open_error_;
+  void refreshOpenSizes();
   PredictionJob* prediction_job_;
   std::shared_ptr<const PredictionResult> prediction_;
   std::shared_ptr<const LoadedRun> predicted_for_;  // the run of the prediction under way

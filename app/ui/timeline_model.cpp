@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "app/analysis/classify.h"
+#include "app/ui/host_lanes.h"
 
 namespace ddpscope::ui {
 
@@ -204,6 +205,11 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
   addBucketLanes(m, rank, rank_index, rr);
   addStreamLanes(m, rank, rank_index, rr, act, kinds);
   addOverlapLane(m, rank, rank_index, act);
+  // The host side below the GPU's: annotated GPU ranges, then the CPU threads.
+  auto& launches = m.launches[static_cast<std::size_t>(rank_index)];
+  launches = analysis::resolveLaunches(rank);
+  addGpuAnnotationLanes(m.lanes, rank, rank_index);
+  addHostLanes(m.lanes, rank, rank_index, launches);
 }
 
 }  // namespace
@@ -215,6 +221,29 @@ std::int32_t matchedCollectiveOf(const TimelineModel& m, std::int32_t rank_index
   const MatchedKernel key{track, index, 0};
   const auto it = std::lower_bound(v.begin(), v.end(), key);
   return it != v.end() && it->track == track && it->index == index ? it->matched : -1;
+}
+
+const Lane* laneOfEvent(const TimelineModel& m, const trace::RankTrace& rank,
+                        std::int32_t rank_index, std::int32_t track, std::uint32_t index) {
+  if (track < 0 || static_cast<std::size_t>(track) >= rank.tracks.size()) return nullptr;
+  const auto& t = rank.tracks[static_cast<std::size_t>(track)];
+  if (index >= t.size()) return nullptr;
+  const TimeNs s = t.start[index];
+  for (const Lane& l : m.lanes) {
+    if (l.rank_index != rank_index || l.track != track) continue;
+    if (l.kind == LaneKind::Stream) {
+      if (trace::isGpuActivity(t.kind_of[index])) return &l;
+      continue;
+    }
+    if (l.kind != LaneKind::Host && l.kind != LaneKind::GpuAnnotation) continue;
+    // The row's events are in start order: look among those starting with this one.
+    const TimeNs* starts = l.events.startData();
+    const std::size_t n = l.events.size();
+    for (auto k = static_cast<std::size_t>(std::lower_bound(starts, starts + n, s) - starts);
+         k < n && starts[k] == s; ++k)
+      if (l.events.source(k) == index) return &l;
+  }
+  return nullptr;
 }
 
 int TimelineModel::contentHeight() const {
@@ -235,6 +264,7 @@ TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunRepor
                                  const std::vector<analysis::RankActivity>& activity) {
   TimelineModel m;
   std::array<bool, analysis::kCollectiveKindCount> kinds{};
+  m.launches.resize(run.ranks.size());
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
     const analysis::RankReport* rr = r < report.ranks.size() ? &report.ranks[r] : nullptr;
     static const analysis::RankActivity kEmpty;
@@ -255,9 +285,20 @@ TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunRepor
   }
   for (auto& v : m.matched_kernels)
     std::sort(v.begin(), v.end());
+  std::array<bool, kStyleCount - kStyleHostBase> host_styles{};
+  for (const auto& l : m.lanes) {
+    if (l.kind != LaneKind::Host && l.kind != LaneKind::GpuAnnotation) continue;
+    for (std::size_t i = 0; i < l.events.size(); ++i)
+      if (l.events.style(i) >= kStyleHostBase && l.events.style(i) < kStyleCount)
+        host_styles[static_cast<std::size_t>(l.events.style(i) - kStyleHostBase)] = true;
+  }
+  for (std::size_t k = 0; k < host_styles.size(); ++k)
+    if (host_styles[k]) m.host_styles.push_back(static_cast<std::uint8_t>(kStyleHostBase + k));
   TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
   for (const auto& l : m.lanes) {
-    if (l.events.size() == 0) continue;
+    // The extent is the GPU side's (steps, buckets, streams): host ranges before the first step
+    // (set-up, the profiler's own calls) would squeeze the first view.
+    if (l.events.size() == 0 || l.kind == LaneKind::Host) continue;
     lo = std::min(lo, l.events.start(0));
     hi = std::max(hi, l.events.maxEnd());
     if (l.kind == LaneKind::Stream) m.event_count += l.events.size();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/launches.h"
 #include "app/ui/draw_list.h"
 #include "tracer/format/trace_model.h"
 
@@ -41,9 +42,19 @@ inline std::uint8_t commKindStyle(analysis::CollectiveKind kind, bool exposed) {
   return static_cast<std::uint8_t>(kStyleCommKindBase + 2 * static_cast<int>(kind) +
                                    (exposed ? 1 : 0));
 }
-inline constexpr int kStyleCount = kStyleCommKindBase + 2 * analysis::kCollectiveKindCount;
+// The host lanes (host_lanes.h) and the GPU annotation lanes: CPU ops, user annotations, CUDA
+// runtime/driver calls (launches), DDP's reducer and `nccl:*` ranges, data-loader ranges, and the
+// ranges annotated on a GPU stream.
+inline constexpr int kStyleHostBase = kStyleCommKindBase + 2 * analysis::kCollectiveKindCount;
+inline constexpr std::uint8_t kStyleHostOp = kStyleHostBase;
+inline constexpr std::uint8_t kStyleHostAnnotation = kStyleHostBase + 1;
+inline constexpr std::uint8_t kStyleHostLaunch = kStyleHostBase + 2;
+inline constexpr std::uint8_t kStyleHostComm = kStyleHostBase + 3;
+inline constexpr std::uint8_t kStyleHostDataLoader = kStyleHostBase + 4;
+inline constexpr std::uint8_t kStyleGpuAnnotation = kStyleHostBase + 5;
+inline constexpr int kStyleCount = kStyleHostBase + 6;
 inline bool isCommKindStyle(int style) {
-  return style >= kStyleCommKindBase && style < kStyleCount;
+  return style >= kStyleCommKindBase && style < kStyleHostBase;
 }
 // The collective of a communication style (None for any other style).
 inline analysis::CollectiveKind commKindOfStyle(int style) {
@@ -62,14 +73,20 @@ inline bool isHiddenCommStyle(int style) {
          (isCommKindStyle(style) && (style - kStyleCommKindBase) % 2 == 0);
 }
 
-enum class LaneKind : std::uint8_t { Steps, Buckets, Stream, Overlap };
+// Host: one row (one depth of nesting) of a CPU thread's ranges; GpuAnnotation: the ranges
+// annotated on a GPU stream.
+enum class LaneKind : std::uint8_t { Steps, Buckets, Stream, Overlap, GpuAnnotation, Host };
 
 struct Lane {
   LaneKind kind = LaneKind::Stream;
   std::int32_t rank = 0;        // rank number
   std::int32_t rank_index = 0;  // index in Run::ranks
-  std::int32_t track = -1;      // stream lanes: index in RankTrace::tracks
-  std::int64_t device = 0, stream = 0;
+  std::int32_t track = -1;      // stream, annotation and host lanes: index in RankTrace::tracks
+  // Host lanes: the depth of nesting this row shows (the last row also holds deeper ranges), and
+  // on the thread's first row (depth 0) how many rows the thread has.
+  std::int16_t depth = 0;
+  std::int16_t rows = 1;
+  std::int64_t device = 0, stream = 0;                        // host lanes: pid, tid
   analysis::StreamRole role = analysis::StreamRole::Compute;  // stream lanes
   std::string label;                                          // as shown on the left
   int height = 20;                                            // pixels at 1x
@@ -97,6 +114,11 @@ struct TimelineModel {
   std::vector<analysis::CollectiveKind> kinds_present;
   // Whether the stream lanes draw computation, memory or synchronisation (for the legend).
   bool has_compute = false, has_memory = false, has_sync = false;
+  // The host and GPU annotation styles drawn (for the legend), in style order.
+  std::vector<std::uint8_t> host_styles;
+  // Per rank (run order): its GPU activity and the host calls that launched it
+  // (analysis::resolveLaunches), empty for a rank without host calls.
+  std::vector<std::vector<analysis::LaunchLink>> launches;
 
   int contentHeight() const;
   // Lanes of one rank kind, for tests: e.g. lanesOf(LaneKind::Stream, rank 0).
@@ -107,6 +129,11 @@ struct TimelineModel {
 // belongs to: its index in RunReport::matched, or -1.
 std::int32_t matchedCollectiveOf(const TimelineModel& m, std::int32_t rank_index,
                                  std::int32_t track, std::uint32_t index);
+
+// The lane that draws event `index` of track `track` of rank `rank_index` (a stream lane, or the
+// host row holding it), or null when no lane shows it.
+const Lane* laneOfEvent(const TimelineModel& m, const trace::RankTrace& rank,
+                        std::int32_t rank_index, std::int32_t track, std::uint32_t index);
 
 // `activity` has one entry per rank of the run (analysis::rankActivity).
 TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunReport& report,

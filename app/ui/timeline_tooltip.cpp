@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "app/analysis/classify.h"
+#include "app/analysis/launches.h"
 #include "app/ui/format.h"
+#include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
 
 namespace ddpscope::ui {
@@ -26,8 +28,9 @@ QString mergedBoxTooltip(const Lane& lane, const DrawBox& box, std::optional<dou
     sources.push_back(lane.events.source(i));
   std::sort(sources.begin(), sources.end());
   const auto distinct = std::unique(sources.begin(), sources.end()) - sources.begin();
-  const QString what =
-      lane.kind == LaneKind::Stream ? QStringLiteral("kernels") : QStringLiteral("events");
+  const QString what = lane.kind == LaneKind::Stream ? QStringLiteral("kernels")
+                       : lane.kind == LaneKind::Host ? QStringLiteral("host ranges")
+                                                     : QStringLiteral("events");
   const auto n = lane.kind == LaneKind::Stream ? distinct : box.count;
   QString html = QStringLiteral("<table>");
   html += QStringLiteral("<b>%1 %2, Σ %3</b>").arg(n).arg(what, formatTime(box.busy_ns));
@@ -106,6 +109,62 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
     html += row(isHiddenCommStyle(st) ? "hidden part" : "exposed part", formatTime(e - s));
   }
   html += collectiveRows(run, lane, src, lane.events.style(box.first));
+  // The host call that launched it (METRICS.md "Launches").
+  const auto r = static_cast<std::size_t>(lane.rank_index);
+  if (r < run.timeline.launches.size()) {
+    for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[src])) {
+      if (l.gpu_track != lane.track || l.gpu_index != src) continue;
+      const auto& h = rank.tracks[static_cast<std::size_t>(l.host_track)];
+      html += row("launched by", QStringLiteral("%1 on %2")
+                                     .arg(QString::fromStdString(rank.names[h.name[l.host_index]]),
+                                          QString::fromStdString(hostThreadLabel(rank, h))));
+      html += row("launch latency",
+                  formatTime(analysis::launchLatency(h.start[l.host_index], t.start[src])));
+      break;
+    }
+  }
+  return html;
+}
+
+// A range of a host lane (a CPU op, an annotation, a runtime call) or of a GPU annotation lane;
+// for a launch, the GPU work it launched and the launch latency (METRICS.md "Launches").
+QString rangeTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
+  const auto& rank = run.run.ranks[static_cast<std::size_t>(lane.rank_index)];
+  const auto src = lane.events.source(box.first);
+  const auto& t = rank.tracks[static_cast<std::size_t>(lane.track)];
+  QString html = QStringLiteral("<b>%1</b><table>")
+                     .arg(QString::fromStdString(rank.names[t.name[src]]).toHtmlEscaped());
+  if (lane.kind == LaneKind::Host) {
+    html += row("thread", QStringLiteral("%1 · rank %2")
+                              .arg(QString::fromStdString(hostThreadLabel(rank, t)))
+                              .arg(rank.rank));
+  } else {
+    html += row("stream", QStringLiteral("%1 · gpu %2 · rank %3")
+                              .arg(QString::fromStdString(analysis::streamText(lane.stream)))
+                              .arg(lane.device)
+                              .arg(rank.rank));
+  }
+  const auto cat = trace::categoryName(t.kind_of[src]);
+  if (!cat.empty()) html += row("category", QString::fromUtf8(cat.data(), cat.size()));
+  html += row("start", formatTime(t.start[src]));
+  html += row("duration", formatTime(t.dur[src]));
+  if (t.correlation[src] != trace::kNoCorrelation)
+    html += row("correlation", QString::number(t.correlation[src]));
+  const auto& links = run.timeline.launches[static_cast<std::size_t>(lane.rank_index)];
+  const auto launched = lane.kind == LaneKind::Host
+                            ? analysis::launchLinks(links, t.correlation[src])
+                            : std::span<const analysis::LaunchLink>{};
+  if (!launched.empty()) {
+    const auto& l = launched.front();
+    const auto& g = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
+    html += row("launched", QStringLiteral("%1 on stream %2")
+                                .arg(QString::fromStdString(rank.names[g.name[l.gpu_index]]))
+                                .arg(QString::fromStdString(analysis::streamText(g.stream()))));
+    html += row("launch latency",
+                formatTime(analysis::launchLatency(t.start[src], g.start[l.gpu_index])));
+    if (launched.size() > 1)
+      html += row("", QStringLiteral("and %1 more with this correlation").arg(launched.size() - 1));
+  }
   return html;
 }
 
@@ -183,6 +242,10 @@ QString laneBoxTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& bo
         break;
       case LaneKind::Overlap:
         html = overlapTooltip(lane, box);
+        break;
+      case LaneKind::Host:
+      case LaneKind::GpuAnnotation:
+        html = rangeTooltip(run, lane, box);
         break;
     }
   }

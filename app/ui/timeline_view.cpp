@@ -125,7 +125,10 @@ TimelineView::TimelineView(Session* session, QWidget* parent)
   connect(session_, &Session::viewRangeChanged, this, &TimelineView::applyViewRange);
   connect(session_, &Session::selectionChanged, this, &TimelineView::updateSelectionItems);
   connect(session_, &Session::bucketSelected, this, &TimelineView::updateBucketItems);
-  connect(session_, &Session::eventSelected, this, &TimelineView::updateEventItem);
+  connect(session_, &Session::eventSelected, this, [this] {
+    revealSelectedEvent();
+    updateEventItem();
+  });
   rebuild();
 }
 
@@ -193,6 +196,25 @@ void TimelineView::createMarks() {
 }
 
 void TimelineView::rebuild() {
+  run_ = session_->current();
+  expanded_.clear();
+  relayout();
+  vscroll_->setValue(0);
+  updateLegend();
+  updateStepRange();
+  applyViewRange();
+  updateSelectionItems();
+  updateBucketItems();
+  revealSelectedEvent();
+  updateEventItem();
+}
+
+bool TimelineView::laneShown(const Lane& lane) const {
+  return lane.kind != LaneKind::Host || lane.depth == 0 ||
+         expanded_.contains({lane.rank_index, lane.track});
+}
+
+void TimelineView::relayout() {
   for (auto* item : bucket_items_)
     plot_->removeItem(item);
   bucket_items_.clear();
@@ -200,19 +222,24 @@ void TimelineView::rebuild() {
   for (auto* l : lanes_)
     plot_->removePlottable(l);
   lanes_.clear();
-  run_ = session_->current();
   content_height_ = 0;
   QSharedPointer<QCPAxisTickerText> labels(new QCPAxisTickerText);
   if (run_) {
     double y = 0;
     for (const Lane& lane : run_->timeline.lanes) {
+      if (!laneShown(lane)) continue;
       const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
       if (lane.kind == LaneKind::Steps && lane.rank_index > 0) y += kRankGap;  // ranks apart
       auto* p = new LanePlottable(plot_->xAxis2, plot_->yAxis, &lane, &rank, y);
       p->setShaded(lane.rank_index % 2 == 1);
       lanes_.push_back(p);
-      if (!lane.label.empty())
-        labels->addTick(y + lane.height / 2.0, QString::fromStdString(lane.label));
+      QString label = QString::fromStdString(lane.label);
+      // A thread of several rows opens and closes by a click on its label.
+      if (lane.kind == LaneKind::Host && lane.depth == 0 && lane.rows > 1)
+        label = (expanded_.contains({lane.rank_index, lane.track}) ? QStringLiteral("▾ ")
+                                                                   : QStringLiteral("▸ ")) +
+                label;
+      if (!label.isEmpty()) labels->addTick(y + lane.height / 2.0, label);
       y += lane.height;
     }
     content_height_ = static_cast<int>(y);
@@ -230,14 +257,25 @@ void TimelineView::rebuild() {
   }
   setEmptyNote(plot_, note, {plot_->xAxis, plot_->xAxis2});
   plot_->yAxis->setTicker(labels);
-  vscroll_->setValue(0);
-  updateLegend();
-  updateStepRange();
-  applyViewRange();
-  updateSelectionItems();
+  updateVerticalRange();
+  if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
+}
+
+bool TimelineView::hostGroupExpanded(std::int32_t rank_index, std::int32_t track) const {
+  return expanded_.contains({rank_index, track});
+}
+
+void TimelineView::setHostGroupExpanded(std::int32_t rank_index, std::int32_t track,
+                                        bool expanded) {
+  if (hostGroupExpanded(rank_index, track) == expanded) return;
+  if (expanded) {
+    expanded_.insert({rank_index, track});
+  } else {
+    expanded_.erase({rank_index, track});
+  }
+  relayout();
   updateBucketItems();
   updateEventItem();
-  if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
 }
 
 void TimelineView::updateLegend() {
@@ -265,6 +303,20 @@ void TimelineView::updateLegend() {
     add(colours::kCommHidden, tr("hidden (overlap strip)"));
     add(colours::kCommExposed, tr("exposed (overlap strip)"));
   }
+  // The host lanes' colours, on a row of their own.
+  const int gpu_items = plot_->legend->itemCount();
+  for (const auto st : t.host_styles) {
+    static const std::map<int, const char*> kNames = {
+        {kStyleHostOp, "CPU op"},
+        {kStyleHostAnnotation, "annotation"},
+        {kStyleHostLaunch, "CUDA runtime/driver call"},
+        {kStyleHostComm, "DDP / nccl range"},
+        {kStyleHostDataLoader, "data loading"},
+        {kStyleGpuAnnotation, "GPU annotation"}};
+    add(styleColour(st), tr(kNames.at(st)));
+  }
+  plot_->legend->setWrap(t.host_styles.empty() ? 0 : std::max(gpu_items, 1));
+  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
   plot_->legend->setVisible(plot_->legend->itemCount() > 0);
 }
 
@@ -570,16 +622,23 @@ void TimelineView::updateSelectionItems() {
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+const LanePlottable* TimelineView::laneShowing(std::int32_t rank_index, std::int32_t track,
+                                               std::uint32_t index) const {
+  if (!run_) return nullptr;
+  const auto& rank = run_->run.ranks[static_cast<std::size_t>(rank_index)];
+  const Lane* lane = laneOfEvent(run_->timeline, rank, rank_index, track, index);
+  if (!lane) return nullptr;
+  for (const auto* l : lanes_)
+    if (&l->lane() == lane) return l;
+  return nullptr;
+}
+
 void TimelineView::updateEventItem() {
   updateCollectiveItems();
   const auto& ref = session_->selectedEvent();
   event_rect_->setVisible(false);
   if (run_ && ref) {
-    for (auto* l : lanes_) {
-      const Lane& lane = l->lane();
-      if (lane.kind != LaneKind::Stream || lane.rank_index != ref->rank_index ||
-          lane.track != ref->track)
-        continue;
+    if (const LanePlottable* l = laneShowing(ref->rank_index, ref->track, ref->index)) {
       const auto& t = run_->run.ranks[static_cast<std::size_t>(ref->rank_index)]
                           .tracks[static_cast<std::size_t>(ref->track)];
       event_rect_->topLeft->setCoords(static_cast<double>(t.start[ref->index]), l->top() + 1);
@@ -587,7 +646,115 @@ void TimelineView::updateEventItem() {
       event_rect_->setVisible(true);
     }
   }
+  updateFlowItems();
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+namespace {
+// The launch flow of a selected event: the first GPU work a host call launched, or the call that
+// launched a GPU event.
+std::optional<TimelineView::FlowMark> flowOf(const LoadedRun& run, const EventRef& ref) {
+  const auto r = static_cast<std::size_t>(ref.rank_index);
+  if (r >= run.timeline.launches.size()) return std::nullopt;
+  const auto& t = run.run.ranks[r].tracks[static_cast<std::size_t>(ref.track)];
+  for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[ref.index])) {
+    const bool host_side = t.kind == trace::TrackKind::Host;
+    if (host_side ? (l.host_track == ref.track && l.host_index == ref.index)
+                  : (l.gpu_track == ref.track && l.gpu_index == ref.index))
+      return TimelineView::FlowMark{ref.rank_index, l.host_track, l.gpu_track, l.host_index,
+                                    l.gpu_index};
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+void TimelineView::revealSelectedEvent() {
+  const auto& ref = session_->selectedEvent();
+  if (!run_ || !ref) return;
+  const auto& rank = run_->run.ranks[static_cast<std::size_t>(ref->rank_index)];
+  std::vector<std::pair<std::int32_t, std::uint32_t>> events{{ref->track, ref->index}};
+  const auto flow = flowOf(*run_, *ref);
+  if (flow) {
+    events.emplace_back(flow->host_track, flow->host_index);
+    events.emplace_back(flow->gpu_track, flow->gpu_index);
+  }
+  bool changed = false;
+  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
+  for (const auto& [track, index] : events) {
+    const auto& t = rank.tracks[static_cast<std::size_t>(track)];
+    lo = std::min(lo, t.start[index]);
+    hi = std::max(hi, t.end(index));
+    const Lane* lane = laneOfEvent(run_->timeline, rank, ref->rank_index, track, index);
+    if (lane && !laneShown(*lane)) {
+      expanded_.insert({ref->rank_index, track});
+      changed = true;
+    }
+  }
+  if (changed) {
+    relayout();
+    updateBucketItems();
+  }
+  if (flow) {
+    // The other end's lane scrolled into view (the clicked one is on screen already).
+    const bool host_selected = ref->track == flow->host_track;
+    revealLane(host_selected ? laneShowing(ref->rank_index, flow->gpu_track, flow->gpu_index)
+                             : laneShowing(ref->rank_index, flow->host_track, flow->host_index));
+  }
+  if (flow) {  // both ends in view
+    const TimeRange r = session_->viewRange();
+    if (lo < r.lo || hi > r.hi) {
+      const TimeNs pad = std::max<TimeNs>((hi - lo) / 2, 1000);
+      session_->setViewRange({std::min(r.lo, lo - pad), std::max(r.hi, hi + pad)});
+    }
+  }
+}
+
+void TimelineView::updateFlowItems() {
+  for (auto* item : flow_items_)
+    plot_->removeItem(item);
+  flow_items_.clear();
+  flow_mark_.reset();
+  const auto& ref = session_->selectedEvent();
+  if (!run_ || !ref) return;
+  flow_mark_ = flowOf(*run_, *ref);
+  if (!flow_mark_) return;
+  const auto& rank = run_->run.ranks[static_cast<std::size_t>(ref->rank_index)];
+  const auto& host = rank.tracks[static_cast<std::size_t>(flow_mark_->host_track)];
+  const auto& gpu = rank.tracks[static_cast<std::size_t>(flow_mark_->gpu_track)];
+  const LanePlottable* from =
+      laneShowing(ref->rank_index, flow_mark_->host_track, flow_mark_->host_index);
+  const LanePlottable* to =
+      laneShowing(ref->rank_index, flow_mark_->gpu_track, flow_mark_->gpu_index);
+  const bool host_selected = ref->track == flow_mark_->host_track;
+  // The other end outlined like the selected one.
+  const LanePlottable* other = host_selected ? to : from;
+  if (other) {
+    const auto& t = host_selected ? gpu : host;
+    const auto i = host_selected ? flow_mark_->gpu_index : flow_mark_->host_index;
+    auto* r = new QCPItemRect(plot_);
+    r->setLayer("marks");
+    r->topLeft->setAxes(plot_->xAxis2, plot_->yAxis);
+    r->bottomRight->setAxes(plot_->xAxis2, plot_->yAxis);
+    r->topLeft->setCoords(static_cast<double>(t.start[i]), other->top() + 1);
+    r->bottomRight->setCoords(static_cast<double>(t.end(i)), other->bottom() - 1);
+    r->setPen(QPen(colours::kSelection, 2));
+    r->setBrush(Qt::NoBrush);
+    flow_items_.push_back(r);
+  }
+  if (from && to) {
+    auto* line = new QCPItemLine(plot_);
+    line->setLayer("marks");
+    line->start->setAxes(plot_->xAxis2, plot_->yAxis);
+    line->end->setAxes(plot_->xAxis2, plot_->yAxis);
+    line->start->setCoords(static_cast<double>(host.start[flow_mark_->host_index]),
+                           (from->top() + from->bottom()) / 2);
+    line->end->setCoords(static_cast<double>(gpu.start[flow_mark_->gpu_index]),
+                         (to->top() + to->bottom()) / 2);
+    line->setPen(QPen(colours::kSelection, 1.5));
+    line->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+    line->setTail(QCPLineEnding(QCPLineEnding::esDisc, 5, 5));
+    flow_items_.push_back(line);
+  }
 }
 
 void TimelineView::updateCollectiveItems() {
@@ -759,6 +926,16 @@ bool TimelineView::onWheel(QWheelEvent* w) {
 bool TimelineView::onMousePress(QMouseEvent* m) {
   if (m->button() != Qt::LeftButton) return false;
   plot_->setFocus();
+  // A click on a host thread's label opens or closes its rows.
+  if (m->position().x() < plot_->axisRect()->left()) {
+    if (const LanePlottable* lp = laneAt(m->position().y());
+        lp && lp->lane().kind == LaneKind::Host && lp->lane().depth == 0 && lp->lane().rows > 1) {
+      const Lane& lane = lp->lane();
+      setHostGroupExpanded(lane.rank_index, lane.track,
+                           !hostGroupExpanded(lane.rank_index, lane.track));
+      return true;
+    }
+  }
   press_pos_ = m->position().toPoint();
   press_range_ = session_->viewRange();
   press_scroll_ = vscroll_->value();
@@ -814,7 +991,9 @@ void TimelineView::selectAt(const QPointF& pos) {
   if (lp && box && lp->lane().kind == LaneKind::Buckets) {
     session_->selectBucket(BucketKey{
         lp->lane().rank_index, static_cast<std::int32_t>(lp->lane().events.source(box->first))});
-  } else if (lp && box && box->count == 1 && lp->lane().kind == LaneKind::Stream) {
+  } else if (lp && box && box->count == 1 &&
+             (lp->lane().kind == LaneKind::Stream || lp->lane().kind == LaneKind::Host ||
+              lp->lane().kind == LaneKind::GpuAnnotation)) {
     session_->selectEvent(
         EventRef{lp->lane().rank_index, lp->lane().track, lp->lane().events.source(box->first)});
   } else {

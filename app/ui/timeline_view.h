@@ -5,6 +5,9 @@
 #include <QStringList>
 #include <QWidget>
 #include <memory>
+#include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "app/ui/draw_list.h"
@@ -74,6 +77,22 @@ class TimelineView : public QWidget {
   // The legend's entries, as shown under the lanes.
   QStringList legendTexts() const;
 
+  // Host lane groups (docs/UI.md "Host lanes"): a CPU thread's rows below its first, shown when
+  // the group is expanded (a click on its label toggles it; all start collapsed).
+  bool hostGroupExpanded(std::int32_t rank_index, std::int32_t track) const;
+  void setHostGroupExpanded(std::int32_t rank_index, std::int32_t track, bool expanded);
+  // The selected event's launch flow (for tests): the host call and the GPU work it launched,
+  // drawn as an arrow from one to the other; none when the selection has no resolved launch.
+  struct FlowMark {
+    std::int32_t rank_index = 0;
+    std::int32_t host_track = 0, gpu_track = 0;
+    std::uint32_t host_index = 0, gpu_index = 0;
+  };
+  const std::optional<FlowMark>& flowMark() const { return flow_mark_; }
+  // The lane drawing event `index` of track `track` of a rank (null when none is shown).
+  const LanePlottable* laneShowing(std::int32_t rank_index, std::int32_t track,
+                                   std::uint32_t index) const;
+
   // Renders all lanes (not only the visible ones) in the light theme; of a run of many ranks,
   // the first kExportRanks, the title saying how many of how many are shown.
   static constexpr int kExportRanks = 8;
@@ -93,6 +112,14 @@ class TimelineView : public QWidget {
   void setUpPlot();
   void createMarks();
   void rebuild();
+  // Creates the plottables of the lanes shown (a collapsed host group shows its first row only).
+  void relayout();
+  bool laneShown(const Lane& lane) const;
+  // On a new selection: expands the host groups whose rows hold the selected event or the other
+  // end of its launch flow, and moves the view to show both.
+  void revealSelectedEvent();
+  // The selected event's launch flow: the other end outlined, an arrow launch → GPU work.
+  void updateFlowItems();
   void applyViewRange();
   void updateVerticalRange();
   void updateSelectionItems();
@@ -136,6 +163,9 @@ class TimelineView : public QWidget {
   std::vector<QCPAbstractItem*> bucket_items_;
   std::vector<QCPAbstractItem*> collective_items_;
   std::vector<CollectiveMark> collective_marks_;
+  std::vector<QCPAbstractItem*> flow_items_;
+  std::optional<FlowMark> flow_mark_;
+  std::set<std::pair<std::int32_t, std::int32_t>> expanded_;  // (rank index, host track)
   QCPItemRect* match_rect_ = nullptr;
   std::vector<SearchMatch> matches_;
   std::vector<LaneEvents> match_lanes_;  // per lane: its matches, for drawing

@@ -9,8 +9,16 @@
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QTemporaryDir>
 #include <QThreadPool>
 #include <algorithm>
 #include <cmath>
@@ -20,11 +28,14 @@
 #include "app/analysis/sweep.h"
 #include "app/analysis/whatif.h"
 #include "app/analysis/whatif_summary.h"
+#include "app/ui/compare_panel.h"
 #include "app/ui/plot_style.h"
 #include "app/ui/prediction_job.h"
+#include "app/ui/run_list_panel.h"
 #include "app/ui/run_load_job.h"
 #include "app/ui/session.h"
 #include "app/ui/sweep_panel.h"
+#include "app/ui/timeline_view.h"
 #include "tests/ui/ui_test_app.h"
 
 using namespace ddpscope;
@@ -144,7 +155,7 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
   };
   EXPECT_TRUE(text.contains(QStringLiteral("would take %1 per step").arg(us(rec->step_us))));
   EXPECT_TRUE(text.contains(QStringLiteral("the recorded %1").arg(us(expected.base_step_us))));
-  EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %)").arg(rec->band_pct, 0, 'f', 1)));
+  EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %").arg(rec->band_pct, 0, 'f', 1)));
   // The best is the fastest predicted size.
   for (const auto& p : expected.predictions)
     EXPECT_GE(p.step_us, rec->step_us);
@@ -247,4 +258,150 @@ TEST(SweepPrediction, OnlyTheSelectedRunsPredictionIsShown) {
   QApplication::processEvents();
   EXPECT_FALSE(f.panel.prediction());
   EXPECT_EQ(f.panel.predictedCurve()->dataCount(), 0);
+}
+
+// "Open prediction as run": the predicted size becomes a run of the session (made off the GUI
+// thread), listed with its PREDICTED badge, whose figures are the prediction's, shown by the
+// timeline and by Compare beside the recorded run. The views are written to PNG files
+// (DDPSCOPE_TEST_PNG_DIR, else the temporary folder) to be looked at.
+TEST(SweepPredictionRun, PredictedSizeOpensAsARunBesideTheRecordedOne) {
+  const auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  Panel f;
+  RunListPanel list(&f.session);
+  ComparePanel compare(&f.session);
+  TimelineView timeline(&f.session);
+  compare.resize(1200, 700);
+  timeline.resize(1400, 500);
+  f.session.addRun(run);
+  ASSERT_TRUE(f.waitForPrediction());
+  auto* box = f.panel.openSizeBox();
+  const int at = box->findData(100.0);
+  ASSERT_GE(at, 0);
+  box->setCurrentIndex(at);
+  EXPECT_TRUE(f.panel.openPredictionButton()->isEnabled());
+  std::shared_ptr<const LoadedRun> opened;
+  bool done = false;
+  QObject::connect(&f.panel, &SweepPanel::predictionOpened,
+                   [&](std::shared_ptr<const LoadedRun> r) {
+                     opened = std::move(r);
+                     done = true;
+                   });
+  const QString dir = qEnvironmentVariableIsSet("DDPSCOPE_TEST_PNG_DIR")
+                          ? qEnvironmentVariable("DDPSCOPE_TEST_PNG_DIR")
+                          : QDir::tempPath();
+  f.panel.grab().save(QDir(dir).filePath("predicted-sweep.png"));
+  // The prediction opened (the panel then turns to the new current run: a predicted run is
+  // not predicted again).
+  const auto prediction = f.panel.prediction();
+  f.panel.openPredictionButton()->click();
+  EXPECT_TRUE(f.panel.openingPrediction());
+  ASSERT_TRUE(waitFor([&] { return done; }, 120000));
+  ASSERT_TRUE(opened) << f.panel.openError().toStdString();
+  ASSERT_EQ(f.session.runs().size(), 2u);
+  EXPECT_EQ(f.session.runs()[1], opened);
+  EXPECT_EQ(f.session.current(), opened);
+  EXPECT_EQ(opened->name, run->name + QStringLiteral(" predicted at 100 MiB"));
+  EXPECT_EQ(opened->source(), "predicted");
+  // The run list names it with its badge.
+  ASSERT_EQ(list.list()->count(), 2);
+  EXPECT_TRUE(list.list()->item(1)->text().contains(QStringLiteral("PREDICTED")))
+      << list.list()->item(1)->text().toStdString();
+  EXPECT_TRUE(list.list()->item(1)->text().contains(opened->name));
+  // Its figures are the prediction's (analysis::predictedRun's equality, through the app).
+  const auto& preds = prediction->whatif.predictions;
+  const auto p = std::find_if(preds.begin(), preds.end(), [](const analysis::Prediction& x) {
+    return x.config.bucket_mb == 100;
+  });
+  ASSERT_NE(p, preds.end());
+  EXPECT_NEAR(static_cast<double>(opened->summary.step_ns) * 1e-3, p->step_us, 0.002);
+  ASSERT_TRUE(opened->summary.overlap_pct && p->overlap_pct);
+  EXPECT_NEAR(*opened->summary.overlap_pct, *p->overlap_pct, 1e-3);
+  ASSERT_TRUE(f.waitForPrediction());
+  EXPECT_FALSE(f.panel.prediction()->whatif.model.usable);
+  EXPECT_TRUE(f.panel.predictionText().contains(QStringLiteral("not predicted again")))
+      << f.panel.predictionText().toStdString();
+  EXPECT_FALSE(f.panel.openPredictionButton()->isEnabled());
+  // Compare: the recorded run against the predicted one.
+  compare.setRuns(0, 1);
+  ASSERT_EQ(compare.runA(), run);
+  ASSERT_EQ(compare.runB(), opened);
+  ASSERT_FALSE(compare.rows().empty());
+  bool step_row = false;
+  for (const auto& r : compare.rows())
+    if (r.metric.rfind("step time", 0) == 0) {
+      step_row = true;
+      EXPECT_DOUBLE_EQ(r.a_value, static_cast<double>(run->summary.step_ns));
+      EXPECT_DOUBLE_EQ(r.b_value, static_cast<double>(opened->summary.step_ns));
+    }
+  EXPECT_TRUE(step_row);
+  EXPECT_TRUE(compare.runBoxB()->currentText().contains(QStringLiteral("[PREDICTED]")))
+      << compare.runBoxB()->currentText().toStdString();
+  // The views, to look at.
+  QByteArray png;
+  QString error;
+  ASSERT_TRUE(compare.renderChart(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
+  EXPECT_TRUE(QImage::fromData(png).save(QDir(dir).filePath("predicted-compare.png")));
+  ASSERT_TRUE(timeline.renderImage(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
+  EXPECT_TRUE(QImage::fromData(png).save(QDir(dir).filePath("predicted-timeline.png")));
+}
+
+// `ddpscope --report DIR PATH` on the reference trace: the report has the prediction section, every
+// figure labelled predicted, and its numbers are those of `ddpscope-cli predict --json` for the
+// same run (same default sizes): step time, overlap, exposed communication per size, the base
+// replay's error and the fitted α and β.
+TEST(SweepPredictionReport, ReportStatesTheCliPrediction) {
+  app();
+  QTemporaryDir dir;
+  const QString out = dir.filePath(QStringLiteral("report"));
+  QProcess report;
+  report.start(QStringLiteral(DDPSCOPE_APP), {QStringLiteral("--report"), out, kResnet});
+  ASSERT_TRUE(report.waitForFinished(240'000));
+  ASSERT_EQ(report.exitCode(), 0) << report.readAllStandardError().toStdString();
+  QFile md(QDir(out).filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(md.readAll());
+  QProcess cli;
+  cli.start(QStringLiteral(DDPSCOPE_CLI),
+            {QStringLiteral("predict"), QStringLiteral("--json"), kResnet});
+  ASSERT_TRUE(cli.waitForFinished(240'000));
+  ASSERT_EQ(cli.exitCode(), 0);
+  const auto doc = QJsonDocument::fromJson(cli.readAllStandardOutput());
+  ASSERT_TRUE(doc.isObject());
+  const auto json = doc.object();
+
+  EXPECT_TRUE(text.contains(QStringLiteral("## Predicted: step time per bucket size (what-if)")));
+  EXPECT_TRUE(
+      text.contains(QStringLiteral("Every figure in this section is predicted, not measured")));
+  const auto ms = [](double us) {
+    return QString::number(us / 1e3, 'f', 3) + QStringLiteral(" ms");
+  };
+  const auto preds = json.value("predictions").toArray();
+  ASSERT_FALSE(preds.isEmpty());
+  const double best = json.value("best").toObject().value("bucket_mb").toDouble(-1);
+  for (const auto& v : preds) {
+    const auto p = v.toObject();
+    const double mb = p.value("bucket_mb").toDouble();
+    QString size = mb == 0 ? QStringLiteral("one allreduce per tensor")
+                           : QString::number(mb, 'g', 6) + QStringLiteral(" MiB");
+    if (mb == best) size += QStringLiteral(" (predicted best)");
+    const QString row = QStringLiteral("| %1 | %2 | ").arg(size, ms(p.value("step_us").toDouble()));
+    EXPECT_TRUE(text.contains(row)) << row.toStdString() << "\n" << text.toStdString();
+    const QString tail = QStringLiteral(" | %1 %2 | %3 | ")
+                             .arg(QString::number(p.value("overlap_pct").toDouble(), 'f', 2),
+                                  QStringLiteral("%"), ms(p.value("exposed_comm_us").toDouble()));
+    EXPECT_TRUE(text.contains(tail)) << tail.toStdString();
+  }
+  const auto base = json.value("base").toObject();
+  const QString err =
+      QString::asprintf("base replay error %+.2f %%", base.value("replay_error_pct").toDouble());
+  EXPECT_TRUE(text.contains(err)) << err.toStdString();
+  const auto fit = json.value("fit").toObject().value("communication").toArray().first().toObject();
+  const QString fit_row =
+      QStringLiteral("| allreduce | %1 | %2 | %3 | ")
+          .arg(fit.value("ranks").toInt())
+          .arg(QString::number(fit.value("alpha_us").toDouble(), 'f', 2),
+               QString::number(fit.value("beta_us_per_mib").toDouble(), 'f', 3));
+  EXPECT_TRUE(text.contains(fit_row)) << fit_row.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("**Predicted recommendation.** Predicted: ")));
 }

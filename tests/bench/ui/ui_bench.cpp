@@ -8,6 +8,7 @@
 #include <qcustomplot.h>
 #include <unistd.h>
 #include <QApplication>
+#include <QSplitter>
 
 #include <cstdlib>
 #include <fstream>
@@ -30,16 +31,30 @@ namespace {
 constexpr int kWidth = 1600;
 
 // `million` M events in all, about half of them GPU activity (the rest host launches), on 1 rank
-// or spread over `ranks` ranks (more lanes). One run is kept at a time.
-std::shared_ptr<const LoadedRun> runOf(int ranks, int million) {
-  static std::map<std::pair<int, int>, std::shared_ptr<const LoadedRun>> cache;
+// or spread over `ranks` ranks (more lanes). With `host`, the timeline shows the host lanes (the
+// launches on their thread's lane); without, only the GPU side's lanes, as before host lanes
+// existed (the baseline the host lanes' cost is a ratio to). One run is kept at a time.
+std::shared_ptr<const LoadedRun> runOf(int ranks, int million, bool host = false) {
+  static std::map<std::pair<int, int>, std::shared_ptr<LoadedRun>> cache;
+  static std::vector<Lane> all_lanes;  // the lanes with the host ones while they are set aside
   const std::pair<int, int> key{ranks, million};
   if (!cache.contains(key)) {
     cache.clear();
+    all_lanes.clear();
     bench::SyntheticSpec spec;
     spec.ranks = ranks;
     spec.events_per_rank = std::int64_t{1'000'000} * million / ranks;
     cache[key] = prepareRun(bench::syntheticRun(spec), {});
+  }
+  auto& lanes = cache.at(key)->timeline.lanes;
+  if (host && !all_lanes.empty()) {
+    lanes = std::move(all_lanes);
+    all_lanes.clear();
+  } else if (!host && all_lanes.empty()) {
+    all_lanes = std::move(lanes);
+    lanes.clear();
+    for (const Lane& l : all_lanes)
+      if (l.kind != LaneKind::Host) lanes.push_back(l);
   }
   return cache.at(key);
 }
@@ -69,7 +84,7 @@ std::size_t drawnEvents(const LoadedRun& run) {
 
 // Pure draw-list builder over every lane; args {1 / fraction of the run shown, M events}.
 void BM_DrawList(benchmark::State& state) {
-  const auto run = runOf(1, static_cast<int>(state.range(1)));
+  const auto run = runOf(1, static_cast<int>(state.range(1)), state.range(2) != 0);
   const auto& t = run->timeline;
   const double zoom = 1.0 / static_cast<double>(state.range(0));
   const TimeNs span = t.extent_hi - t.extent_lo;
@@ -93,7 +108,7 @@ void BM_DrawList(benchmark::State& state) {
 // The same with each column's occupancy, as the timeline draws merged boxes (its cost beside
 // BM_DrawList's is what honest density costs).
 void BM_DrawListOccupancy(benchmark::State& state) {
-  const auto run = runOf(1, static_cast<int>(state.range(1)));
+  const auto run = runOf(1, static_cast<int>(state.range(1)), state.range(2) != 0);
   const auto& t = run->timeline;
   const double zoom = 1.0 / static_cast<double>(state.range(0));
   const TimeNs span = t.extent_hi - t.extent_lo;
@@ -116,12 +131,18 @@ void BM_DrawListOccupancy(benchmark::State& state) {
 
 // The widget: draw lists of every lane plus QCustomPlot's replot of the whole timeline.
 void BM_Replot(benchmark::State& state) {
-  const auto run = runOf(static_cast<int>(state.range(1)), static_cast<int>(state.range(2)));
+  const auto run = runOf(static_cast<int>(state.range(1)), static_cast<int>(state.range(2)),
+                         state.range(3) != 0);
   MainWindow window;
   window.setErrorDialogsEnabled(false);
   window.resize(kWidth + 260, 1000);
   window.show();
   window.session()->addRun(run);
+  QApplication::processEvents();
+  // The timeline as tall as the window allows, so that a rank's lanes (host lanes included) are
+  // on screen and drawn: lanes scrolled out of view cost nothing.
+  if (auto* split = qobject_cast<QSplitter*>(window.timeline()->parentWidget()))
+    split->setSizes({900, 60});
   QApplication::processEvents();
   auto* plot = window.timeline()->plot();
   plot->replot(QCustomPlot::rpImmediateRefresh);
@@ -140,6 +161,10 @@ void BM_Replot(benchmark::State& state) {
   state.counters["gpu_events"] = static_cast<double>(gpuEvents(*run));
   state.counters["lane_items"] = static_cast<double>(drawnEvents(*run));
   state.counters["axis_rect_width"] = plot->axisRect()->width();
+  int on_screen = 0;  // lanes inside the plot's visible height
+  for (const auto* l : window.timeline()->lanes())
+    on_screen += plot->yAxis->range().contains(l->top()) ? 1 : 0;
+  state.counters["lanes_on_screen"] = on_screen;
 }
 
 // What the app builds for a loaded run (analysis of every rank, overlap intervals, timeline
@@ -161,11 +186,26 @@ void BM_PrepareRun(benchmark::State& state) {
     state.PauseTiming();
     ::malloc_trim(0);  // what is left resident is what the loaded run holds
     per_event = static_cast<double>(residentBytes() - before) / events;
+    // By column capacity: the GPU side's lanes (what a run without host lanes holds), the host
+    // lanes, and the resolved launches.
+    double gpu_lanes = 0, host_lanes = 0, links = 0;
+    for (const Lane& l : loaded->timeline.lanes)
+      (l.kind == LaneKind::Host ? host_lanes : gpu_lanes) += static_cast<double>(l.events.bytes());
+    for (const auto& v : loaded->timeline.launches)
+      links += static_cast<double>(v.capacity() * sizeof(v[0]));
+    state.counters["gpu_lanes_B_per_event"] = gpu_lanes / events;
+    state.counters["host_lanes_B_per_event"] = host_lanes / events;
+    state.counters["launch_links_B_per_event"] = links / events;
     benchmark::DoNotOptimize(loaded);
     loaded.reset();
     state.ResumeTiming();
   }
   state.counters["app_B_per_event_beyond_model"] = per_event;
+}
+
+bool with20M() {
+  const char* v = std::getenv("DDPSCOPE_BENCH_HOST20M");
+  return v != nullptr && std::string(v) == "1";
 }
 
 bool with10M() {
@@ -174,23 +214,33 @@ bool with10M() {
 }
 
 const bool registered = [] {
+  // Args: {1 / fraction of the run shown, M events, host lanes shown}; 2 M events are 1 M GPU
+  // events and their launches. Host lanes off is the baseline (the GPU side's lanes only).
   auto* draw = benchmark::RegisterBenchmark("BM_DrawList", BM_DrawList)
-                   ->ArgNames({"zoom", "Mevents"})
-                   ->Args({1, 2})
-                   ->Args({100, 2})
+                   ->ArgNames({"zoom", "Mevents", "host"})
+                   ->Args({1, 2, 0})
+                   ->Args({100, 2, 0})
+                   ->Args({1, 2, 1})
+                   ->Args({100, 2, 1})
                    ->Unit(benchmark::kMillisecond);
   auto* occupancy = benchmark::RegisterBenchmark("BM_DrawListOccupancy", BM_DrawListOccupancy)
-                        ->ArgNames({"zoom", "Mevents"})
-                        ->Args({1, 2})
-                        ->Args({100, 2})
+                        ->ArgNames({"zoom", "Mevents", "host"})
+                        ->Args({1, 2, 0})
+                        ->Args({100, 2, 0})
+                        ->Args({1, 2, 1})
+                        ->Args({100, 2, 1})
                         ->Unit(benchmark::kMillisecond);
-  // Args: {1 / fraction of the run shown, ranks, M events}; 2 M events are 1 M GPU events.
+  // Args: {1 / fraction of the run shown, ranks, M events, host lanes shown}.
   auto* replot = benchmark::RegisterBenchmark("BM_Replot", BM_Replot)
-                     ->ArgNames({"zoom", "ranks", "Mevents"})
-                     ->Args({1, 1, 2})
-                     ->Args({100, 1, 2})
-                     ->Args({1, 8, 2})
-                     ->Args({100, 8, 2})
+                     ->ArgNames({"zoom", "ranks", "Mevents", "host"})
+                     ->Args({1, 1, 2, 0})
+                     ->Args({100, 1, 2, 0})
+                     ->Args({1, 1, 2, 1})
+                     ->Args({100, 1, 2, 1})
+                     ->Args({1, 8, 2, 0})
+                     ->Args({100, 8, 2, 0})
+                     ->Args({1, 8, 2, 1})
+                     ->Args({100, 8, 2, 1})
                      ->Unit(benchmark::kMillisecond);
   auto* prepare = benchmark::RegisterBenchmark("BM_PrepareRun", BM_PrepareRun)
                       ->ArgNames({"ranks", "Mevents"})
@@ -198,10 +248,16 @@ const bool registered = [] {
                       ->Iterations(3)
                       ->Unit(benchmark::kMillisecond);
   if (with10M()) {
-    draw->Args({1, 10})->Args({100, 10})->Args({10000, 10});
-    occupancy->Args({1, 10})->Args({100, 10})->Args({10000, 10});
-    replot->Args({1, 8, 10})->Args({100, 8, 10})->Args({10000, 8, 10});
+    draw->Args({1, 10, 0})->Args({100, 10, 0})->Args({10000, 10, 0});
+    occupancy->Args({1, 10, 0})->Args({100, 10, 0})->Args({10000, 10, 0});
+    replot->Args({1, 8, 10, 0})->Args({100, 8, 10, 0})->Args({10000, 8, 10, 0});
     prepare->Args({8, 10});
+  }
+  // 10 M GPU events and their 10 M launches (20 M events, 1 rank): the GPU side's lanes alone,
+  // then with the launches on their host lane.
+  if (with20M()) {
+    occupancy->Args({1, 20, 0})->Args({100, 20, 0})->Args({1, 20, 1})->Args({100, 20, 1});
+    replot->Args({1, 1, 20, 0})->Args({100, 1, 20, 0})->Args({1, 1, 20, 1})->Args({100, 1, 20, 1});
   }
   return true;
 }();

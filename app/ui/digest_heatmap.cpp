@@ -1,0 +1,268 @@
+#include "app/ui/digest_heatmap.h"
+
+#include <qcustomplot.h>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "app/ui/format.h"
+#include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
+
+namespace ddpscope::ui {
+
+namespace {
+
+// OKLab (Björn Ottosson's definition) to and from sRGB, channels in [0, 1].
+struct Lab {
+  double L, a, b;
+};
+
+double toLinear(double c) {
+  return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+double toGamma(double c) {
+  return c <= 0.0031308 ? 12.92 * c : 1.055 * std::pow(c, 1.0 / 2.4) - 0.055;
+}
+
+Lab toOklab(const QColor& c) {
+  const double r = toLinear(c.redF()), g = toLinear(c.greenF()), b = toLinear(c.blueF());
+  const double l = std::cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+  const double m = std::cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+  const double s = std::cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+  return {0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s,
+          1.9779984951 * l - 2.4285922050 * m + 0.4505937099 * s,
+          0.0259040371 * l + 0.7827717662 * m - 0.8086757660 * s};
+}
+
+// Linear sRGB of an OKLab colour (may be out of gamut).
+std::array<double, 3> linearOf(const Lab& c) {
+  const double l = std::pow(c.L + 0.3963377774 * c.a + 0.2158037573 * c.b, 3);
+  const double m = std::pow(c.L - 0.1055613458 * c.a - 0.0638541728 * c.b, 3);
+  const double s = std::pow(c.L - 0.0894841775 * c.a - 1.2914855480 * c.b, 3);
+  return {4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s,
+          -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s,
+          -0.0041960863 * l - 0.7034186147 * m + 1.7076147010 * s};
+}
+
+bool inGamut(const std::array<double, 3>& rgb) {
+  return std::all_of(rgb.begin(), rgb.end(), [](double v) { return v >= -1e-9 && v <= 1 + 1e-9; });
+}
+
+constexpr double kLightL = 0.97;  // the scale's light end
+constexpr double kDarkL = 0.30;   // its dark end
+
+// Formats `ns` in the unit the colour scale uses.
+double inUnit(trace::TimeNs ns, double unit_ns) {
+  return static_cast<double>(ns) / unit_ns;
+}
+
+// A ticker that labels integer positions with given numbers (row → rank, column → step) at a
+// step that keeps them apart.
+class IndexTicker : public QCPAxisTicker {
+ public:
+  explicit IndexTicker(std::vector<std::int32_t> labels) : labels_(std::move(labels)) {
+    setTickCount(8);
+  }
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    return std::max(1.0, std::ceil(QCPAxisTicker::getTickStep(range)));
+  }
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    const auto i = static_cast<long long>(std::llround(tick));
+    if (i < 0 || i >= static_cast<long long>(labels_.size()) || std::fabs(tick - double(i)) > 1e-6)
+      return {};
+    return QString::number(labels_[static_cast<std::size_t>(i)]);
+  }
+
+ private:
+  std::vector<std::int32_t> labels_;
+};
+
+}  // namespace
+
+QColor sequentialColour(const QColor& hue, double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  const Lab h = toOklab(hue);
+  const double chroma = std::hypot(h.a, h.b);
+  const double angle = std::atan2(h.b, h.a);
+  const double L = kLightL + (kDarkL - kLightL) * t;
+  // Chroma: a tenth of the hue's at the light end, all of it at the hue's own lightness, 60 %
+  // at the dark end; linear in lightness between.
+  const double at_hue = std::clamp((kLightL - h.L) / (kLightL - kDarkL), 0.01, 0.99);
+  double c = t <= at_hue ? chroma * (0.1 + 0.9 * t / at_hue)
+                         : chroma * (1.0 - 0.4 * (t - at_hue) / (1.0 - at_hue));
+  // Into the sRGB gamut by giving up chroma, never lightness.
+  std::array<double, 3> rgb = linearOf({L, c * std::cos(angle), c * std::sin(angle)});
+  for (int i = 0; i < 40 && !inGamut(rgb); ++i) {
+    c *= 0.95;
+    rgb = linearOf({L, c * std::cos(angle), c * std::sin(angle)});
+  }
+  return QColor::fromRgbF(static_cast<float>(std::clamp(toGamma(rgb[0]), 0.0, 1.0)),
+                          static_cast<float>(std::clamp(toGamma(rgb[1]), 0.0, 1.0)),
+                          static_cast<float>(std::clamp(toGamma(rgb[2]), 0.0, 1.0)));
+}
+
+QCPColorGradient sequentialGradient(const QColor& hue) {
+  QCPColorGradient g;
+  g.clearColorStops();
+  constexpr int kStops = 32;
+  for (int i = 0; i <= kStops; ++i) {
+    const double t = static_cast<double>(i) / kStops;
+    g.setColorStopAt(t, sequentialColour(hue, t));
+  }
+  g.setColorInterpolation(QCPColorGradient::ciRGB);
+  g.setLevelCount(256);
+  g.setNanHandling(QCPColorGradient::nhNanColor);
+  g.setNanColor(colours::kLightGrid);
+  return g;
+}
+
+DigestHeatmap::DigestHeatmap(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(plot_);
+  plot_->setObjectName(QStringLiteral("digestHeatmap"));
+  applyPlotTheme(plot_, PlotTheme::System);
+  plot_->setMouseTracking(true);
+  plot_->xAxis->setLabel(tr("step"));
+  plot_->yAxis->setLabel(tr("rank"));
+  plot_->yAxis->setRangeReversed(true);  // rank 0 at the top
+  plot_->xAxis->grid()->setVisible(false);
+  plot_->yAxis->grid()->setVisible(false);
+  map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
+  map_->setInterpolate(false);
+  map_->setTightBoundary(false);
+  scale_ = new QCPColorScale(plot_);
+  plot_->plotLayout()->addElement(0, 1, scale_);
+  scale_->setType(QCPAxis::atRight);
+  map_->setColorScale(scale_);
+  auto* margins = new QCPMarginGroup(plot_);
+  plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  halo_ = new QCPItemRect(plot_);
+  halo_->setPen(QPen(colours::kLightBackground, 5));
+  halo_->setBrush(Qt::NoBrush);
+  halo_->setVisible(false);
+  band_ = new QCPItemRect(plot_);
+  band_->setPen(QPen(colours::kSelection, 2));
+  band_->setBrush(Qt::NoBrush);
+  band_->setVisible(false);
+  plot_->setSelectionRectMode(QCP::srmCustom);
+  connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this,
+          [this](const QRect& rect, QMouseEvent*) { onRectangle(rect); });
+  connect(plot_, &QCustomPlot::mouseMove, this, &DigestHeatmap::onHover);
+  setGrid({}, colours::kCompute);
+}
+
+void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
+  grid_ = std::move(grid);
+  const int nx = static_cast<int>(grid_.steps.size());
+  const int ny = static_cast<int>(grid_.ranks.size());
+  const trace::TimeNs top = grid_.max_ns.value_or(0);
+  unit_ns_ = top >= 1'000'000'000 ? 1e9 : top >= 1'000'000 ? 1e6 : top >= 1'000 ? 1e3 : 1.0;
+  unit_ = unit_ns_ == 1e9   ? QStringLiteral("s")
+          : unit_ns_ == 1e6 ? QStringLiteral("ms")
+          : unit_ns_ == 1e3 ? QStringLiteral("µs")
+                            : QStringLiteral("ns");
+  auto* cells = map_->data();
+  cells->setSize(std::max(nx, 1), std::max(ny, 1));
+  cells->setRange(QCPRange(0, std::max(nx - 1, 0)), QCPRange(0, std::max(ny - 1, 0)));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x) {
+      const auto& v = grid_.at(static_cast<std::size_t>(y), static_cast<std::size_t>(x));
+      cells->setCell(x, y, v ? inUnit(*v, unit_ns_) : nan);
+    }
+  if (nx == 0 || ny == 0) cells->fill(nan);
+  map_->setGradient(sequentialGradient(hue));
+  const double lo = grid_.min_ns ? inUnit(*grid_.min_ns, unit_ns_) : 0.0;
+  double hi = grid_.max_ns ? inUnit(*grid_.max_ns, unit_ns_) : 1.0;
+  if (hi <= lo) hi = lo + (lo > 0 ? lo * 0.01 : 1.0);  // one value: the scale still has a range
+  map_->setDataRange(QCPRange(lo, hi));
+  scale_->axis()->setLabel(QStringLiteral("%1 (%2)")
+                               .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
+                               .arg(unit_));
+  plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.steps)));
+  plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.ranks)));
+  plot_->xAxis->setRange(-0.5, std::max(nx, 1) - 0.5);
+  plot_->yAxis->setRange(-0.5, std::max(ny, 1) - 0.5);
+  clearSelection();
+  plot_->replot();
+}
+
+std::optional<double> DigestHeatmap::drawnValue(std::size_t row, std::size_t column) const {
+  const double v = map_->data()->cell(static_cast<int>(column), static_cast<int>(row));
+  if (std::isnan(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> DigestHeatmap::cellAt(
+    const QPoint& plot_pos) const {
+  if (grid_.steps.empty() || grid_.ranks.empty()) return std::nullopt;
+  if (!plot_->axisRect()->rect().contains(plot_pos)) return std::nullopt;
+  const double x = plot_->xAxis->pixelToCoord(plot_pos.x());
+  const double y = plot_->yAxis->pixelToCoord(plot_pos.y());
+  const auto column = std::llround(x), row = std::llround(y);
+  if (column < 0 || row < 0 || column >= static_cast<long long>(grid_.steps.size()) ||
+      row >= static_cast<long long>(grid_.ranks.size()))
+    return std::nullopt;
+  return std::pair{static_cast<std::size_t>(row), static_cast<std::size_t>(column)};
+}
+
+QString DigestHeatmap::cellText(std::size_t row, std::size_t column) const {
+  const auto& v = grid_.at(row, column);
+  return tr("rank %1 · step %2 · %3 %4")
+      .arg(grid_.ranks[row])
+      .arg(grid_.steps[column])
+      .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
+      .arg(v ? formatTime(*v) : tr("no value"));
+}
+
+void DigestHeatmap::onHover(QMouseEvent* event) {
+  const auto cell = cellAt(event->pos());
+  if (!cell) {
+    QToolTip::hideText();
+    return;
+  }
+  QToolTip::showText(event->globalPosition().toPoint(), cellText(cell->first, cell->second), plot_);
+}
+
+void DigestHeatmap::onRectangle(const QRect& rect) {
+  if (grid_.ranks.empty()) return;
+  const double a = plot_->yAxis->pixelToCoord(rect.top());
+  const double b = plot_->yAxis->pixelToCoord(rect.bottom());
+  const auto last_row = static_cast<long long>(grid_.ranks.size()) - 1;
+  const long long first = std::clamp(std::llround(std::min(a, b)), 0LL, last_row);
+  const long long last = std::clamp(std::llround(std::max(a, b)), 0LL, last_row);
+  selectRows(static_cast<std::size_t>(first), static_cast<std::size_t>(last));
+}
+
+void DigestHeatmap::selectRows(std::size_t first, std::size_t last) {
+  if (grid_.ranks.empty()) return;
+  last = std::min(last, grid_.ranks.size() - 1);
+  first = std::min(first, last);
+  selected_.assign(grid_.ranks.begin() + static_cast<std::ptrdiff_t>(first),
+                   grid_.ranks.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  band_->topLeft->setCoords(-0.5, static_cast<double>(first) - 0.5);
+  band_->bottomRight->setCoords(static_cast<double>(grid_.steps.size()) - 0.5,
+                                static_cast<double>(last) + 0.5);
+  band_->setVisible(true);
+  halo_->topLeft->setCoords(band_->topLeft->coords());
+  halo_->bottomRight->setCoords(band_->bottomRight->coords());
+  halo_->setVisible(true);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  emit ranksSelected(selected_);
+}
+
+void DigestHeatmap::clearSelection() {
+  selected_.clear();
+  band_->setVisible(false);
+  halo_->setVisible(false);
+}
+
+}  // namespace ddpscope::ui

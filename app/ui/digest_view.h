@@ -1,0 +1,74 @@
+#pragma once
+// The Digest tab: a run digest (docs/DIGEST.md) as a ranks × steps heatmap of one figure, the
+// run's headline figures and late rank as the digest states them, and the ranks to load in full.
+// Loading is the main window's (the normal run loading path): the view says which files.
+
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/analysis/digest_reader.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+
+namespace ddpscope::ui {
+
+class DigestHeatmap;
+
+// "0–3, 7": ranks as runs of consecutive numbers.
+QString rankListText(const std::vector<std::int32_t>& ranks);
+// Parses "0-3, 7" (also "0–3"); none with a message for anything else.
+std::optional<std::vector<std::int32_t>> parseRankList(const QString& text, QString* error);
+
+class DigestView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DigestView(QWidget* parent = nullptr);
+
+  // Shows a digest; `name` is what it is called (its file), `folder` where its trace files are.
+  void setDigest(std::shared_ptr<const analysis::Digest> digest, const QString& name,
+                 const QString& folder);
+  std::shared_ptr<const analysis::Digest> digest() const { return digest_; }
+  QString name() const { return name_; }
+  QString folder() const { return folder_; }
+  DigestHeatmap* heatmap() const { return heatmap_; }
+  QComboBox* figureBox() const { return figure_; }
+  void setFigure(analysis::DigestFigure figure);
+
+  // What the view says (for tests): the headline line, the late-rank line, the selection.
+  QString headlineText() const;
+  QString lateRankText() const;
+  QString rankSelectionText() const;
+  void setRankSelectionText(const QString& text);
+
+  // The trace files of the selected ranks, checked to exist; an error naming the first that
+  // does not (or the bad rank list) otherwise, through loadFailed.
+  void loadSelected();
+
+ signals:
+  // The files of `ranks` to open as one run.
+  void loadRequested(const QStringList& files, const QString& ranks);
+  void loadFailed(const QString& message);
+
+ private:
+  void showFigure();
+
+  std::shared_ptr<const analysis::Digest> digest_;
+  QString name_, folder_;
+  QLabel* title_;
+  QLabel* headline_;
+  QLabel* late_;
+  QLabel* warnings_;
+  QComboBox* figure_;
+  DigestHeatmap* heatmap_;
+  QLineEdit* ranks_;
+  QPushButton* load_;
+};
+
+}  // namespace ddpscope::ui

@@ -1,0 +1,292 @@
+// The Digest tab (app/ui/digest_view.h): a digest of a simulated run with a late rank opens as a
+// ranks × steps heatmap holding the digest's numbers, names the late rank, loads the ranks
+// selected on it as a run (and frees them on close), says which file is missing, and a big run
+// is offered as a digest.
+// The agent first: Qt defines `slots`, a name the agent's headers use.
+#include "agent/run_agent.h"
+
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+#include <simdjson.h>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QMouseEvent>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <filesystem>
+
+#include "app/analysis/digest.h"
+#include "app/analysis/digest_reader.h"
+#include "app/ui/app_settings.h"
+#include "app/ui/digest_heatmap.h"
+#include "app/ui/digest_job.h"
+#include "app/ui/digest_view.h"
+#include "app/ui/main_window.h"
+#include "app/ui/session.h"
+#include "tests/ui/ui_test_app.h"
+#include "tracer/format/file_io.h"
+#include "tracer/format/run_loader.h"
+#include "tracer/format/trace_writer.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+using ddpscope::ui::testing::app;
+using ddpscope::ui::testing::waitFor;
+
+namespace {
+
+// `ddpscope-agent --backend sim --world-size 8 --steps 4 --straggler-rank 3
+// --straggler-slowdown 1.5` (in process, a smaller model), its ranks' traces and the digest of
+// them, `run.digest.json.gz`, in one folder.
+struct DigestedRun {
+  QTemporaryDir dir;
+  QString digest;
+  std::string json;
+
+  DigestedRun() {
+    agent::AgentOptions o;
+    o.world_size = 8;
+    o.steps = 4;
+    o.model.layers = 4;
+    o.cost.straggler_rank = 3;
+    o.cost.straggler_slowdown = 1.5;
+    o.out_dir = "unused";
+    for (const auto& r : agent::runSimulation(o).ranks)
+      trace::writeTraceFile(
+          r, dir.filePath(QStringLiteral("rank-%1.json.gz").arg(r.rank)).toStdString());
+    json = analysis::digestRun({dir.path().toStdString()}, {});
+    digest = dir.filePath(QStringLiteral("run.digest.json.gz"));
+    trace::writeFileAtomically(digest.toStdString(), trace::gzipBytes(json));
+  }
+};
+
+std::unique_ptr<MainWindow> window() {
+  static QTemporaryDir settings_dir;
+  qputenv("DDPSCOPE_SETTINGS", settings_dir.filePath("ddpscope.ini").toLocal8Bit());
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1500, 950);
+  w->show();
+  return w;
+}
+
+// Microseconds per unit of the heatmap's colour scale.
+double microsPer(const QString& unit) {
+  return unit == QLatin1String("s") ? 1e6 : unit == QLatin1String("ms") ? 1e3 : 1.0;
+}
+
+void sendMouse(QWidget* w, QEvent::Type type, QPoint at, Qt::MouseButtons buttons) {
+  QMouseEvent e(type, at, w->mapToGlobal(at),
+                type == QEvent::MouseMove ? Qt::NoButton : Qt::LeftButton, buttons, Qt::NoModifier);
+  QApplication::sendEvent(w, &e);
+}
+
+}  // namespace
+
+TEST(DigestView, SequentialScaleDarkensEvenly) {
+  for (const QColor& hue : {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00)}) {
+    double previous = 2;
+    for (int i = 0; i <= 20; ++i) {
+      const QColor c = sequentialColour(hue, i / 20.0);
+      // Relative luminance: what the scale's order rests on without colour vision.
+      const double y = 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF();
+      EXPECT_LT(y, previous) << i;
+      previous = y;
+      if (i == 0) {
+        EXPECT_GT(y, 0.85);
+      }
+      if (i == 20) {
+        EXPECT_LT(y, 0.25);
+      }
+    }
+  }
+  // The scale passes close to the hue itself (the palette's colour is on it).
+  const QColor blue(0x00, 0x72, 0xB2);
+  int best = 255 * 3;
+  for (int i = 0; i <= 100; ++i) {
+    const QColor c = sequentialColour(blue, i / 100.0);
+    best = std::min(best, std::abs(c.red() - blue.red()) + std::abs(c.green() - blue.green()) +
+                              std::abs(c.blue() - blue.blue()));
+  }
+  EXPECT_LT(best, 40);
+}
+
+TEST(DigestView, RankLists) {
+  EXPECT_EQ(rankListText({0, 1, 2, 3, 7, 9, 10}), QStringLiteral("0–3, 7, 9–10"));
+  QString error;
+  EXPECT_EQ(parseRankList(QStringLiteral("5, 1-2,3–3"), &error),
+            (std::vector<std::int32_t>{1, 2, 3, 5}));
+  EXPECT_FALSE(parseRankList(QStringLiteral("1, x"), &error));
+  EXPECT_EQ(error, QStringLiteral("'x' is not a rank or a range of ranks"));
+  EXPECT_FALSE(parseRankList(QStringLiteral("4-2"), &error));
+  EXPECT_FALSE(parseRankList(QString(), &error));
+  EXPECT_EQ(error, QStringLiteral("no rank selected"));
+}
+
+TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
+  DigestedRun run;
+  auto w = window();
+  w->openPaths({run.digest});
+  DigestView* view = w->digestView();
+  ASSERT_TRUE(waitFor([&] { return view->digest() != nullptr; })) << w->lastError().toStdString();
+  EXPECT_EQ(w->tabs()->currentWidget(), view);
+  EXPECT_TRUE(w->session()->runs().empty());  // no trace was loaded
+
+  // Every cell is the digest's own step time (parsed here on its own).
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(run.json);
+  simdjson::dom::array ranks = doc["ranks"];
+  DigestHeatmap* map = view->heatmap();
+  ASSERT_EQ(map->grid().ranks.size(), 8u);
+  ASSERT_EQ(map->grid().steps.size(), 4u);
+  const double per = microsPer(map->unit());
+  std::size_t row = 0;
+  for (simdjson::dom::element rank : ranks) {
+    EXPECT_EQ(map->grid().ranks[row], int64_t(rank["rank"]));
+    std::size_t column = 0;
+    for (simdjson::dom::element st : rank["steps"].get_array()) {
+      EXPECT_EQ(map->grid().steps[column], int64_t(st["step"]));
+      const auto drawn = map->drawnValue(row, column);
+      ASSERT_TRUE(drawn);
+      EXPECT_NEAR(*drawn * per, double(st["dur_us"]), 1e-6 * double(st["dur_us"]));
+      ++column;
+    }
+    ++row;
+  }
+  // Exposed communication: the same, on the vermillion scale.
+  view->setFigure(analysis::DigestFigure::ExposedComm);
+  const double per_exposed = microsPer(map->unit());
+  simdjson::dom::element r5 = ranks.at(5);
+  EXPECT_NEAR(map->drawnValue(5, 2).value_or(-1) * per_exposed,
+              double(r5["steps"].at(2)["exposed_comm_us"]), 1e-3);
+  view->setFigure(analysis::DigestFigure::StepTime);
+
+  // The headline is the run's: the same words as loading every trace gives.
+  const auto full =
+      analysis::summarizeRun(analysis::analyzeRun(trace::loadRun({run.dir.path().toStdString()})));
+  const auto fig = analysis::runFigureText(full);
+  EXPECT_TRUE(view->headlineText().contains(QString::fromStdString("step " + fig.step)))
+      << view->headlineText().toStdString();
+  EXPECT_TRUE(view->headlineText().contains(QString::fromStdString("overlap " + fig.overlap)));
+  // The simulated straggler is named.
+  EXPECT_TRUE(view->lateRankText().startsWith(QStringLiteral("Late rank: rank 3 ")))
+      << view->lateRankText().toStdString();
+
+  // Hovering a cell names it.
+  QCustomPlot* plot = map->plot();
+  plot->replot();
+  const QPoint cell(static_cast<int>(plot->xAxis->coordToPixel(1)),
+                    static_cast<int>(plot->yAxis->coordToPixel(3)));
+  ASSERT_EQ(map->cellAt(cell), (std::pair<std::size_t, std::size_t>{3, 1}));
+  EXPECT_TRUE(map->cellText(3, 1).startsWith(
+      QStringLiteral("rank 3 · step %1 · step time ").arg(map->grid().steps[1])));
+
+  // A rectangle dragged over ranks 2 and 3 selects them.
+  const QPoint from(static_cast<int>(plot->xAxis->coordToPixel(0)),
+                    static_cast<int>(plot->yAxis->coordToPixel(2)));
+  const QPoint to(static_cast<int>(plot->xAxis->coordToPixel(2)),
+                  static_cast<int>(plot->yAxis->coordToPixel(3)));
+  sendMouse(plot, QEvent::MouseButtonPress, from, Qt::LeftButton);
+  sendMouse(plot, QEvent::MouseMove, (from + to) / 2, Qt::LeftButton);
+  sendMouse(plot, QEvent::MouseMove, to, Qt::LeftButton);
+  sendMouse(plot, QEvent::MouseButtonRelease, to, Qt::NoButton);
+  EXPECT_EQ(map->selectedRanks(), (std::vector<std::int32_t>{2, 3}));
+  EXPECT_EQ(view->rankSelectionText(), QStringLiteral("2–3"));
+
+  // Loading them: a run of exactly those ranks, through the normal loading path.
+  view->loadSelected();
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }))
+      << w->lastError().toStdString();
+  std::weak_ptr<const LoadedRun> loaded = w->session()->current();
+  ASSERT_EQ(loaded.lock()->run.ranks.size(), 2u);
+  EXPECT_EQ(loaded.lock()->run.ranks[0].rank, 2);
+  EXPECT_EQ(loaded.lock()->run.ranks[1].rank, 3);
+  EXPECT_EQ(w->tabs()->currentWidget(), view);  // the digest stays where it was
+  // Closing the run frees its traces.
+  w->session()->closeRun(w->session()->currentIndex());
+  EXPECT_TRUE(waitFor([&] { return loaded.expired(); }));
+
+  // A rank whose file is gone: the message names the file.
+  QFile::remove(run.dir.filePath(QStringLiteral("rank-5.json.gz")));
+  view->setRankSelectionText(QStringLiteral("4-5"));
+  view->loadSelected();
+  EXPECT_TRUE(w->lastError().contains(run.dir.filePath(QStringLiteral("rank-5.json.gz"))))
+      << w->lastError().toStdString();
+  view->setRankSelectionText(QStringLiteral("12"));
+  view->loadSelected();
+  EXPECT_EQ(w->lastError(), QStringLiteral("the digest has no rank 12"));
+
+  // The view as the docs show it: the waits, rank 3's row light (the others waited for it).
+  view->setFigure(analysis::DigestFigure::MatchedWait);
+  map->selectRows(2, 3);
+  EXPECT_EQ(view->rankSelectionText(), QStringLiteral("2–3"));
+  view->resize(1100, 620);
+  const QString png = QDir(run.dir.path()).filePath(QStringLiteral("digest_view.png"));
+  ASSERT_TRUE(view->grab().save(png));
+  if (const QByteArray out = qgetenv("DDPSCOPE_DIGEST_SCREENSHOT"); !out.isEmpty())
+    QFile::copy(png, QString::fromLocal8Bit(out));
+}
+
+TEST(DigestView, ABadDigestSaysWhy) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("bad.digest.json"));
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+  f.write("{\"ddpscope_digest\": 7, \"run\": {}}");
+  f.close();
+  auto w = window();
+  w->openPaths({path});
+  ASSERT_TRUE(waitFor([&] { return !w->lastError().isEmpty(); }));
+  EXPECT_TRUE(w->lastError().contains(QStringLiteral("digest version 7 is not supported")))
+      << w->lastError().toStdString();
+  EXPECT_TRUE(w->lastError().contains(path));
+  EXPECT_EQ(w->digestView()->digest(), nullptr);
+}
+
+TEST(DigestView, ABigRunIsOfferedAsADigest) {
+  DigestedRun run;
+  QFile::remove(run.digest);  // the folder holds the traces only
+  auto w = window();
+  settings::setDigestOfferRanks(4);
+  settings::setDigestOfferGB(0);
+  QString asked;
+  w->setDigestOfferAnswer([&](const QString& reason) {
+    asked = reason;
+    return true;
+  });
+  w->openPaths({run.dir.path()});
+  ASSERT_TRUE(waitFor([&] { return w->digestView()->digest() != nullptr; }))
+      << w->lastError().toStdString();
+  EXPECT_EQ(asked, QStringLiteral("8 trace files, more than 4"));
+  EXPECT_TRUE(w->session()->runs().empty());
+  // The digest made in the app is the one the command line makes.
+  const auto from_cli = analysis::parseDigest(run.json, "cli");
+  const auto& made = *w->digestView()->digest();
+  ASSERT_EQ(made.ranks.size(), from_cli.ranks.size());
+  for (std::size_t i = 0; i < made.ranks.size(); ++i)
+    for (std::size_t s = 0; s < made.ranks[i].steps.size(); ++s)
+      EXPECT_EQ(made.ranks[i].steps[s].dur_ns, from_cli.ranks[i].steps[s].dur_ns);
+  EXPECT_TRUE(w->digestView()->lateRankText().startsWith(QStringLiteral("Late rank: rank 3 ")));
+  // Its ranks load from the run's folder.
+  w->digestView()->setRankSelectionText(QStringLiteral("0"));
+  w->digestView()->loadSelected();
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }))
+      << w->lastError().toStdString();
+  EXPECT_EQ(w->session()->current()->run.ranks.size(), 1u);
+
+  // Declined, or under the threshold: the run loads whole.
+  w->setDigestOfferAnswer([](const QString&) { return false; });
+  w->openPaths({run.dir.path()});
+  ASSERT_TRUE(waitFor([&] { return w->session()->runs().size() == 2; }));
+  EXPECT_EQ(w->session()->current()->run.ranks.size(), 8u);
+  settings::setDigestOfferRanks(8);
+  EXPECT_EQ(w->digestOfferReason({run.dir.path()}), QString());
+  settings::setDigestOfferGB(1e-6);
+  EXPECT_TRUE(w->digestOfferReason({run.dir.path()}).contains(QStringLiteral("GB of traces")));
+  settings::setDigestOfferGB(0);
+  settings::setDigestOfferRanks(0);
+}

@@ -1,0 +1,276 @@
+// The host side of the timeline: nesting depths, host colours, the enclosing op, launches
+// resolved by correlation id, and the host lanes of the ResNet-50 reference trace (figures
+// counted independently from its JSON).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "app/analysis/launches.h"
+#include "app/ui/host_lanes.h"
+#include "app/ui/session.h"
+#include "app/ui/timeline_model.h"
+#include "tests/common/trace_builder.h"
+#include "tracer/format/run_loader.h"
+
+using namespace ddpscope;
+using namespace ddpscope::ui;
+using trace::EventKind;
+
+namespace {
+trace::Track hostTrack(const std::vector<std::pair<TimeNs, TimeNs>>& spans,
+                       const std::vector<EventKind>& kinds = {}) {
+  trace::Track t;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    trace::EventRow r;
+    r.start = spans[i].first;
+    r.dur = spans[i].second;
+    r.kind = i < kinds.size() ? kinds[i] : EventKind::CpuOp;
+    t.push(r);
+  }
+  return t;
+}
+}  // namespace
+
+TEST(HostLanes, DepthsFollowContainment) {
+  // A [0,100) holds B [10,40) which holds C [15,20); D [40,60) starts as B ends, so it is not
+  // inside B; E [50,55) is inside D; F [100,110) starts as A ends; G, zero-length at 105, is
+  // inside F; H [120,130); I [125,140) starts inside H and outlasts it (one deeper); J [132,135)
+  // starts inside I after H ended (deeper still: rows never overlap); K [140,150) is inside none.
+  const auto t = hostTrack({{0, 100},
+                            {10, 30},
+                            {15, 5},
+                            {40, 20},
+                            {50, 5},
+                            {100, 10},
+                            {105, 0},
+                            {120, 10},
+                            {125, 15},
+                            {132, 3},
+                            {140, 10}});
+  EXPECT_EQ(nestingDepths(t), (std::vector<std::uint16_t>{0, 1, 2, 1, 2, 0, 1, 0, 1, 2, 0}));
+  EXPECT_TRUE(nestingDepths(trace::Track{}).empty());
+}
+
+TEST(HostLanes, RowsNeverOverlapAndNestedCallsAreDeeper) {
+  // Random call trees (every child inside its parent): the depth is the tree depth, and no two
+  // events of one depth overlap.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::pair<TimeNs, TimeNs>> spans;
+    std::vector<std::uint16_t> want;
+    // Each node: a span and its depth; children split the parent's time.
+    std::function<void(TimeNs, TimeNs, std::uint16_t)> grow = [&](TimeNs s, TimeNs e,
+                                                                  std::uint16_t d) {
+      spans.emplace_back(s, e - s);
+      want.push_back(d);
+      if (d >= 6 || e - s < 4) return;
+      TimeNs cursor = s;
+      const int kids = static_cast<int>(rng() % 4);
+      for (int k = 0; k < kids && cursor < e; ++k) {
+        const TimeNs gap = static_cast<TimeNs>(rng() % 3);
+        const TimeNs len =
+            1 + static_cast<TimeNs>(
+                    rng() % static_cast<std::uint32_t>(std::max<TimeNs>(1, (e - cursor) / 2)));
+        if (cursor + gap + len > e) break;
+        grow(cursor + gap, cursor + gap + len, static_cast<std::uint16_t>(d + 1));
+        cursor += gap + len;
+      }
+    };
+    TimeNs at = 0;
+    for (int root = 0; root < 5; ++root) {
+      const TimeNs len = 50 + static_cast<TimeNs>(rng() % 200);
+      grow(at, at + len, 0);
+      at += len + static_cast<TimeNs>(rng() % 3);
+    }
+    // Track order: start ascending, longer first (pre-order of the tree is that order).
+    const auto t = hostTrack(spans);
+    const auto depth = nestingDepths(t);
+    ASSERT_EQ(depth, want) << "round " << round;
+    std::map<std::uint16_t, TimeNs> row_end;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      auto [it, fresh] = row_end.try_emplace(depth[i], t.end(i));
+      if (!fresh) {
+        EXPECT_LE(it->second, t.start[i]) << "round " << round << " event " << i;
+        it->second = t.end(i);
+      }
+    }
+  }
+}
+
+TEST(HostLanes, ColoursByKindAndName) {
+  EXPECT_EQ(hostStyleOf(EventKind::Runtime, "cudaLaunchKernel"), kStyleHostLaunch);
+  EXPECT_EQ(hostStyleOf(EventKind::Driver, "cuLaunchKernel"), kStyleHostLaunch);
+  EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, "nccl:all_reduce"), kStyleHostComm);
+  EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "nccl:broadcast"), kStyleHostComm);
+  EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, "DistributedDataParallel.forward"),
+            kStyleHostComm);
+  EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "c10d::allreduce_"), kStyleHostComm);
+  EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation,
+                        "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
+            kStyleHostDataLoader);
+  EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, "ProfilerStep#5"), kStyleHostAnnotation);
+  EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "aten::conv2d"), kStyleHostOp);
+  EXPECT_EQ(hostStyleOf(EventKind::Other, "something"), kStyleHostOp);
+  // Six distinct colours, none a GPU lane's style.
+  const std::set<std::uint8_t> styles{kStyleHostOp,   kStyleHostAnnotation, kStyleHostLaunch,
+                                      kStyleHostComm, kStyleHostDataLoader, kStyleGpuAnnotation};
+  EXPECT_EQ(styles.size(), 6u);
+  for (const auto st : styles) {
+    EXPECT_FALSE(isCommKindStyle(st));
+    EXPECT_LT(st, kStyleCount);
+  }
+}
+
+TEST(HostLanes, EnclosingOpIsTheInnermostContainingOp) {
+  // aten::linear [0,100) ⊃ aten::addmm [10,60) ⊃ cudaLaunchKernel [20,30); a second launch
+  // [70,75) inside aten::linear only; a launch [200,205) inside nothing.
+  const auto t = hostTrack({{0, 100}, {10, 50}, {20, 10}, {70, 5}, {200, 5}},
+                           {EventKind::CpuOp, EventKind::CpuOp, EventKind::Runtime,
+                            EventKind::Runtime, EventKind::Runtime});
+  EXPECT_EQ(enclosingRange(t, 2), 1);
+  EXPECT_EQ(enclosingRange(t, 3), 0);
+  EXPECT_EQ(enclosingRange(t, 4), -1);
+  EXPECT_EQ(enclosingRange(t, 1), 0);
+  EXPECT_EQ(enclosingRange(t, 0), -1);
+  EXPECT_EQ(enclosingRange(t, 2, 1), 1);
+  EXPECT_EQ(enclosingRange(t, 3, 0), -1);  // looks back at nothing
+}
+
+TEST(Launches, ResolvedByCorrelationBothWays) {
+  ddpscope::testing::TraceBuilder b;
+  // Host calls: corr 1, 2 (a graph: two kernels), 3 (launched nothing recorded), 4 (a copy).
+  b.add({"cudaLaunchKernel", 100, 10, 1, 0, EventKind::Runtime, -1, -1, 1});
+  b.add({"cudaGraphLaunch", 200, 10, 1, 0, EventKind::Runtime, -1, -1, 2});
+  b.add({"cudaLaunchKernel", 300, 10, 1, 0, EventKind::Runtime, -1, -1, 3});
+  b.add({"cuMemcpyAsync", 400, 10, 1, 0, EventKind::Driver, -1, -1, 4});
+  b.add({"aten::mm", 90, 400, 1, 0, EventKind::CpuOp, -1, -1, 99});  // not a launch
+  b.add({"gemm", 130, 50, 7, 0, EventKind::Kernel, -1, -1, 1});
+  b.add({"graph_a", 260, 50, 7, 0, EventKind::Kernel, -1, -1, 2});
+  b.add({"graph_b", 320, 50, 7, 0, EventKind::Kernel, -1, -1, 2});
+  b.add({"copy", 450, 20, 9, 0, EventKind::Memcpy, -1, -1, 4});
+  b.add({"orphan", 500, 20, 7, 0, EventKind::Kernel, -1, -1, 5});         // no host call
+  b.add({"annot", 130, 500, 7, 0, EventKind::GpuAnnotation, -1, -1, 1});  // not GPU work
+  b.add({"mm_kernel", 600, 20, 7, 0, EventKind::Kernel, -1, -1, 99});     // a CPU op's id
+  const auto rank = b.build();
+  const auto links = analysis::resolveLaunches(rank);
+  ASSERT_EQ(links.size(), 4u);
+  auto name = [&](std::int32_t track, std::uint32_t i) {
+    return rank.names[rank.tracks[static_cast<std::size_t>(track)].name[i]];
+  };
+  EXPECT_EQ(links[0].correlation, 1);
+  EXPECT_EQ(name(links[0].host_track, links[0].host_index), "cudaLaunchKernel");
+  EXPECT_EQ(name(links[0].gpu_track, links[0].gpu_index), "gemm");
+  const auto graph = analysis::launchLinks(links, 2);
+  ASSERT_EQ(graph.size(), 2u);
+  EXPECT_EQ(name(graph[0].host_track, graph[0].host_index), "cudaGraphLaunch");
+  EXPECT_EQ(name(graph[0].gpu_track, graph[0].gpu_index), "graph_a");
+  EXPECT_EQ(name(graph[1].gpu_track, graph[1].gpu_index), "graph_b");
+  const auto copy = analysis::launchLinks(links, 4);
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(name(copy[0].gpu_track, copy[0].gpu_index), "copy");
+  EXPECT_TRUE(analysis::launchLinks(links, 3).empty());
+  EXPECT_TRUE(analysis::launchLinks(links, 5).empty());
+  EXPECT_TRUE(analysis::launchLinks(links, 99).empty());
+  EXPECT_TRUE(analysis::launchLinks(links, trace::kNoCorrelation).empty());
+  EXPECT_EQ(analysis::launchLatency(100, 130), 30);
+  // No host calls, no links.
+  EXPECT_TRUE(analysis::resolveLaunches(ddpscope::testing::twoBuckets().build()).empty());
+}
+
+TEST(HostLanes, BuiltTraceGivesRowsPerDepthAndLaneOfEvent) {
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 1'000, 500);
+  b.add({"aten::linear", 0, 900, 1, 0, EventKind::CpuOp});
+  b.add({"aten::addmm", 100, 700, 1, 0, EventKind::CpuOp});
+  b.add({"cudaLaunchKernel", 200, 50, 1, 0, EventKind::Runtime, -1, -1, 11});
+  b.add({"gemm2", 2'000, 100, 7, 0, EventKind::Kernel, -1, -1, 11});
+  b.add({"ProfilerStep#1", 0, 3'000, 1, 0, EventKind::UserAnnotation});
+  trace::Run built;
+  built.ranks.push_back(b.build());
+  const auto run = prepareRun(std::move(built), {});
+  const auto& m = run->timeline;
+  const auto host = m.lanesOf(LaneKind::Host, 0);
+  // One thread: ProfilerStep (0) ⊃ aten::linear (1) ⊃ aten::addmm (2) ⊃ the launch (3).
+  ASSERT_EQ(host.size(), 4u);
+  EXPECT_EQ(host[0]->rows, 4);
+  EXPECT_EQ(host[0]->label, "thread 1");
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(host[static_cast<std::size_t>(d)]->depth, d);
+    ASSERT_EQ(host[static_cast<std::size_t>(d)]->events.size(), 1u);
+  }
+  EXPECT_EQ(host[3]->events.style(0), kStyleHostLaunch);
+  EXPECT_EQ(host[2]->events.style(0), kStyleHostOp);
+  EXPECT_EQ(host[0]->events.style(0), kStyleHostAnnotation);
+  ASSERT_EQ(m.launches.size(), 1u);
+  ASSERT_EQ(m.launches[0].size(), 1u);
+  const auto& link = m.launches[0][0];
+  const auto& rank = run->run.ranks[0];
+  EXPECT_EQ(laneOfEvent(m, rank, 0, link.host_track, link.host_index), host[3]);
+  const Lane* stream = laneOfEvent(m, rank, 0, link.gpu_track, link.gpu_index);
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(stream->kind, LaneKind::Stream);
+  // The host side does not widen the extent (the GPU side's: steps, streams).
+  EXPECT_EQ(m.extent_lo, 0);
+  EXPECT_EQ(m.extent_hi, 3'000);
+}
+
+TEST(HostLanes, Resnet50ReferenceTrace) {
+  const auto run = prepareRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"}), {});
+  const auto& m = run->timeline;
+  const auto& rank = run->run.ranks[0];
+  // Counted from the JSON with python: 3774 GPU events (2700 kernels, 960 copies, 114 sets),
+  // every one with a cuda_runtime call of the same correlation id; 2373 of them launched from
+  // thread 2919752 (the autograd thread), 1401 from 2910249 (the main thread).
+  ASSERT_EQ(m.launches.size(), 1u);
+  EXPECT_EQ(m.launches[0].size(), 3774u);
+  std::map<std::int64_t, std::size_t> per_thread;
+  for (const auto& l : m.launches[0]) {
+    ++per_thread[rank.tracks[static_cast<std::size_t>(l.host_track)].tid];
+    const auto& host = rank.tracks[static_cast<std::size_t>(l.host_track)];
+    const auto& gpu = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
+    ASSERT_EQ(host.correlation[l.host_index], gpu.correlation[l.gpu_index]);
+  }
+  EXPECT_EQ(per_thread, (std::map<std::int64_t, std::size_t>{{2910249, 1401}, {2919752, 2373}}));
+  // Host lane groups: three threads with events (12174, 10912 and 42 events), the launching ones
+  // first, most launches first; their rows hold every host event once.
+  std::vector<std::int64_t> order;
+  std::map<std::int64_t, std::size_t> events;
+  for (const Lane* l : m.lanesOf(LaneKind::Host, 0)) {
+    if (l->depth == 0) order.push_back(l->stream);
+    events[l->stream] += l->events.size();
+  }
+  EXPECT_EQ(order, (std::vector<std::int64_t>{2919752, 2910249, -549452224}));
+  // Nesting (the same rule over the JSON's host events with python): 5, 7 and 0 levels deep.
+  std::vector<int> rows;
+  for (const Lane* l : m.lanesOf(LaneKind::Host, 0))
+    if (l->depth == 0) rows.push_back(l->rows);
+  EXPECT_EQ(rows, (std::vector<int>{6, 8, 1}));
+  EXPECT_EQ(events, (std::map<std::int64_t, std::size_t>{
+                        {2919752, 12174}, {2910249, 10912}, {-549452224, 42}}));
+  const auto host = m.lanesOf(LaneKind::Host, 0);
+  EXPECT_EQ(host.front()->label, "thread 2919752 (pt_autograd_0)");
+  // GPU annotations: 9 on stream 7, 21 on stream 40.
+  const auto ann = m.lanesOf(LaneKind::GpuAnnotation, 0);
+  ASSERT_EQ(ann.size(), 2u);
+  EXPECT_EQ(ann[0]->stream, 7);
+  EXPECT_EQ(ann[0]->events.size(), 9u);
+  EXPECT_EQ(ann[1]->stream, 40);
+  EXPECT_EQ(ann[1]->events.size(), 21u);
+  // Colours, by the same rules applied to the JSON's host events with python: 8740 runtime
+  // calls, 72 DDP ranges (27 record_param_comms, 15 c10d::allreduce_, 15 nccl:all_reduce, 6
+  // c10d::broadcast_, 6 nccl:broadcast, 3 DistributedDataParallel.forward), 18 other user
+  // annotations, 14298 other CPU ops; no data-loader range in this trace.
+  std::map<std::uint8_t, std::size_t> by_style;
+  for (const Lane* l : host)
+    for (std::size_t i = 0; i < l->events.size(); ++i)
+      ++by_style[l->events.style(i)];
+  EXPECT_EQ(by_style, (std::map<std::uint8_t, std::size_t>{{kStyleHostOp, 14298},
+                                                           {kStyleHostAnnotation, 18},
+                                                           {kStyleHostLaunch, 8740},
+                                                           {kStyleHostComm, 72}}));
+}
