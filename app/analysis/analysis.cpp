@@ -738,6 +738,11 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);
   splitStepExposed(out, acts);
+  // The steps' unions served only that split: freed rather than kept for the run's life.
+  for (auto& a : acts) {
+    a.steps.clear();
+    a.steps.shrink_to_fit();
+  }
   if (!run.skipped_files.empty()) {
     std::string names;
     for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)

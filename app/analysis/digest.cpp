@@ -157,8 +157,14 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
   std::atomic<std::size_t> next{0}, done{0};
   std::exception_ptr error;
   std::mutex error_mutex;
+  std::atomic<bool> cancelled{false};
   auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
+      if (options.cancel && options.cancel->load()) {
+        cancelled = true;
+        next = files.size();
+        break;
+      }
       try {
         per_file[i] = digestFile(files[i], options.analysis, indices.empty() ? i : indices.at(i));
       } catch (...) {
@@ -175,6 +181,7 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
   work();
   for (auto& t : pool)
     t.join();
+  if (cancelled) throw DigestCancelled();
   if (error) std::rethrow_exception(error);
   std::vector<RankPartial> parts;
   for (auto& f : per_file)

@@ -3,8 +3,10 @@
 // and step, step time, exposed communication and the matched collectives' wait and transfer,
 // made without holding more than one rank's trace per thread in memory. No Qt.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +54,13 @@ struct DigestOptions {
   AnalysisOptions analysis;
   unsigned threads = 0;  // 0: one per core, at most one per file
   std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads
+  // Set (from any thread) to stop: looked at before each file is read; once the files being read
+  // are done, digestFiles (and digestRun) throw DigestCancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct DigestCancelled : std::runtime_error {
+  DigestCancelled() : std::runtime_error("the digest was cancelled") {}
 };
 
 // The digest of the run at `paths` (files or run folders), as JSON text. Throws TraceError for a

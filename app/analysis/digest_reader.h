@@ -84,7 +84,8 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure);
 // "Late rank of a digest"): in each step of the run's selection where the ranks' waits differ,
 // the rank that waited least; named when it is the same rank in more than half of those steps.
 struct DigestLateRank {
-  std::int32_t steps_compared = 0;  // selected steps where every rank has a wait and they differ
+  std::int32_t steps_compared = 0;  // selected steps where at least two ranks have a wait and
+                                    // the waits differ
   std::optional<std::int32_t> rank;
   std::int32_t late_steps = 0;  // how many of those steps `rank` waited least in
   // Over those steps: the mean of the other ranks' waits (what the late rank cost each of them

@@ -64,4 +64,13 @@ std::span<const LaunchLink> launchLinks(const std::vector<LaunchLink>& links,
   return {lo, hi};
 }
 
+std::span<const LaunchLink> launchesOf(const std::vector<LaunchLink>& links,
+                                       std::int64_t correlation, std::int32_t host_track,
+                                       std::uint32_t host_index) {
+  const auto all = launchLinks(links, correlation);
+  if (all.empty() || all.front().host_track != host_track || all.front().host_index != host_index)
+    return {};
+  return all;
+}
+
 }  // namespace ddpscope::analysis

@@ -32,6 +32,14 @@ std::vector<LaunchLink> resolveLaunches(const trace::RankTrace& rank);
 std::span<const LaunchLink> launchLinks(const std::vector<LaunchLink>& links,
                                         std::int64_t correlation);
 
+// The links whose host end is event `host_index` of host track `host_track`, `correlation` being
+// that event's id: the GPU work that call launched. Empty for an event that is not the launch,
+// such as a CPU op or a second call carrying the same id (every link of one id has one host
+// end, the launch resolveLaunches chose).
+std::span<const LaunchLink> launchesOf(const std::vector<LaunchLink>& links,
+                                       std::int64_t correlation, std::int32_t host_track,
+                                       std::uint32_t host_index);
+
 // Launch latency: from the start of the host call to the start of the GPU work it launched.
 inline trace::TimeNs launchLatency(trace::TimeNs launch_start, trace::TimeNs gpu_start) {
   return gpu_start - launch_start;

@@ -128,9 +128,6 @@ void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
   j.num(m.non_compute_pct, 4);
 }
 
-// Per collective kind (allreduce, reduce_scatter, ...): `collectives` (docs/CLI.md). The split of
-// exposed communication into waiting and transfer needs collectives matched across ranks; until
-// a run has them the two figures are null.
 // A step's breakdown (docs/METRICS.md "Step breakdown"): its parts, in µs.
 void writeBreakdown(JsonOut& j, const StepBreakdown& b) {
   j.open('{');
@@ -161,6 +158,9 @@ void writeBreakdown(JsonOut& j, const StepBreakdown& b) {
   j.close('}');
 }
 
+// Per collective kind (allreduce, reduce_scatter, ...): `collectives` (docs/CLI.md). The split of
+// exposed communication into waiting and transfer needs collectives matched across ranks; until
+// a run has them the two figures are null.
 void writeCollectives(JsonOut& j, const RankReport& r) {
   j.key("collectives");
   j.open('[');

@@ -9,8 +9,6 @@ namespace ddpscope::analysis {
 
 namespace {
 
-constexpr std::string_view kDataLoaderPrefix = "enumerate(DataLoader)";
-
 bool included(const RankActivity& act, std::size_t track, std::size_t i) {
   return act.included.empty() || act.included[track][i] != 0;
 }
@@ -72,7 +70,7 @@ HostActivity hostActivity(const trace::RankTrace& rank, const RankActivity& act,
         continue;
       }
       auto& known = is_loader[t.name[i]];
-      if (known < 0) known = rank.names[t.name[i]].starts_with(kDataLoaderPrefix) ? 1 : 0;
+      if (known < 0) known = isDataLoaderRange(rank.names[t.name[i]]) ? 1 : 0;
       if (known) loader.push_back({t.start[i], t.end(i)});
     }
   }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,11 +14,17 @@
 
 namespace ddpscope::analysis {
 
+// Whether a host range is the data loader's (docs/METRICS.md "Step breakdown"): its name starts
+// with "enumerate(DataLoader)", the range PyTorch's profiler records around each batch fetch.
+inline bool isDataLoaderRange(std::string_view name) {
+  return name.starts_with("enumerate(DataLoader)");
+}
+
 // What a rank's host was doing, as the idle attribution needs it.
 struct HostActivity {
   bool has_launches = false;  // some GPU activity's host launch is in the trace
   IntervalSet pending;        // ∪ [a launch's start, the start of its GPU work)
-  IntervalSet data_loader;    // ∪ host ranges whose name starts with "enumerate(DataLoader)"
+  IntervalSet data_loader;    // ∪ data loader ranges (isDataLoaderRange)
 };
 // From the rank's GPU activities that `act` includes, and their launches (runtime or driver
 // calls with the same correlation id) on the rank's host tracks. `launches`: the rank's

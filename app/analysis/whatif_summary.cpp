@@ -64,16 +64,25 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   r.saving_pct = 100.0 * (result.base_step_us - p.step_us) / result.base_step_us;
   r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
   r.clear_saving = r.saving_pct > std::max(r.band_pct, 0.5);
+  // The fastest size may be the one recorded, with nothing else changed: no change to advise.
+  const WhatIfConfig& c = p.config;
+  const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
+                        !c.first_bucket_mb && c.overlap && c.world_size == 0 &&
+                        c.network_scale == 1 && c.compute_scale == 1;
   std::string t = "Predicted: ";
-  t += p.config.bucket_mb == 0 ? "one allreduce per tensor"
-                               : bucketSizeText(p.config.bucket_mb) + " buckets";
+  t += c.bucket_mb == 0 ? "one allreduce per tensor" : bucketSizeText(c.bucket_mb) + " buckets";
+  if (recorded) t += " (the recorded size)";
   t += " would take " + durationText(p.step_us) + " per step, ";
   t += pctText(std::abs(r.saving_pct));
   t += r.saving_pct >= 0 ? " less" : " more";
   const auto why = noBandReason(p);
   t += " than the recorded " + durationText(result.base_step_us) + " (±" + pctText(r.band_pct) +
        (why ? "; " + *why : std::string()) + ")";
-  if (r.saving_pct <= 0) {
+  if (recorded) {
+    r.clear_saving = false;
+    t += ": the recorded size is the fastest of the sizes tried (the difference is the replay's "
+         "own error)";
+  } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
   } else if (!r.clear_saving) {
     t += ": a saving within the prediction's uncertainty (or under 0.5 %), so no size tried is "

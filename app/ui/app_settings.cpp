@@ -211,6 +211,12 @@ double digestOfferGB() {
 void setDigestOfferGB(double gb) {
   store().setValue(QStringLiteral("ui/digestOfferGB"), std::max(0.0, gb));
 }
+QByteArray centreSplitterState() {
+  return store().value(QStringLiteral("centreSplitter")).toByteArray();
+}
+void setCentreSplitterState(const QByteArray& state) {
+  store().setValue(QStringLiteral("centreSplitter"), state);
+}
 QString userRules() {
   return store().value(QStringLiteral("analysis/rules")).toString();
 }

@@ -4,6 +4,7 @@
 // the agent's command line built from run parameters, and the launcher template filled in argument
 // by argument.
 
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
 #include <memory>
@@ -81,6 +82,10 @@ int digestOfferRanks();  // default 64
 void setDigestOfferRanks(int ranks);
 double digestOfferGB();  // default 8
 void setDigestOfferGB(double gb);
+// The main window's timeline / tabs divider as the user last left it (QSplitter::saveState);
+// empty when the user has not placed it.
+QByteArray centreSplitterState();
+void setCentreSplitterState(const QByteArray& state);
 // The user's classification rules as the settings' rules editor holds them: JSON Lines, the
 // format of a rules file (docs/RULES.md); "" when none.
 QString userRules();

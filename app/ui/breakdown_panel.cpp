@@ -20,6 +20,9 @@ namespace ddpscope::ui {
 
 namespace {
 
+// Up to this many steps the x axis names every step (a label per bar).
+constexpr std::size_t kLabelEveryStepUpTo = 40;
+
 // One stacked series: its name, colour and value in a row (none: the row does not say it).
 struct Series {
   QString name;
@@ -181,7 +184,17 @@ void BreakdownPanel::refresh() {
                rows_.empty() ? tr("No step markers (ProfilerStep#) in this run") : QString(),
                {chart_->xAxis, chart_->yAxis});
   if (!rows_.empty()) {
-    setIntegerTicker(chart_->xAxis, QString(), rows_.back().step);
+    // Every bar names its step while the labels fit side by side (a few dozen steps); past
+    // that, a label every so many steps.
+    if (rows_.size() <= kLabelEveryStepUpTo) {
+      auto labels = QSharedPointer<QCPAxisTickerText>::create();
+      for (const auto& r : rows_)
+        labels->addTick(static_cast<double>(r.step), QString::number(r.step));
+      chart_->xAxis->setTicker(labels);
+      chart_->xAxis->setSubTicks(false);
+    } else {
+      setIntegerTicker(chart_->xAxis, QString(), rows_.back().step);
+    }
     setCategoryRange(chart_->xAxis, keys.front(), keys.back(), kBarWidth);
     chart_->yAxis->setRange(0, top * 1.08);
   }

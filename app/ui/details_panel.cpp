@@ -135,8 +135,8 @@ QString launchedBy(const trace::RankTrace& rank, const analysis::LaunchLink& l) 
 }
 
 // A range of a host thread: a CPU op, an annotation, a runtime call (with what it launched).
-QString hostDetails(const LoadedRun& run, std::int32_t rank_index, const trace::Track& t,
-                    std::size_t i) {
+QString hostDetails(const LoadedRun& run, std::int32_t rank_index, std::int32_t track,
+                    const trace::Track& t, std::size_t i) {
   const auto& rank = run.run.ranks[static_cast<std::size_t>(rank_index)];
   const auto cat = trace::categoryName(t.kind_of[i]);
   QString html =
@@ -161,7 +161,8 @@ QString hostDetails(const LoadedRun& run, std::int32_t rank_index, const trace::
                 QString::fromStdString(rank.names[t.name[static_cast<std::size_t>(op)]]));
   const auto r = static_cast<std::size_t>(rank_index);
   if (r < run.timeline.launches.size()) {
-    for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[i])) {
+    for (const auto& l : analysis::launchesOf(run.timeline.launches[r], t.correlation[i], track,
+                                              static_cast<std::uint32_t>(i))) {
       const auto& g = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
       html += row(QObject::tr("launched"),
                   QObject::tr("%1 on stream %2 at %3 (launch latency %4)")
@@ -203,7 +204,7 @@ void DetailsPanel::refresh() {
   const auto& t = rank.tracks[static_cast<std::size_t>(ref->track)];
   const std::size_t i = ref->index;
   if (t.kind == trace::TrackKind::Host) {
-    view_->setHtml(hostDetails(*run, ref->rank_index, t, i));
+    view_->setHtml(hostDetails(*run, ref->rank_index, ref->track, t, i));
     return;
   }
   const std::string& name = rank.names[t.name[i]];

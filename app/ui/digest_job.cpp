@@ -5,17 +5,22 @@
 #include <QMetaObject>
 #include <QPointer>
 #include <QtConcurrent>
+#include <stdexcept>
 
 #include "tracer/format/run_loader.h"
 
 namespace ddpscope::ui {
 
 DigestResult openDigestBlocking(const QStringList& paths, bool make,
-                                std::function<void(double)> progress) {
+                                std::function<void(double)> progress,
+                                const std::atomic<bool>* cancel) {
   DigestResult out;
   QElapsedTimer clock;
   clock.start();
   try {
+    if (paths.isEmpty())
+      throw std::runtime_error(make ? "no trace files or run folders given to digest"
+                                    : "no digest file given to read");
     if (!make) {
       const QString path = paths.value(0);
       out.name = QFileInfo(path).fileName();
@@ -36,6 +41,7 @@ DigestResult openDigestBlocking(const QStringList& paths, bool make,
     out.name = paths.size() == 1 ? QFileInfo(paths.front()).fileName()
                                  : QObject::tr("%1 paths").arg(paths.size());
     analysis::DigestOptions options;
+    options.cancel = cancel;
     if (progress)
       options.progress = [progress](std::size_t done, std::size_t total) {
         progress(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0);
@@ -56,11 +62,15 @@ DigestJob::DigestJob(QObject* parent) : QObject(parent) {
 }
 
 DigestJob::~DigestJob() {
-  watcher_.waitForFinished();
+  if (cancel_) cancel_->store(true);
+  watcher_.waitForFinished();  // only the files being read
 }
 
 void DigestJob::start(const QStringList& paths, bool make) {
-  watcher_.waitForFinished();  // a digest being made is not cancelled: it is waited for
+  // A digest being made is cancelled: it stops before its next file and its result is dropped.
+  if (cancel_) cancel_->store(true);
+  watcher_.waitForFinished();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
   running_id_ = ++job_id_;
   busy_ = true;
   emit started(paths, make);
@@ -74,14 +84,18 @@ void DigestJob::start(const QStringList& paths, bool make) {
         },
         Qt::QueuedConnection);
   };
-  watcher_.setFuture(
-      QtConcurrent::run([paths, make, report] { return openDigestBlocking(paths, make, report); }));
+  watcher_.setFuture(QtConcurrent::run([paths, make, report, id, cancel = cancel_] {
+    DigestResult r = openDigestBlocking(paths, make, report, cancel.get());
+    r.job = id;
+    return r;
+  }));
 }
 
 void DigestJob::onFinished() {
-  if (!busy_) return;
-  busy_ = false;
+  if (!busy_ || !watcher_.isFinished()) return;
   const DigestResult r = watcher_.result();
+  if (r.job != running_id_) return;  // a superseded job's
+  busy_ = false;
   if (r.digest) {
     emit opened(r);
   } else {

@@ -1,11 +1,14 @@
 #pragma once
 // Opening a digest, off the GUI thread: reading a digest file, or making the digest of a run's
 // trace files (analysis::digestRun: a file at a time per core, none kept) when the run is too
-// big to load whole. Each start gets an id; a superseded job's result is dropped.
+// big to load whole. Each start gets an id; a superseded job is cancelled (it stops before its
+// next file) and its result dropped; so is a job still running when the DigestJob is destroyed.
 
 #include <QFutureWatcher>
 #include <QObject>
 #include <QStringList>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -15,17 +18,20 @@ namespace ddpscope::ui {
 
 struct DigestResult {
   std::shared_ptr<const analysis::Digest> digest;  // null on failure
-  QString name;        // the digest file, or the run folder it was made of
-  QString file;        // the digest file read; "" for a digest made of traces
-  QString folder;      // where the ranks' trace files are
-  QString error;       // a message naming the file at fault
-  double seconds = 0;  // how long reading (or making) it took
+  QString name;           // the digest file, or the run folder it was made of
+  QString file;           // the digest file read; "" for a digest made of traces
+  QString folder;         // where the ranks' trace files are
+  QString error;          // a message naming the file at fault
+  double seconds = 0;     // how long reading (or making) it took
+  std::uint64_t job = 0;  // the DigestJob start it answers
 };
 
 // Synchronous: what the worker runs. `make`: paths are a run's trace files or folders, to digest;
-// otherwise paths holds one digest file to read.
+// otherwise paths holds one digest file to read. `cancel`: when set, making stops before the
+// next file (an error result, "the digest was cancelled").
 DigestResult openDigestBlocking(const QStringList& paths, bool make,
-                                std::function<void(double)> progress = {});
+                                std::function<void(double)> progress = {},
+                                const std::atomic<bool>* cancel = nullptr);
 
 class DigestJob : public QObject {
   Q_OBJECT
@@ -49,6 +55,7 @@ class DigestJob : public QObject {
   void onFinished();
 
   QFutureWatcher<DigestResult> watcher_;
+  std::shared_ptr<std::atomic<bool>> cancel_;  // the running job's
   std::uint64_t job_id_ = 0;
   std::uint64_t running_id_ = 0;
   bool busy_ = false;

@@ -11,6 +11,8 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <set>
 
 #include "app/ui/digest_heatmap.h"
@@ -222,13 +224,31 @@ void DigestView::loadSelected() {
     emit loadFailed(QString::fromStdString(e.what()));
     return;
   }
+  // Each file's size as the digest states it (the paths digestRankFiles gives).
+  std::map<std::string, std::uint64_t> digest_bytes;
+  for (const auto& r : digest_->ranks)
+    if (r.file)
+      digest_bytes[(std::filesystem::path(folder_.toStdString()) / r.file->name).string()] =
+          r.file->bytes;
   QStringList paths;
   for (const auto& f : files) {
     const QString path = QString::fromStdString(f);
-    if (!QFileInfo(path).isFile()) {
+    const QFileInfo info(path);
+    if (!info.isFile()) {
       emit loadFailed(tr("The trace file %1 is missing (the digest %2 names it; its traces are "
                          "looked for in the digest's folder)")
                           .arg(path, name_));
+      return;
+    }
+    // A file of another size is not the one digested (its hash is not compared: that would read
+    // every byte).
+    if (const auto it = digest_bytes.find(f);
+        it != digest_bytes.end() && static_cast<std::uint64_t>(info.size()) != it->second) {
+      emit loadFailed(tr("The trace file %1 has changed since the digest %2 was made (%3 bytes; "
+                         "the digest says %4): make the digest again")
+                          .arg(path, name_)
+                          .arg(info.size())
+                          .arg(it->second));
       return;
     }
     paths << path;

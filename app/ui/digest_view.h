@@ -47,8 +47,9 @@ class DigestView : public QWidget {
   QString rankSelectionText() const;
   void setRankSelectionText(const QString& text);
 
-  // The trace files of the selected ranks, checked to exist; an error naming the first that
-  // does not (or the bad rank list) otherwise, through loadFailed.
+  // The trace files of the selected ranks, checked to exist and to have the size the digest
+  // states; an error naming the first that does not (or the bad rank list) otherwise, through
+  // loadFailed.
   void loadSelected();
 
  signals:

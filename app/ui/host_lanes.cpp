@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "app/analysis/step_breakdown.h"
+
 namespace ddpscope::ui {
 
 namespace {
@@ -12,13 +14,6 @@ constexpr std::uint8_t kUnset = 0xFF;
 
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
-}
-
-std::size_t launchCount(const std::vector<analysis::LaunchLink>& launches, std::size_t track) {
-  std::size_t n = 0;
-  for (const auto& l : launches)
-    n += l.host_track == static_cast<std::int32_t>(track) ? 1 : 0;
-  return n;
 }
 }  // namespace
 
@@ -41,7 +36,7 @@ std::uint8_t hostStyleOf(trace::EventKind kind, std::string_view name) {
       name.starts_with("DistributedDataParallel") || contains(name, "Reducer") ||
       name.starts_with("record_param_comms"))
     return kStyleHostComm;
-  if (contains(name, "DataLoader") || contains(name, "dataloader")) return kStyleHostDataLoader;
+  if (analysis::isDataLoaderRange(name)) return kStyleHostDataLoader;
   if (kind == trace::EventKind::UserAnnotation) return kStyleHostAnnotation;
   return kStyleHostOp;
 }
@@ -74,10 +69,15 @@ void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int
     std::size_t track;
     std::size_t launches;
   };
+  // The launches of each track, counted in one pass over the links.
+  std::vector<std::size_t> launch_count(rank.tracks.size(), 0);
+  for (const auto& l : launches)
+    if (l.host_track >= 0 && static_cast<std::size_t>(l.host_track) < launch_count.size())
+      ++launch_count[static_cast<std::size_t>(l.host_track)];
   std::vector<Thread> threads;
   for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti)
     if (rank.tracks[ti].kind == trace::TrackKind::Host && rank.tracks[ti].size() > 0)
-      threads.push_back({ti, launchCount(launches, ti)});
+      threads.push_back({ti, launch_count[ti]});
   std::stable_sort(threads.begin(), threads.end(), [](const Thread& a, const Thread& b) {
     return (a.launches > 0) != (b.launches > 0) ? a.launches > 0 : a.launches > b.launches;
   });

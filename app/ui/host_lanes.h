@@ -25,7 +25,7 @@ std::vector<std::uint16_t> nestingDepths(const trace::Track& t);
 
 // The colour of a host event: CUDA runtime and driver calls (launches), DDP's reducer and
 // communication ranges (`nccl:*`, `c10d::*`, `DistributedDataParallel.*`, the reducer's), data
-// loading (names with "DataLoader" or "dataloader"), other user annotations, other CPU ops.
+// loading (analysis::isDataLoaderRange), other user annotations, other CPU ops.
 std::uint8_t hostStyleOf(trace::EventKind kind, std::string_view name);
 
 // The innermost CPU op or user annotation of track `t` enclosing event `i` (its index), or -1.

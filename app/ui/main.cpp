@@ -5,8 +5,10 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <cstring>
 
+#include "app/analysis/digest_reader.h"
 #include "app/ui/app_modes.h"
 #include "app/ui/main_window.h"
 #include "tracer/format/memory.h"
@@ -76,6 +78,28 @@ int main(int argc, char** argv) {
   parser.process(app);
   QStringList paths = parser.positionalArguments();
 
+  const bool compare = parser.isSet(QStringLiteral("compare"));
+  const bool headless = parser.isSet(QStringLiteral("export")) ||
+                        parser.isSet(QStringLiteral("report")) ||
+                        parser.isSet(QStringLiteral("screenshots"));
+  if (compare && (headless || !display)) {
+    std::fprintf(stderr,
+                 "ddpscope: --compare shows two runs in the Compare tab of a window: it needs a "
+                 "display and does not combine with --export, --report or --screenshots\n");
+    return 2;
+  }
+  // A run digest opens in the window's Digest tab; the modes without a window render traces.
+  if (headless || !display)
+    for (const QString& p : paths)
+      if (QFileInfo(p).isFile() && ddpscope::analysis::isDigestFile(p.toStdString())) {
+        std::fprintf(stderr,
+                     "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it in "
+                     "the app's window (the Digest tab); --export, --report and --screenshots "
+                     "take traces\n",
+                     qPrintable(p));
+        return 2;
+      }
+
   if (parser.isSet(QStringLiteral("export"))) {
     bool ok = false;
     const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
@@ -89,7 +113,6 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(QStringLiteral("report")))
     return reportHeadless(parser.value(QStringLiteral("report")), paths);
-  const bool compare = parser.isSet(QStringLiteral("compare"));
   if (compare && paths.size() != 2) {
     std::fprintf(stderr, "ddpscope: --compare takes two runs, A and B; got %lld\n",
                  static_cast<long long>(paths.size()));

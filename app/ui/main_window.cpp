@@ -50,8 +50,6 @@ namespace ddpscope::ui {
 namespace {
 constexpr int kMaxRecent = 8;
 const char* kRecentKey = "recentRuns";
-// The timeline / tabs splitter as the user last left it (its QSplitter::saveState).
-const char* kCentreSplitterKey = "centreSplitter";
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -141,20 +139,14 @@ QWidget* MainWindow::buildCentre() {
   vsplit->setStretchFactor(1, 0);
   centre_layout->addWidget(vsplit, 1);
   // Where the user last put the divider is kept, and used again in the next session.
-  const QByteArray saved = QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
-                               .value(kCentreSplitterKey)
-                               .toByteArray();
+  const QByteArray saved = settings::centreSplitterState();
   if (!saved.isEmpty()) vsplit->restoreState(saved);
-  connect(vsplit, &QSplitter::splitterMoved, this, [vsplit] {
-    QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
-        .setValue(kCentreSplitterKey, vsplit->saveState());
-  });
+  connect(vsplit, &QSplitter::splitterMoved, this,
+          [vsplit] { settings::setCentreSplitterState(vsplit->saveState()); });
   // Give the timeline the height its lanes need (up to two thirds), the tabs the rest, unless
   // the user has placed the divider.
   connect(session_, &Session::currentRunChanged, vsplit, [this, vsplit] {
-    if (QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
-            .contains(kCentreSplitterKey))
-      return;
+    if (!settings::centreSplitterState().isEmpty()) return;
     const int total = std::max(400, vsplit->height());
     const int chrome = timeline_->plot()->height() - timeline_->plot()->axisRect()->height();
     const int want =

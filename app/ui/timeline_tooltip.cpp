@@ -152,7 +152,7 @@ QString rangeTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box)
     html += row("correlation", QString::number(t.correlation[src]));
   const auto& links = run.timeline.launches[static_cast<std::size_t>(lane.rank_index)];
   const auto launched = lane.kind == LaneKind::Host
-                            ? analysis::launchLinks(links, t.correlation[src])
+                            ? analysis::launchesOf(links, t.correlation[src], lane.track, src)
                             : std::span<const analysis::LaunchLink>{};
   if (!launched.empty()) {
     const auto& l = launched.front();

@@ -139,6 +139,9 @@ void TimelineView::setUpPlot() {
   plot_->setPlottingHint(QCP::phCacheLabels, true);
   plot_->installEventFilter(this);
   plot_->setMinimumHeight(160);
+  // Lanes are not legend entries (the legend names colours): a lane added to it by default would
+  // add a blank legend row per lane on every relayout and squeeze the lanes' axis rect.
+  plot_->setAutoAddPlottableToLegend(false);
 
   plot_->xAxis->setVisible(false);
   plot_->xAxis2->setVisible(true);
@@ -657,10 +660,17 @@ std::optional<TimelineView::FlowMark> flowOf(const LoadedRun& run, const EventRe
   const auto r = static_cast<std::size_t>(ref.rank_index);
   if (r >= run.timeline.launches.size()) return std::nullopt;
   const auto& t = run.run.ranks[r].tracks[static_cast<std::size_t>(ref.track)];
-  for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[ref.index])) {
-    const bool host_side = t.kind == trace::TrackKind::Host;
-    if (host_side ? (l.host_track == ref.track && l.host_index == ref.index)
-                  : (l.gpu_track == ref.track && l.gpu_index == ref.index))
+  const auto& links = run.timeline.launches[r];
+  if (t.kind == trace::TrackKind::Host) {
+    const auto launched =
+        analysis::launchesOf(links, t.correlation[ref.index], ref.track, ref.index);
+    if (launched.empty()) return std::nullopt;
+    const auto& l = launched.front();
+    return TimelineView::FlowMark{ref.rank_index, l.host_track, l.gpu_track, l.host_index,
+                                  l.gpu_index};
+  }
+  for (const auto& l : analysis::launchLinks(links, t.correlation[ref.index])) {
+    if (l.gpu_track == ref.track && l.gpu_index == ref.index)
       return TimelineView::FlowMark{ref.rank_index, l.host_track, l.gpu_track, l.host_index,
                                     l.gpu_index};
   }

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
 #include "agent/run_agent.h"
+#include "app/analysis/digest.h"
 #include "tracer/format/file_io.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
@@ -37,9 +39,10 @@ fs::path writeStragglerRun(const std::string& name) {
   return dir;
 }
 
-// A digest of two ranks written by hand; `steps0`/`steps1` are the ranks' step lists.
+// A digest of two ranks written by hand; `steps0`/`steps1` are the ranks' step lists (and
+// `steps2`, when given, a third rank's).
 std::string handDigest(const std::string& steps0, const std::string& steps1,
-                       const std::string& version = "1") {
+                       const std::string& version = "1", const std::string& steps2 = "") {
   const std::string rank_tail =
       R"(, "world_size": 2, "source": "simulated", "incomplete": false, "comm_us": 10.000,
       "compute_us": 20.000, "overlap_us": 5.000, "overlap_pct": 50.0000,
@@ -57,7 +60,8 @@ std::string handDigest(const std::string& steps0, const std::string& steps1,
       {"rank": 0, "file": "r0.json", "file_bytes": 12, "fnv1a64": "00000000000000ff")" +
          rank_tail + steps0 + R"(},
       {"rank": 1)" +
-         rank_tail + steps1 + "}]}";
+         rank_tail + steps1 + "}" +
+         (steps2.empty() ? "" : R"(, {"rank": 2)" + rank_tail + steps2 + "}") + "]}";
 }
 
 std::string step(int n, const std::string& dur, const std::string& exposed,
@@ -203,6 +207,55 @@ TEST(DigestReader, NoLateRankWithoutAMajority) {
   EXPECT_EQ(late.steps_compared, 2);
   EXPECT_FALSE(late.rank);
   EXPECT_FALSE(late.others_wait_ns);
+}
+
+TEST(DigestReader, LateRankStepsNeedTwoWaitsNotEvery) {
+  // Three ranks. Step 2: rank 1's wait is null, ranks 0 and 2 have 6 and 1 µs: compared, rank 2
+  // waited least. Step 3: only rank 0 has a wait: not compared. So one step compared, rank 2 late
+  // in it, the others' wait rank 0's 6 µs (rank 1 has none there).
+  const auto d = analysis::parseDigest(handDigest("[" + step(2, "1.000", "1.000", "6.000") + ", " +
+                                                      step(3, "1.000", "1.000", "9.000") + "]",
+                                                  "[" + step(2, "1.000", "1.000", "null") + ", " +
+                                                      step(3, "1.000", "1.000", "null") + "]",
+                                                  "1",
+                                                  "[" + step(2, "1.000", "1.000", "1.000") + ", " +
+                                                      step(3, "1.000", "1.000", "null") + "]"),
+                                       "d.json");
+  ASSERT_EQ(d.ranks.size(), 3u);
+  const auto late = analysis::digestLateRank(d);
+  EXPECT_EQ(late.steps_compared, 1);
+  EXPECT_EQ(late.rank, 2);
+  EXPECT_EQ(late.late_steps, 1);
+  EXPECT_EQ(late.others_wait_ns, 6'000);
+}
+
+// Cancelling a digest: the flag is looked at before each file, so one set after the first file
+// (one thread) stops it there: one file read of eight, and DigestCancelled thrown.
+TEST(DigestReader, ACancelledDigestStopsBeforeItsNextFile) {
+  const fs::path dir = writeStragglerRun("cancel");
+  const auto files = trace::expandTracePaths({dir.string()});
+  ASSERT_EQ(files.size(), 8u);
+  std::atomic<bool> cancel{false};
+  std::size_t read = 0;
+  analysis::DigestOptions options;
+  options.threads = 1;
+  options.cancel = &cancel;
+  options.progress = [&](std::size_t done, std::size_t) {
+    read = done;
+    cancel = true;
+  };
+  EXPECT_THROW(analysis::digestFiles(files, options), analysis::DigestCancelled);
+  EXPECT_EQ(read, 1u);
+  // Set before it starts: no file is read.
+  read = 0;
+  EXPECT_THROW(analysis::digestRun({dir.string()}, options), analysis::DigestCancelled);
+  EXPECT_EQ(read, 0u);
+  // Not set: every file.
+  cancel = false;
+  options.progress = [&](std::size_t done, std::size_t) { read = done; };
+  EXPECT_EQ(analysis::digestFiles(files, options).size(), 8u);
+  EXPECT_EQ(read, 8u);
+  fs::remove_all(dir);
 }
 
 TEST(DigestReader, BadInputNamesWhatIsWrong) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "app/analysis/report_json.h"
 #include "app/analysis/run_summary.h"
@@ -148,7 +149,18 @@ TEST(StepBreakdown, ExposedSplitsIntoWaitingAndTransferWhenMatched) {
     run.ranks.back().rank = r;
     run.ranks.back().world_size = 3;
   }
-  const auto report = analysis::analyzeRun(run);
+  std::vector<analysis::RankActivity> activities;
+  const auto report = analysis::analyzeRun(run, {}, &activities);
+  // The steps' unions served the split only: analyzeRun frees them; analyzeRank keeps them for
+  // a caller that splits itself.
+  ASSERT_EQ(activities.size(), 3u);
+  for (const auto& a : activities) {
+    EXPECT_TRUE(a.steps.empty());
+    EXPECT_EQ(a.steps.capacity(), 0u);
+  }
+  analysis::RankActivity one;
+  analysis::analyzeRank(run.ranks[0], {}, &one);
+  EXPECT_EQ(one.steps.size(), 1u);
   const TimeNs exposed[] = {250, 200, 100}, wait[] = {150, 100, 0};
   for (std::size_t r = 0; r < 3; ++r) {
     ASSERT_EQ(report.ranks[r].steps.size(), 1u);
@@ -181,7 +193,36 @@ TEST(StepBreakdown, ExposedSplitsIntoWaitingAndTransferWhenMatched) {
       << json;
 }
 
-// Three ranks with host launches: step 1 = [0, 10000), a gemm [0, 1000) launched at 0; the
+TEST(StepBreakdown, DataLoaderRangeIsTheEnumerateRange) {
+  EXPECT_TRUE(analysis::isDataLoaderRange("enumerate(DataLoader)"));
+  EXPECT_TRUE(
+      analysis::isDataLoaderRange("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+  EXPECT_FALSE(analysis::isDataLoaderRange("_SingleProcessDataLoaderIter.__next__"));
+  EXPECT_FALSE(analysis::isDataLoaderRange("DataLoader"));
+  EXPECT_FALSE(analysis::isDataLoaderRange("build_dataloader"));
+  EXPECT_FALSE(analysis::isDataLoaderRange("x enumerate(DataLoader)"));
+  EXPECT_FALSE(analysis::isDataLoaderRange(""));
+  // Step [0, 1000): a gemm [0, 100) launched at 0 (nothing pending), then idle 900 ns; a loader
+  // iterator range [200, 300) is not a data loader range, enumerate(DataLoader) [500, 700) is.
+  // So the idle splits into data loader 200 and host-bound 700.
+  TraceBuilder b;
+  b.step(1, 0, 1'000);
+  b.add({"gemm", 0, 100, 7, 0, EventKind::Kernel, trace::kNoBucket, trace::kNoStep, 5});
+  launch(b, 0, 5);
+  b.add({"_SingleProcessDataLoaderIter.__next__", 200, 100, 1, 0, EventKind::UserAnnotation});
+  b.add({"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 500, 200, 1, 0,
+         EventKind::UserAnnotation});
+  const auto r = analysis::analyzeRank(b.build());
+  ASSERT_EQ(r.steps.size(), 1u);
+  const auto& p = r.steps[0].breakdown;
+  EXPECT_EQ(p.idle_ns, 900);
+  ASSERT_TRUE(p.idle_launch_pending_ns && p.idle_data_loader_ns && p.idle_host_bound_ns);
+  EXPECT_EQ(*p.idle_launch_pending_ns, 0);
+  EXPECT_EQ(*p.idle_data_loader_ns, 200);
+  EXPECT_EQ(*p.idle_host_bound_ns, 700);
+}
+
+// Two ranks with host launches: step 1 = [0, 10000), a gemm [0, 1000) launched at 0; the
 // rest of each step is idle with no launch pending (host-bound): 90 % idle, all host-bound.
 // Below 20 % idle there is no reading.
 TEST(StepBreakdown, IdleReadingNamesWhatMostOfTheIdleTimeWas) {

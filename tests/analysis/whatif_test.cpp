@@ -10,6 +10,7 @@
 
 #include "agent/bucket_planner.h"
 #include "agent/run_agent.h"
+#include "app/analysis/whatif_summary.h"
 #include "tracer/format/trace_reader.h"
 
 using namespace ddpscope;
@@ -337,6 +338,39 @@ TEST(WhatIfRecorded, OneRankRunHasNothingToPredict) {
   EXPECT_TRUE(res.predictions.empty());
   ASSERT_FALSE(res.notes.empty());
   EXPECT_NE(res.notes.front().find("one rank"), std::string::npos);
+}
+
+// The recommendation when the fastest size is the recorded one: it says so and advises no change;
+// another size of the same figures is a saving to advise.
+TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
+  analysis::WhatIfResult result;
+  result.model.usable = true;
+  result.base_step_us = 1000;
+  result.base_bucket_mb = 25;
+  analysis::Prediction p;
+  p.config.bucket_mb = 25;
+  p.step_us = 999;
+  p.step_us_low = 990;
+  p.step_us_high = 1010;
+  p.exposed_comm_us = 50;
+  result.predictions = {p};
+  result.best = 0;
+  const auto same = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_NE(same->text.find("25 MiB buckets (the recorded size) would take"), std::string::npos)
+      << same->text;
+  EXPECT_NE(same->text.find("the recorded size is the fastest"), std::string::npos) << same->text;
+  EXPECT_FALSE(same->clear_saving);
+
+  result.predictions[0].config.bucket_mb = 100;
+  result.predictions[0].step_us = 900;
+  result.predictions[0].step_us_low = 895;
+  result.predictions[0].step_us_high = 905;
+  const auto other = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->text.find("recorded size"), std::string::npos) << other->text;
+  EXPECT_NEAR(other->saving_pct, 10.0, 1e-9);
+  EXPECT_TRUE(other->clear_saving);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -546,6 +547,52 @@ TEST(NsysReport, CancelKillsNsys) {
   std::ifstream(dir / "pid") >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_NE(::kill(static_cast<pid_t>(pid), 0), 0);  // killed and reaped: no such process
+  EXPECT_TRUE(nsys.cached().empty());
+  fs::remove_all(dir);
+}
+
+namespace {
+// Whether the process runs (a zombie awaiting its new parent's wait counts as gone).
+bool running(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
+}
+}  // namespace
+
+TEST(NsysReport, CancelKillsAnNsysThatIgnoresTermAndWhatItStarted) {
+  const auto dir = freshDir("rep-cancel-term");
+  // Ignores SIGTERM, and so does the process it starts (an ignored signal stays ignored across
+  // exec); writes both process ids, then waits.
+  FakeNsys nsys(dir, "trap '' TERM\nsleep 60 &\necho $! > '" + (dir / "child").string() +
+                         "'\necho $$ > '" + (dir / "pid").string() + "'\nwait\n");
+  const auto report = (dir / "capture.nsys-rep").string();
+  std::ofstream(report) << "fake report 1\n";
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    for (int i = 0; i < 2000 && !fs::exists(dir / "pid"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel = true;
+  });
+  ReadOptions options;
+  options.cancel = &cancel;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(importFile(report, options), LoadCancelled);
+  canceller.join();
+  // Killed after the 2 s of grace, long before the 60 s the script would wait.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  std::int64_t pid = 0, child = 0;
+  std::ifstream(dir / "pid") >> pid;
+  std::ifstream(dir / "child") >> child;
+  ASSERT_GT(pid, 0);
+  ASSERT_GT(child, 0);
+  EXPECT_NE(::kill(static_cast<pid_t>(pid), 0), 0);  // killed and reaped
+  for (int i = 0; i < 200 && running(static_cast<pid_t>(child)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(running(static_cast<pid_t>(child)));
   EXPECT_TRUE(nsys.cached().empty());
   fs::remove_all(dir);
 }

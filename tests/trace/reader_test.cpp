@@ -209,6 +209,33 @@ TEST(KinetoReader, FlowEndsNamingTheirDeviceGoToTheGpuTrack) {
   EXPECT_EQ(describeDifference(t, back), "");
 }
 
+// An end that names a device and stream whose GPU track the file lacks is dropped with its flow:
+// the host thread that happens to carry those numbers (pid 0, tid 9) is not where it ends.
+TEST(KinetoReader, AFlowEndNamingAMissingGpuTrackIsNotPutOnAHostThread) {
+  const std::string text = R"([
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 0, "tid": 7,
+     "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "other thread", "pid": 0, "tid": 9, "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 5,
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "s", "id": 1, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "bp": "e", "id": 1, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "ac2g",
+     "args": {"device": 0, "stream": 9}},
+    {"ph": "s", "id": 2, "pid": 0, "tid": 7, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "bp": "e", "id": 2, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "ac2g",
+     "args": {"device": 0, "stream": 7}}
+  ])";
+  const RankTrace t = parseTraceText(text);
+  ASSERT_EQ(t.tracks.size(), 3u);  // host 0/7, host 0/9, GPU 0/7
+  ASSERT_EQ(t.flows.size(), 1u);
+  const Flow& f = t.flows[0];
+  EXPECT_EQ(f.id, 2u);
+  const auto& to = t.tracks[static_cast<std::size_t>(f.to_track)];
+  EXPECT_EQ(to.kind, TrackKind::Gpu);
+  EXPECT_EQ(to.pid, 0);
+  EXPECT_EQ(to.tid, 7);
+}
+
 // The reader parses the usual number forms on a fast path and everything else through the
 // general parsers: each form must read as parseMicrosToNs and from_chars read it.
 TEST(KinetoReader, NumberFormsReadAsTheGeneralParsersReadThem) {

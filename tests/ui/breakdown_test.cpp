@@ -11,12 +11,15 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <memory>
 
+#include "app/ui/app_settings.h"
 #include "app/ui/breakdown_panel.h"
 #include "app/ui/compare_panel.h"
 #include "app/ui/headline_bar.h"
@@ -70,6 +73,10 @@ TEST(StepsTab, EachStepsBarStacksItsPartsUpToItsStepTime) {
   const double kStepMs[] = {222.442191, 219.726905, 224.936243};
   QCustomPlot* chart = p->chart();
   ASSERT_EQ(chart->plottableCount(), 8);
+  // Every step's bar is named on the axis (not every other one).
+  const auto steps_axis = chart->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  ASSERT_TRUE(steps_axis);
+  EXPECT_EQ(steps_axis->ticks().keys(), QList<double>({4, 5, 6}));
   for (int i = 0; i < 3; ++i) {
     double sum = 0;
     for (int k = 0; k < chart->plottableCount(); ++k)
@@ -126,8 +133,24 @@ TEST(StepsTab, HeadlineReadsTheIdleTime) {
 
 TEST(WindowHabits, TheTimelinesDividerIsRememberedAndTheTimelineGrowsWithTheWindow) {
   app();
-  QSettings settings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"));
-  settings.remove(QStringLiteral("centreSplitter"));
+  // A settings file of this process only (ctest runs the UI tests in parallel processes); the
+  // environment is put back as it was however the test ends.
+  static QTemporaryDir settings_dir;
+  const QString ini = settings_dir.filePath(QStringLiteral("ddpscope.ini"));
+  const QByteArray previous = qgetenv("DDPSCOPE_SETTINGS");
+  const bool had_previous = qEnvironmentVariableIsSet("DDPSCOPE_SETTINGS");
+  qputenv("DDPSCOPE_SETTINGS", ini.toLocal8Bit());
+  const auto restore = qScopeGuard([&] {
+    settings::setCentreSplitterState({});
+    if (had_previous)
+      qputenv("DDPSCOPE_SETTINGS", previous);
+    else
+      qunsetenv("DDPSCOPE_SETTINGS");
+  });
+  settings::setCentreSplitterState({});
+  // What the user's own settings hold, read only: the test must leave it as it is.
+  const QVariant users_own = QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
+                                 .value(QStringLiteral("centreSplitter"));
   {
     auto w = openWindow({});
     QSplitter* split = w->centreSplitter();
@@ -136,6 +159,14 @@ TEST(WindowHabits, TheTimelinesDividerIsRememberedAndTheTimelineGrowsWithTheWind
     split->setSizes({total / 4, total - total / 4});
     emit split->splitterMoved(total / 4, 1);  // what dragging the divider says
   }
+  // The divider went to the file DDPSCOPE_SETTINGS names, not to the user's own settings.
+  EXPECT_FALSE(QSettings(ini, QSettings::IniFormat)
+                   .value(QStringLiteral("centreSplitter"))
+                   .toByteArray()
+                   .isEmpty());
+  EXPECT_EQ(QSettings(QStringLiteral("ddpscope"), QStringLiteral("ddpscope"))
+                .value(QStringLiteral("centreSplitter")),
+            users_own);
   auto w = openWindow({});
   QSplitter* split = w->centreSplitter();
   ASSERT_TRUE(waitFor([&] { return split->height() > 600; }));
@@ -154,7 +185,6 @@ TEST(WindowHabits, TheTimelinesDividerIsRememberedAndTheTimelineGrowsWithTheWind
   const int grown = split->sizes()[0] + split->sizes()[1] - before[0] - before[1];
   EXPECT_GE(split->sizes()[0] - before[0], grown * 9 / 10);
   EXPECT_NEAR(split->sizes()[1], before[1], 10);
-  settings.remove(QStringLiteral("centreSplitter"));
 }
 
 TEST(WindowHabits, ARunOpenedAgainIsShownNotLoadedTwice) {

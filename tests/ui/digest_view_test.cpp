@@ -13,9 +13,11 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMouseEvent>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <atomic>
 #include <filesystem>
 
 #include "app/analysis/digest.h"
@@ -219,6 +221,24 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   view->setRankSelectionText(QStringLiteral("12"));
   view->loadSelected();
   EXPECT_EQ(w->lastError(), QStringLiteral("the digest has no rank 12"));
+  // A rank whose file is not the size the digest states: refused, naming the file.
+  const QString six = run.dir.filePath(QStringLiteral("rank-6.json.gz"));
+  const qint64 six_bytes = QFileInfo(six).size();
+  {
+    QFile f(six);
+    ASSERT_TRUE(f.open(QIODevice::Append));
+    f.write("x");
+  }
+  const auto loads = w->session()->runs().size();
+  view->setRankSelectionText(QStringLiteral("6"));
+  view->loadSelected();
+  EXPECT_EQ(w->lastError(), QStringLiteral("The trace file %1 has changed since the digest %2 was "
+                                           "made (%3 bytes; the digest says %4): make the digest "
+                                           "again")
+                                .arg(six, view->name())
+                                .arg(six_bytes + 1)
+                                .arg(six_bytes));
+  EXPECT_EQ(w->session()->runs().size(), loads);
 
   // The view as the docs show it: the waits, rank 3's row light (the others waited for it).
   view->setFigure(analysis::DigestFigure::MatchedWait);
@@ -229,6 +249,54 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   ASSERT_TRUE(view->grab().save(png));
   if (const QByteArray out = qgetenv("DDPSCOPE_DIGEST_SCREENSHOT"); !out.isEmpty())
     QFile::copy(png, QString::fromLocal8Bit(out));
+}
+
+TEST(DigestView, NothingToOpenSaysSo) {
+  const DigestResult made = openDigestBlocking({}, true);
+  EXPECT_FALSE(made.digest);
+  EXPECT_EQ(made.error, QStringLiteral("no trace files or run folders given to digest"));
+  const DigestResult read = openDigestBlocking({}, false);
+  EXPECT_FALSE(read.digest);
+  EXPECT_EQ(read.error, QStringLiteral("no digest file given to read"));
+}
+
+// A digest made with its cancel flag set reads no file; a DigestJob started again drops the
+// superseded job's result and reports only the new one's; one destroyed while making returns.
+TEST(DigestView, ASupersededDigestIsCancelledAndDropped) {
+  DigestedRun run;
+  app();
+  std::atomic<bool> cancel{true};
+  int progressed = 0;
+  const DigestResult cancelled = openDigestBlocking(
+      {run.dir.path()}, true, [&](double) { ++progressed; }, &cancel);
+  EXPECT_FALSE(cancelled.digest);
+  EXPECT_EQ(cancelled.error, QStringLiteral("the digest was cancelled"));
+  EXPECT_EQ(progressed, 0);
+
+  DigestJob job;
+  std::vector<DigestResult> opened;
+  int failed = 0, finished = 0;
+  QObject::connect(&job, &DigestJob::opened, [&](const DigestResult& r) { opened.push_back(r); });
+  QObject::connect(&job, &DigestJob::failed, [&](const QString&) { ++failed; });
+  QObject::connect(&job, &DigestJob::finished, [&] { ++finished; });
+  job.make({run.dir.path()});
+  job.read(run.digest);
+  ASSERT_TRUE(waitFor([&] { return finished > 0; }));
+  QCoreApplication::processEvents();
+  EXPECT_EQ(finished, 1);
+  EXPECT_EQ(failed, 0);
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_EQ(opened[0].file, run.digest);  // the read, not the digest made
+  EXPECT_FALSE(job.busy());
+
+  auto doomed = std::make_unique<DigestJob>();
+  bool doomed_reported = false;
+  QObject::connect(doomed.get(), &DigestJob::finished, [&] { doomed_reported = true; });
+  doomed->make({run.dir.path()});
+  EXPECT_TRUE(doomed->busy());
+  doomed.reset();
+  QCoreApplication::processEvents();
+  EXPECT_FALSE(doomed_reported);
 }
 
 TEST(DigestView, ABadDigestSaysWhy) {

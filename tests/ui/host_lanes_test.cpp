@@ -10,10 +10,15 @@
 #include <set>
 
 #include "app/analysis/launches.h"
+#include "app/analysis/step_breakdown.h"
+#include "app/ui/details_panel.h"
 #include "app/ui/host_lanes.h"
 #include "app/ui/session.h"
 #include "app/ui/timeline_model.h"
+#include "app/ui/timeline_tooltip.h"
+#include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
+#include "tests/ui/ui_test_app.h"
 #include "tracer/format/run_loader.h"
 
 using namespace ddpscope;
@@ -32,6 +37,17 @@ trace::Track hostTrack(const std::vector<std::pair<TimeNs, TimeNs>>& spans,
     t.push(r);
   }
   return t;
+}
+
+// Adds a host event on thread `tid` (the builder puts every host event on thread 1).
+void hostEvent(ddpscope::testing::TraceBuilder& b, std::int64_t tid, const std::string& name,
+               TimeNs start, TimeNs dur, EventKind kind,
+               std::int64_t correlation = trace::kNoCorrelation) {
+  auto& tr = b.trace();
+  const auto ti = tr.trackIndex(trace::TrackKind::Host, 100, tid);
+  tr.tracks[static_cast<std::size_t>(ti)].push(
+      {start, dur, tr.names.intern(name), tr.names.intern(trace::categoryName(kind)), kind,
+       correlation, trace::kNoBucket, trace::kNoStep, trace::kNoBytes});
 }
 }  // namespace
 
@@ -112,6 +128,18 @@ TEST(HostLanes, ColoursByKindAndName) {
   EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation,
                         "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
             kStyleHostDataLoader);
+  // Data loading is the step breakdown's data loader range, not any name mentioning a loader.
+  EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter"),
+            kStyleHostDataLoader);
+  EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "_MultiProcessingDataLoaderIter._next_data"),
+            kStyleHostOp);
+  EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, "build_dataloader"), kStyleHostAnnotation);
+  for (const std::string_view n :
+       {"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "enumerate(DataLoader)",
+        "DataLoader", "my_dataloader", "x enumerate(DataLoader)", "aten::mm"})
+    EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, n) == kStyleHostDataLoader,
+              analysis::isDataLoaderRange(n))
+        << n;
   EXPECT_EQ(hostStyleOf(EventKind::UserAnnotation, "ProfilerStep#5"), kStyleHostAnnotation);
   EXPECT_EQ(hostStyleOf(EventKind::CpuOp, "aten::conv2d"), kStyleHostOp);
   EXPECT_EQ(hostStyleOf(EventKind::Other, "something"), kStyleHostOp);
@@ -179,6 +207,108 @@ TEST(Launches, ResolvedByCorrelationBothWays) {
   EXPECT_EQ(analysis::launchLatency(100, 130), 30);
   // No host calls, no links.
   EXPECT_TRUE(analysis::resolveLaunches(ddpscope::testing::twoBuckets().build()).empty());
+}
+
+TEST(Launches, OnlyTheLaunchReportsWhatItLaunched) {
+  // One thread: aten::mm [0,500) and the launches inside it all carry correlation 5; the call
+  // at 100 is the launch of gemm (the first in track order), the call at 200 a second call with
+  // the same id. Neither the op nor the second call launched anything.
+  ddpscope::testing::TraceBuilder b;
+  b.add({"aten::mm", 0, 500, 1, 0, EventKind::CpuOp, -1, -1, 5});
+  b.add({"cudaLaunchKernel", 100, 10, 1, 0, EventKind::Runtime, -1, -1, 5});
+  b.add({"cudaLaunchKernel", 200, 10, 1, 0, EventKind::Runtime, -1, -1, 5});
+  b.add({"gemm", 300, 50, 7, 0, EventKind::Kernel, -1, -1, 5});
+  trace::Run built;
+  built.ranks.push_back(b.build());
+  const std::shared_ptr<const LoadedRun> run = prepareRun(std::move(built), {});
+  const auto& rank = run->run.ranks[0];
+  const auto& links = run->timeline.launches[0];
+  ASSERT_EQ(links.size(), 1u);
+  std::int32_t host = -1, gpu = -1;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti)
+    (rank.tracks[ti].kind == trace::TrackKind::Host ? host : gpu) = static_cast<std::int32_t>(ti);
+  const auto& ht = rank.tracks[static_cast<std::size_t>(host)];
+  ASSERT_EQ(ht.size(), 3u);  // track order: aten::mm, the call at 100, the call at 200
+  ASSERT_EQ(ht.start, (std::vector<TimeNs>{0, 100, 200}));
+  const auto launched = analysis::launchesOf(links, 5, host, 1);
+  ASSERT_EQ(launched.size(), 1u);
+  EXPECT_EQ(launched[0].gpu_track, gpu);
+  EXPECT_EQ(launched[0].gpu_index, 0u);
+  EXPECT_TRUE(analysis::launchesOf(links, 5, host, 0).empty());
+  EXPECT_TRUE(analysis::launchesOf(links, 5, host, 2).empty());
+  EXPECT_TRUE(analysis::launchesOf(links, 6, host, 1).empty());
+  EXPECT_TRUE(analysis::launchesOf(links, 5, gpu, 0).empty());
+
+  // The tooltip and Details of each host event: only the call at 100 names gemm; and only it
+  // gets the arrow to gemm.
+  ddpscope::ui::testing::app();
+  Session session;
+  DetailsPanel details(&session);
+  TimelineView view(&session);
+  session.addRun(run);
+  std::vector<const Lane*> lane_of(3, nullptr);
+  std::vector<std::uint32_t> box_of(3, 0);
+  for (const Lane* l : run->timeline.lanesOf(LaneKind::Host, 0))
+    for (std::uint32_t k = 0; k < l->events.size(); ++k) {
+      lane_of[l->events.source(k)] = l;
+      box_of[l->events.source(k)] = k;
+    }
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ASSERT_NE(lane_of[i], nullptr) << i;
+    const bool launch = i == 1;
+    DrawBox box;
+    box.x1 = 1;
+    box.first = box_of[i];
+    box.count = 1;
+    box.busy_ns = ht.dur[i];
+    const QString tip = laneBoxTooltip(*run, *lane_of[i], box);
+    EXPECT_EQ(tip.contains(QStringLiteral("gemm")), launch) << i << ": " << tip.toStdString();
+    EXPECT_EQ(tip.contains(QStringLiteral("launch latency")), launch) << i;
+    session.selectEvent(EventRef{0, host, i});
+    const QString text = details.text();
+    EXPECT_EQ(text.contains(QStringLiteral("gemm")), launch) << i << ": " << text.toStdString();
+    EXPECT_EQ(text.contains(QStringLiteral("launch latency")), launch) << i;
+    EXPECT_EQ(view.flowMark().has_value(), launch) << i;
+  }
+  // The kernel's end: launched by the call at 100.
+  session.selectEvent(EventRef{0, gpu, 0});
+  ASSERT_TRUE(view.flowMark().has_value());
+  EXPECT_EQ(view.flowMark()->host_index, 1u);
+  EXPECT_TRUE(details.text().contains(QStringLiteral("launched by")))
+      << details.text().toStdString();
+}
+
+TEST(HostLanes, ThreadsOrderedByLaunchCount) {
+  // Threads 1 (one launch), 2 (three), 3 (none), 4 (three): the launching threads first, most
+  // launches first (ties in track order), then the rest.
+  ddpscope::testing::TraceBuilder b;
+  std::int64_t corr = 1;
+  for (const auto& [tid, launches] :
+       std::vector<std::pair<std::int64_t, int>>{{1, 1}, {2, 3}, {3, 0}, {4, 3}}) {
+    hostEvent(b, tid, "aten::mm", 0, 10, EventKind::CpuOp);
+    for (int k = 0; k < launches; ++k, ++corr) {
+      hostEvent(b, tid, "cudaLaunchKernel", 20 + 10 * k, 5, EventKind::Runtime, corr);
+      b.add({"gemm", 1'000 * corr, 50, 7, 0, EventKind::Kernel, -1, -1, corr});
+    }
+  }
+  trace::Run built;
+  built.ranks.push_back(b.build());
+  const auto run = prepareRun(std::move(built), {});
+  const auto& rank = run->run.ranks[0];
+  ASSERT_EQ(run->timeline.launches[0].size(), 7u);
+  std::vector<std::int64_t> host_tids;  // in track order
+  for (const auto& t : rank.tracks)
+    if (t.kind == trace::TrackKind::Host) host_tids.push_back(t.tid);
+  ASSERT_EQ(host_tids.size(), 4u);
+  std::vector<std::int64_t> want;
+  for (const auto tid : host_tids)  // the two with three launches, in track order
+    if (tid == 2 || tid == 4) want.push_back(tid);
+  want.push_back(1);
+  want.push_back(3);
+  std::vector<std::int64_t> order;
+  for (const Lane* l : run->timeline.lanesOf(LaneKind::Host, 0))
+    if (l->depth == 0) order.push_back(l->stream);
+  EXPECT_EQ(order, want);
 }
 
 TEST(HostLanes, BuiltTraceGivesRowsPerDepthAndLaneOfEvent) {

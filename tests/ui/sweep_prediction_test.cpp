@@ -161,9 +161,13 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
     EXPECT_GE(p.step_us, rec->step_us);
 }
 
+// Keeps a picture of the panel when DDPSCOPE_TEST_PNGS names a folder (nothing is written
+// otherwise: the tests leave no files behind).
 void save(QWidget* w, const char* name) {
   QApplication::processEvents();
-  const QString path = QDir::current().filePath(QString::fromUtf8(name));
+  const QByteArray dir = qgetenv("DDPSCOPE_TEST_PNGS");
+  if (dir.isEmpty()) return;
+  const QString path = QDir(QString::fromLocal8Bit(dir)).filePath(QString::fromUtf8(name));
   EXPECT_TRUE(w->grab().save(path));
   std::printf("rendered %s\n", qPrintable(path));
 }
@@ -263,7 +267,7 @@ TEST(SweepPrediction, OnlyTheSelectedRunsPredictionIsShown) {
 // "Open prediction as run": the predicted size becomes a run of the session (made off the GUI
 // thread), listed with its PREDICTED badge, whose figures are the prediction's, shown by the
 // timeline and by Compare beside the recorded run. The views are written to PNG files
-// (DDPSCOPE_TEST_PNG_DIR, else the temporary folder) to be looked at.
+// (DDPSCOPE_TEST_PNGS names the folder) to be looked at.
 TEST(SweepPredictionRun, PredictedSizeOpensAsARunBesideTheRecordedOne) {
   const auto run = load({kResnet});
   ASSERT_TRUE(run);
@@ -287,9 +291,11 @@ TEST(SweepPredictionRun, PredictedSizeOpensAsARunBesideTheRecordedOne) {
                      opened = std::move(r);
                      done = true;
                    });
-  const QString dir = qEnvironmentVariableIsSet("DDPSCOPE_TEST_PNG_DIR")
-                          ? qEnvironmentVariable("DDPSCOPE_TEST_PNG_DIR")
-                          : QDir::tempPath();
+  // The pictures go to DDPSCOPE_TEST_PNGS when it names a folder, else to a folder removed after.
+  QTemporaryDir scratch;
+  const QString dir = qEnvironmentVariableIsSet("DDPSCOPE_TEST_PNGS")
+                          ? qEnvironmentVariable("DDPSCOPE_TEST_PNGS")
+                          : scratch.path();
   f.panel.grab().save(QDir(dir).filePath("predicted-sweep.png"));
   // The prediction opened (the panel then turns to the new current run: a predicted run is
   // not predicted again).

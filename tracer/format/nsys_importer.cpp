@@ -1264,8 +1264,14 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // nsys in a process group of its own: a cancel stops it and whatever it started.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t child = 0;
-  const int rc = posix_spawn(&child, nsys->c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&child, nsys->c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     fs::remove(log, ec);
@@ -1284,8 +1290,18 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
       break;
     }
     if (options.cancel && options.cancel->load()) {
-      ::kill(child, SIGTERM);
-      ::waitpid(child, &status, 0);
+      // Asked to stop, then killed if still there after 2 s (the group, while nsys is unreaped).
+      ::kill(-child, SIGTERM);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      pid_t gone = 0;
+      while ((gone = ::waitpid(child, &status, WNOHANG)) == 0 &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (gone == 0) {
+        ::kill(-child, SIGKILL);
+        while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
       for (const auto& f : {tmp, log, err})
         fs::remove(f, ec);
       throw LoadCancelled();
@@ -1311,7 +1327,11 @@ std::string exportNsysReport(const std::string& report, const ReadOptions& optio
                          "; try it yourself:\n  " + command);
   }
   fs::rename(tmp, out, ec);
-  if (ec) throw TraceError(report, kNoOffset, "cannot keep the export: " + ec.message());
+  if (ec) {
+    const std::string why_not = ec.message();
+    fs::remove(tmp, ec);
+    throw TraceError(report, kNoOffset, "cannot keep the export: " + why_not);
+  }
   if (options.progress) options.progress(1.0);
   return out.string();
 }

@@ -412,9 +412,13 @@ void TraceParser::addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name,
 }
 
 std::int32_t TraceParser::flowEndTrack(const PendingFlowEnd& end) const {
-  const TrackKind first = end.gpu ? TrackKind::Gpu : TrackKind::Host;
-  const TrackKind second = end.gpu ? TrackKind::Host : TrackKind::Gpu;
-  for (const TrackKind kind : {first, second}) {
+  // An end that named its device or stream carries those, not its pid and tid: only that GPU
+  // track is its own (a host track with the same numbers is another thread's).
+  if (end.gpu) {
+    const auto it = track_lookup_.find(TrackKey{end.pid, end.tid, TrackKind::Gpu});
+    return it == track_lookup_.end() ? -1 : it->second;
+  }
+  for (const TrackKind kind : {TrackKind::Host, TrackKind::Gpu}) {
     if (auto it = track_lookup_.find(TrackKey{end.pid, end.tid, kind}); it != track_lookup_.end()) {
       return it->second;
     }

@@ -45,7 +45,7 @@ struct PendingFlowEnd {
   std::int64_t pid;  // the device of an end on a GPU track
   std::int64_t tid;  // its stream
   // The end names its device or stream in args (as ddpscope's writer does for the ends on GPU
-  // tracks): its GPU track is looked up first, else the host track of its pid and tid.
+  // tracks): only its GPU track is looked up, and the flow is dropped when there is none.
   bool gpu;
 };
 

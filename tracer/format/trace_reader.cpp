@@ -142,6 +142,12 @@ RankTrace TraceParser::parse() {
 
 RankTrace TraceParser::finish() {
   if (!saw_events_) {
+    // A run digest (ddpscope-cli digest) begins with its version key.
+    const std::string_view head(json_.data(), std::min<std::size_t>(json_.size(), 64));
+    if (head.find("\"ddpscope_digest\"") != std::string_view::npos)
+      throw TraceError(name_, kNoOffset,
+                       "this is a run digest (ddpscope-cli digest), not a trace: open it in the "
+                       "app's window (its Digest tab), or give the trace files it was made from");
     throw TraceError(name_, kNoOffset,
                      "no \"traceEvents\" array: this is not a Chrome/Kineto trace");
   }
