@@ -367,10 +367,8 @@ TEST(Importers, SniffByContentNotName) {
   // Binary bytes no importer knows (an image, a program), whatever the name: not a trace.
   std::ofstream(dir / "picture.json", std::ios::binary)
       << std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
-  std::ofstream(dir / "program.json.gz", std::ios::binary) << std::string(
-      "\x7f"
-      "ELF\x02\x01\x01\0\0\0",
-      12);
+  const std::string elf = std::string("\x7f") + "ELF" + std::string("\x02\x01\x01\0\0\0", 6);
+  std::ofstream(dir / "program.json.gz", std::ios::binary) << elf;
   for (const char* name : {"picture.json", "program.json.gz"}) {
     EXPECT_THROW(importerFor((dir / name).string()), TraceError) << name;
     expectError((dir / name).string(), "not a trace (binary content)");
