@@ -3,9 +3,14 @@
 // space (no place to cut); all must give the same model, warnings and errors.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "tracer/format/file_io.h"
 #include "tracer/format/trace_error.h"
 #include "tracer/format/trace_reader.h"
 
@@ -287,4 +292,66 @@ TEST(PiecewiseParse, RealTracesOnSeveralThreadsGiveTheSameModel) {
     EXPECT_EQ(a.process_names, b.process_names);
     EXPECT_EQ(a.thread_names, b.thread_names);
   }
+}
+
+// Files of 1 MiB and more are parsed from a read-only map of the file: the same model as from a
+// copy in memory, whatever the file's size against the page size (the zero padding the parser
+// reads past the end comes from the rest of the last page or the zero page after it).
+TEST(MappedFile, SameModelAsFromMemoryAtEveryPageBoundary) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-mapped-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string text = bigTrace(8'000, Layout{});
+  ASSERT_GT(text.size(), std::size_t{1} << 20);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  ASSERT_GT(page, 0);
+  const auto whole_pages = text.size() / static_cast<std::size_t>(page) * page;
+  // Ends exactly on a page; with less than the padding left in its last page; with plenty left.
+  // (Spaces inside the event array are insignificant; they move the end.)
+  for (const std::size_t target : {whole_pages + static_cast<std::size_t>(page),
+                                   whole_pages + static_cast<std::size_t>(page) - 10,
+                                   whole_pages + static_cast<std::size_t>(page) / 2}) {
+    SCOPED_TRACE(target);
+    std::string padded = text;
+    ASSERT_LE(padded.size(), target);
+    padded.insert(padded.find('[') + 1, target - padded.size(), ' ');
+    ASSERT_EQ(padded.size(), target);
+    const auto path = (dir / "rank-0.json").string();
+    std::ofstream(path, std::ios::binary) << padded;
+    const PaddedBuffer bytes = readTraceBytes(path, defaultReadLimits());
+    EXPECT_TRUE(bytes.mapped());
+    ASSERT_EQ(bytes.size(), target);
+    ASSERT_GE(bytes.capacity(), bytes.size() + PaddedBuffer::kPadding);
+    for (std::size_t i = 0; i < PaddedBuffer::kPadding; ++i)
+      ASSERT_EQ(bytes.data()[bytes.size() + i], '\0') << i;
+    for (const std::size_t piece : {std::size_t{0}, std::size_t{64} << 10}) {
+      ReadOptions options;
+      options.piece_bytes = piece;
+      EXPECT_EQ(describeDifference(readTraceFile(path, options), parseWhole(padded)), "");
+    }
+    // An error in a mapped file is reported at the same offset as from memory.
+    std::string broken = padded;
+    const auto colon = broken.find("\"ts\":", broken.size() / 2);
+    ASSERT_NE(colon, std::string::npos);
+    broken[colon + 4] = '}';
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << broken;
+    std::string mapped_error, memory_error;
+    try {
+      readTraceFile(path, {});
+    } catch (const TraceError& e) {
+      mapped_error = e.what();
+    }
+    try {
+      parseTraceText(broken, path, {});
+    } catch (const TraceError& e) {
+      memory_error = e.what();
+    }
+    EXPECT_NE(mapped_error, "");
+    EXPECT_EQ(mapped_error, memory_error);
+  }
+  // Small files are read into memory of their own.
+  const auto small = (dir / "small.json").string();
+  std::ofstream(small) << "{\"traceEvents\": []}";
+  EXPECT_FALSE(readTraceBytes(small, defaultReadLimits()).mapped());
+  std::filesystem::remove_all(dir);
 }

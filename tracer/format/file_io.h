@@ -12,25 +12,41 @@
 
 namespace ddpscope::trace {
 
+// How a PaddedBuffer's memory is given back.
+struct BufferRelease {
+  std::size_t mapped_bytes = 0;  // 0: memory from new[]
+  void operator()(char* p) const noexcept;
+};
+
 // A byte buffer with zeroed slack after the data (the JSON parser reads a little past the end).
+// It either owns memory it filled, or is a read-only map of a whole file (mapFile), which the
+// parser reads in place: no copy of the file's bytes, and the pages are the page cache's.
 class PaddedBuffer {
  public:
   static constexpr std::size_t kPadding = 64;
   PaddedBuffer() = default;
   explicit PaddedBuffer(std::string_view bytes);
+  // Maps the first `size` bytes of the open regular file fd read-only, followed by at least
+  // kPadding zero bytes; nullopt-like empty buffer (mapped() false, size 0) when the system
+  // refuses (then read the file instead). The file must not shrink while the buffer lives (a
+  // page past its new end would fault).
+  static PaddedBuffer mapFile(int fd, std::size_t size);
   const char* data() const { return data_.get(); }
-  char* data() { return data_.get(); }
+  char* data() { return data_.get(); }  // owned buffers only
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }  // size() + at least kPadding
   std::string_view view() const { return {data_.get(), size_}; }
+  bool mapped() const { return data_.get_deleter().mapped_bytes > 0; }
   // Makes room for at least n more bytes past size(), keeping the padding. Grows by half at a
-  // time, but not past at_most bytes of capacity (unless n itself needs more).
+  // time, but not past at_most bytes of capacity (unless n itself needs more). Owned buffers
+  // only, as are append and setSize.
   void reserveMore(std::size_t n, std::size_t at_most = ~std::size_t{0});
   void append(const char* p, std::size_t n);
   void setSize(std::size_t n);  // n <= capacity() - kPadding
 
  private:
-  std::unique_ptr<char[]> data_;
+  using Release = BufferRelease;
+  std::unique_ptr<char[], Release> data_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
@@ -51,7 +67,8 @@ bool isGzip(std::string_view bytes);
 // Reads a file, inflating it when it is gzip (detected by its magic bytes, not its name).
 // Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits (a
 // file too large is refused before it is read; a gzip stream stops inflating at the limit), and
-// for folders, pipes and devices (never waiting on a pipe for a writer).
+// for folders, pipes and devices (never waiting on a pipe for a writer). A plain file of 1 MiB or
+// more comes back mapped (PaddedBuffer::mapFile), read in place.
 PaddedBuffer readTraceBytes(const std::string& path,
                             const ReadLimits& limits = defaultReadLimits());
 

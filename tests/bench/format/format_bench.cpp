@@ -18,6 +18,7 @@
 #include "tests/bench/common/bench_main.h"
 #include "tests/bench/common/synthetic_run.h"
 #include "tracer/format/file_io.h"
+#include "tracer/format/memory.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
@@ -210,6 +211,35 @@ void BM_LoadRun(benchmark::State& state) {
   state.counters["peak_B_per_event_beyond_json"] = peak;
 }
 
+// Arg: {events, mapped}. Bringing a plain trace file into memory for the parser: mapped 0 is the
+// baseline, a copy with read() into our own buffer (what every file got before files were
+// mapped); mapped 1 is readTraceBytes, which maps files of 1 MiB and more.
+void BM_ReadFile(benchmark::State& state) {
+  const auto dir = runFolder(state.range(0), 1, false);
+  const std::string path = dir + "/rank-0.json";
+  const bool mapped = state.range(1) != 0;
+  std::uint64_t bytes = 0;
+  for (auto _ : state) {
+    if (mapped) {
+      const auto buffer = trace::readTraceBytes(path, trace::defaultReadLimits());
+      bytes = buffer.size();
+      benchmark::DoNotOptimize(buffer.data()[buffer.size() / 2]);
+    } else {
+      std::ifstream in(path, std::ios::binary);
+      const auto size = static_cast<std::size_t>(fs::file_size(path));
+      trace::PaddedBuffer buffer;
+      buffer.reserveMore(size);
+      trace::populateForWrite(buffer.data(), size);
+      in.read(buffer.data(), static_cast<std::streamsize>(size));
+      buffer.setSize(static_cast<std::size_t>(in.gcount()));
+      bytes = buffer.size();
+      benchmark::DoNotOptimize(buffer.data()[buffer.size() / 2]);
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) *
+                          static_cast<std::int64_t>(state.iterations()));
+}
+
 void BM_SerializeTrace(benchmark::State& state) {
   bench::SyntheticSpec spec;
   spec.events_per_rank = state.range(0);
@@ -244,6 +274,13 @@ const bool registered = [] {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("BM_ReadFile", BM_ReadFile)
+      ->ArgNames({"events", "mapped"})
+      ->Args({1'000'000, 0})
+      ->Args({1'000'000, 1})
+      ->MinTime(1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   auto* load = benchmark::RegisterBenchmark("BM_LoadRun", BM_LoadRun)
                    ->ArgNames({"events", "ranks", "gzip"})
                    ->Args({100'000, 1, 0})
