@@ -39,6 +39,8 @@ QString traceRows(const trace::RankTrace& rank, const trace::Track& t, std::size
                   analysis::ActivityClass cls) {
   const TimeNs dur = t.dur[i];
   QString html = row(QObject::tr("rank"), QString::number(rank.rank));
+  if (const auto s = rank.kernelShortName(t.name[i]); !s.empty())  // Nsight's kernel short name
+    html += row(QObject::tr("short name"), QString::fromUtf8(s.data(), qsizetype(s.size())));
   html += row(QObject::tr("device · stream"),
               QStringLiteral("%1 · %2").arg(t.device()).arg(t.stream()));
   html += row(QObject::tr("start"), exactTime(t.start[i]));

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "tracer/format/nsys_importer.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
+#include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
 
 using namespace ddpscope;
@@ -258,6 +260,128 @@ TEST(NsysExport, ConvertsToOurFilesAndReadsBackTheSameRun) {
     EXPECT_EQ(x.ranks[i].whole.idle_ns, y.ranks[i].whole.idle_ns);
   }
   fs::remove_all(dir);
+}
+
+// Nsight's short kernel names, per rank (tests/data/nsys/README.md "Kernel short names": counted
+// with SQL over CUPTI_ACTIVITY_KIND_KERNEL joined twice with StringIds).
+constexpr std::string_view kSendRecv =
+    "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)";
+constexpr std::string_view kNvjet = "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN";
+constexpr std::string_view kLayerNorm =
+    "void at::native::<unnamed>::vectorized_layer_norm_kernel<float, float, (bool)0>(int, T2, "
+    "const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)";
+
+// Names with a short name of their own, distinct short names, and kernels that have one.
+void expectShortNamesOfTheExport(const RankTrace& t, std::size_t rank) {
+  SCOPED_TRACE("rank " + std::to_string(rank));
+  const std::int64_t kernels_with_one[] = {1826, 1847};
+  EXPECT_EQ(t.kernel_short_names.size(), 24u);
+  std::set<std::string> distinct;
+  for (const auto& [name, short_name] : t.kernel_short_names)
+    distinct.insert(t.names[short_name]);
+  EXPECT_EQ(distinct.size(), 8u);
+  std::int64_t with = 0;
+  for (const auto& tr : t.tracks) {
+    for (std::size_t k = 0; k < tr.size(); ++k)
+      with += tr.kind_of[k] == EventKind::Kernel && !t.kernelShortName(tr.name[k]).empty();
+  }
+  EXPECT_EQ(with, kernels_with_one[rank]);
+  const auto shortOf = [&](std::string_view name) {
+    const NameId id = t.names.find(name);
+    EXPECT_NE(id, StringTable::npos) << name;
+    return id == StringTable::npos ? std::string("?") : std::string(t.kernelShortName(id));
+  };
+  EXPECT_EQ(shortOf(kSendRecv), "ncclDevKernel_SendRecv");
+  EXPECT_EQ(shortOf(kLayerNorm), "vectorized_layer_norm_kernel");
+  EXPECT_EQ(shortOf(kNvjet), "");  // its short name is its name
+}
+
+TEST(NsysExport, KernelsKeepTheirShortNamesBesideTheDemangledOnes) {
+  const auto ranks = importFile(kExport);
+  ASSERT_EQ(ranks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i)
+    expectShortNamesOfTheExport(ranks[i].trace, i);
+}
+
+TEST(NsysExport, ShortNamesSurviveTheConversionToKinetoArgs) {
+  const auto dir = freshDir("short-names");
+  // What `ddpscope-cli convert capture.sqlite dir/` writes: the short name in the kernel's args.
+  auto ranks = importFile(kExport);
+  for (auto& r : ranks) {
+    r.trace.ddpscope.present = true;
+    r.trace.world_size_declared = true;
+    writeTraceFile(r.trace, (dir / ("rank-" + std::to_string(r.trace.rank) + ".json.gz")).string());
+  }
+  const std::string json = serializeTrace(ranks[0].trace);
+  EXPECT_NE(json.find("\"short name\": \"ncclDevKernel_SendRecv\""), std::string::npos);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string file = (dir / ("rank-" + std::to_string(i) + ".json.gz")).string();
+    ReadOptions whole, pieces;
+    whole.piece_bytes = 0;
+    pieces.piece_bytes = 64 << 10;  // parsed in pieces by two threads: their tables merge
+    pieces.threads = 2;
+    const RankTrace a = readTraceFile(file, whole);
+    const RankTrace b = readTraceFile(file, pieces);
+    expectShortNamesOfTheExport(a, i);
+    expectShortNamesOfTheExport(b, i);
+    EXPECT_EQ(describeDifference(a, b), "");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(KinetoArgs, ShortNameOfAKernelOnly) {
+  // A short name equal to the name, on a non-kernel, not a string, or a second one for a name is
+  // not kept.
+  const RankTrace t = parseTraceText(R"js({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k<int>(int)", "pid": 0, "tid": 7, "ts": 1, "dur": 1,
+     "args": {"device": 0, "stream": 7, "short name": "k"}},
+    {"ph": "X", "cat": "kernel", "name": "k<int>(int)", "pid": 0, "tid": 7, "ts": 3, "dur": 1,
+     "args": {"device": 0, "stream": 7, "short name": "other"}},
+    {"ph": "X", "cat": "kernel", "name": "plain", "pid": 0, "tid": 7, "ts": 5, "dur": 1,
+     "args": {"device": 0, "stream": 7, "short name": "plain"}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 7, "dur": 1,
+     "args": {"device": 0, "stream": 7, "short name": "copy"}},
+    {"ph": "X", "cat": "kernel", "name": "bare", "pid": 0, "tid": 7, "ts": 9, "dur": 1,
+     "args": {"device": 0, "stream": 7, "short name": 12}}]})js");
+  ASSERT_EQ(t.kernel_short_names.size(), 1u);
+  EXPECT_EQ(t.kernelShortName(t.names.find("k<int>(int)")), "k");
+  EXPECT_EQ(t.kernelShortName(t.names.find("plain")), "");
+  EXPECT_EQ(t.kernelShortName(t.names.find("Memcpy HtoD")), "");
+  EXPECT_EQ(t.kernelShortName(t.names.find("bare")), "");
+  const std::string written = serializeTrace(t);
+  EXPECT_NE(written.find("\"short name\": \"k\""), std::string::npos);
+  EXPECT_EQ(written.find("\"short name\": \"other\""), std::string::npos);
+}
+
+TEST(NsysRows, ShortNameKeptOnlyWhenItDiffersAndIsKnown) {
+  NsysRowMapper m("rows", 0, 0);
+  m.addString(1, "void gemm<float>(float*)");
+  m.addString(2, "gemm");
+  m.addString(3, "relu");
+  m.addString(4, "void relu<int>(int*)");
+  NsysGpuRow row;
+  row.global_pid = 5ll << 24;
+  row.end = 10;
+  row.demangled = 1;
+  row.short_name = 2;
+  m.addGpu(row);
+  row.demangled = kNsysNone;  // only a short name: it is the name shown
+  row.short_name = 3;
+  m.addGpu(row);
+  row.demangled = 1;
+  row.short_name = 3;  // a later row of a name: the first one decided
+  m.addGpu(row);
+  row.demangled = 4;
+  row.short_name = 99;  // not in StringIds: none, and not counted as missing (the name is known)
+  m.addGpu(row);
+  const auto ranks = m.finish();
+  ASSERT_EQ(ranks.size(), 1u);
+  const auto& t = ranks[0].trace;
+  EXPECT_EQ(t.kernel_short_names.size(), 1u);
+  EXPECT_EQ(t.kernelShortName(t.names.find("void gemm<float>(float*)")), "gemm");
+  EXPECT_EQ(t.kernelShortName(t.names.find("relu")), "");
+  EXPECT_EQ(t.kernelShortName(t.names.find("void relu<int>(int*)")), "");
+  EXPECT_FALSE(hasWarning(t, "string ids that are not in StringIds"));
 }
 
 TEST(NsysExport, FlowsKeepTheirTracksWhenAPidIsADeviceNumber) {

@@ -3,9 +3,9 @@
 // `nsys export --type sqlite`, and .nsys-rep reports through the `nsys` command when it is
 // installed. One rank per process that ran GPU work.
 //
-// The reading is in two layers: NsysSqliteReader turns the export's tables into rows, and
-// NsysRowMapper turns rows into the trace model. The mapper knows nothing of SQLite, so it can be
-// driven (tested, fuzzed) with rows of any content.
+// The reading is in two layers: the export's tables are read into rows (nsys_internal.h lists the
+// files), and NsysRowMapper turns rows into the trace model. The mapper knows nothing of SQLite, so
+// it can be driven (tested, fuzzed) with rows of any content.
 
 #include <cstdint>
 #include <limits>
@@ -114,6 +114,8 @@ class NsysRowMapper {
   Process& process(std::int64_t global_pid);
   std::optional<std::int64_t> time(std::int64_t ts);
   std::string_view text(std::int64_t id, std::int64_t& missing);
+  // Keeps a kernel's short name (StringIds id) beside its displayed name, once per name.
+  void keepShortName(Process& p, NameId name, std::int64_t short_id);
 
   std::string name_;
   std::int64_t capture_start_, base_utc_ns_;

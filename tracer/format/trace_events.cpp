@@ -137,6 +137,8 @@ inline void TraceParser::parseArgs(od::object args) {
           } else if (n != kNoStep) {
             args_.outOfRange("args.step", n);
           }
+        } else if (key == "short name") {
+          stringOf(v, args_.short_name);
         }
         break;
       case 'd':
@@ -402,8 +404,11 @@ inline void TraceParser::parseEvent(od::object ev) {
   }
   min_start_ = std::min(min_start_, ts);
   max_end_ = std::max(max_end_, ts + dur);
-  staged_->push_back({ts, dur, args_.correlation, bytes, internCached(name), cat_id, args_.bucket,
-                      args_.step, track, kind});
+  const NameId name_id = internCached(name);
+  if (!args_.short_name.empty() && kind == EventKind::Kernel) [[unlikely]]
+    out_.addKernelShortName(name_id, args_.short_name);
+  staged_->push_back(
+      {ts, dur, args_.correlation, bytes, name_id, cat_id, args_.bucket, args_.step, track, kind});
 }
 
 void TraceParser::addFlowEnd(char ph, std::uint64_t id, NameId cat, NameId name, TimeNs ts,

@@ -186,6 +186,23 @@ void RankTrace::sortCollectiveArgs() {
                         collective_args.end());
 }
 
+std::string_view RankTrace::kernelShortName(NameId name) const {
+  const auto it = std::lower_bound(
+      kernel_short_names.begin(), kernel_short_names.end(), name,
+      [](const std::pair<NameId, NameId>& entry, NameId n) { return entry.first < n; });
+  if (it == kernel_short_names.end() || it->first != name) return {};
+  return names[it->second];
+}
+
+void RankTrace::addKernelShortName(NameId name, std::string_view short_name) {
+  if (short_name.empty() || name >= names.size() || names[name] == short_name) return;
+  const auto it = std::lower_bound(
+      kernel_short_names.begin(), kernel_short_names.end(), name,
+      [](const std::pair<NameId, NameId>& entry, NameId n) { return entry.first < n; });
+  if (it != kernel_short_names.end() && it->first == name) return;
+  kernel_short_names.insert(it, {name, names.intern(short_name)});
+}
+
 std::size_t RankTrace::eventCount() const {
   std::size_t n = 0;
   for (const auto& t : tracks)
@@ -390,6 +407,13 @@ std::string describeDifference(const RankTrace& a, const RankTrace& b) {
   if (a.thread_names != b.thread_names) return "thread names differ";
   if (!(a.ddpscope == b.ddpscope)) return "ddpscope block differs";
   if (a.collective_args != b.collective_args) return "collective arguments differ";
+  if (a.kernel_short_names.size() != b.kernel_short_names.size())
+    return "number of kernel short names differs";
+  for (const auto& [name, short_name] : a.kernel_short_names) {
+    const NameId other = b.names.find(a.names[name]);
+    if (other == StringTable::npos || b.kernelShortName(other) != a.names[short_name])
+      return "kernel short name of " + a.names[name] + " differs";
+  }
   return {};
 }
 

@@ -234,6 +234,10 @@ struct RankTrace {
   DdpscopeBlock ddpscope;
   // Collective arguments of the kernels that carry them, sorted by correlation id.
   std::vector<CollectiveArgs> collective_args;
+  // Kernels' short names (Nsight Systems' shortName: the function without its scope, template
+  // arguments and parameters) where one differs from the name shown: (name id, short name id),
+  // sorted by name id, one per name. A table of kernel names, not of events: nothing per event.
+  std::vector<std::pair<NameId, NameId>> kernel_short_names;
   std::vector<std::string> warnings;  // tolerated oddities met while loading
 
   // "cuda", "sim" or "imported".
@@ -243,6 +247,11 @@ struct RankTrace {
   const CollectiveArgs* collectiveArgs(std::int64_t correlation) const;
   // Sorts collective_args by correlation id, keeping the first of repeated ids.
   void sortCollectiveArgs();
+  // The short name of kernels named `name`, or "" when they have none other than their name.
+  std::string_view kernelShortName(NameId name) const;
+  // Gives kernels named `name` a short name; ignored when empty, equal to the name, or when the
+  // name has one already.
+  void addKernelShortName(NameId name, std::string_view short_name);
   // Index of the track (kind, pid, tid), or -1.
   std::int32_t findTrack(TrackKind kind, std::int64_t pid, std::int64_t tid) const;
   // Index of the track (kind, pid, tid), created empty when missing.

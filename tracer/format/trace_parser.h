@@ -210,6 +210,7 @@ class TraceParser {
     std::string_view dtype, name;
     // A collective's arguments (Kineto's "Collective name", "Process Group Name", ...).
     std::string_view coll_name, pg_name, pg_desc, pg_ranks;
+    std::string_view short_name;  // a kernel's "short name" (RankTrace::kernel_short_names)
     std::int64_t seq = -1, out_nelems = -1, group_size = -1;
     bool has_stream = false, has_device = false;
     const char* out_of_range = nullptr;  // the first value ignored for being out of range

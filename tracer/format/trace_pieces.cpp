@@ -180,6 +180,8 @@ void TraceParser::absorb(TraceParser& h) {
   }
   for (auto& c : h.out_.collective_args)
     out_.collective_args.push_back(std::move(c));
+  for (const auto& [name, short_name] : h.out_.kernel_short_names)
+    out_.addKernelShortName(name_of[name], h.out_.names[short_name]);
   for (const auto& [pid, n] : h.out_.process_names)
     out_.process_names[pid] = n;
   for (const auto& [key, n] : h.out_.thread_names)

@@ -144,6 +144,12 @@ void appendEvent(std::string& out, const RankTrace& trace, const Track& t, std::
       sep();
       appendKeyInt(out, "bytes", t.bytes[i]);
     }
+    if (t.kind_of[i] == EventKind::Kernel && !trace.kernel_short_names.empty()) {
+      if (const auto short_name = trace.kernelShortName(t.name[i]); !short_name.empty()) {
+        sep();
+        appendKeyString(out, "short name", short_name);
+      }
+    }
     if (const CollectiveArgs* c = gpu ? trace.collectiveArgs(t.correlation[i]) : nullptr) {
       appendCollectiveArgs(out, *c, sep);
     }
