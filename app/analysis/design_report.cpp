@@ -283,6 +283,14 @@ std::vector<std::string> predictionLines(const WhatIfResult& w) {
   return out;
 }
 
+// The predicted figure's caption (its alternative text in both formats).
+constexpr const char* kPredictedFigureAlt =
+    "PREDICTED step time per bucket size (what-if replay, not a measurement)";
+
+std::string noPredictionLine(const std::string& why) {
+  return "No prediction in this report: " + why + ". The report was written without it.";
+}
+
 // The warning a reader of an incomplete run must see before any number; "" when complete.
 std::string incompleteWarning(const DesignReportInput& in) {
   std::string ranks;
@@ -328,8 +336,10 @@ std::vector<std::vector<std::string>> designReportFitTable(const WhatIfResult& w
     std::snprintf(b, sizeof b, "%.3f", f.beta_us_per_mib);
     std::snprintf(rms, sizeof rms, "%.2f µs (%.2f %%)", f.residual_rms_us, f.residual_pct);
     std::snprintf(worst, sizeof worst, "%.2f %%", f.worst_residual_pct);
-    t.push_back({std::string(collectiveKindName(f.kind)), std::to_string(f.ranks), a, b,
-                 gbps(f.busbw_gbps), std::to_string(f.samples), rms, worst, f.method});
+    std::string bw = gbps(f.busbw_gbps);
+    if (f.busbw_gbps && f.includes_waits) bw += " (waiting included, not the network's)";
+    t.push_back({std::string(collectiveKindName(f.kind)), std::to_string(f.ranks), a, b, bw,
+                 std::to_string(f.samples), rms, worst, f.method});
   }
   return t;
 }
@@ -356,6 +366,8 @@ std::string designReportMarkdown(const DesignReportInput& in) {
     s += "## Predicted: step time per bucket size (what-if)\n\n";
     for (const auto& line : predictionLines(w))
       s += mdEscape(line) + "\n\n";
+    if (w.model.usable && !in.predicted_png.empty())
+      s += "![" + std::string(kPredictedFigureAlt) + "](" + in.predicted_png + ")\n\n";
     if (w.model.usable) {
       s += markdownTable(designReportPredictionTable(w));
       if (const auto rec = recommendWhatIf(w))
@@ -366,6 +378,9 @@ std::string designReportMarkdown(const DesignReportInput& in) {
     for (const auto& n : w.notes)
       s += "- note: " + mdEscape(n) + "\n";
     if (!w.notes.empty()) s += "\n";
+  } else if (!in.whatif_missing.empty()) {
+    s += "## Predicted: step time per bucket size (what-if)\n\n" +
+         mdEscape(noPredictionLine(in.whatif_missing)) + "\n\n";
   }
   if (!in.comparison.empty()) {
     s += "## Comparison\n\n" + mdEscape(compareCovers(in)) + "\n\n" +
@@ -417,6 +432,9 @@ std::string designReportHtml(const DesignReportInput& in) {
     s += "<h2>Predicted: step time per bucket size (what-if)</h2>\n";
     for (const auto& line : predictionLines(w))
       s += "<p>" + htmlEscape(line) + "</p>\n";
+    if (w.model.usable && !in.predicted_png.empty())
+      s += "<img src=\"" + htmlEscape(in.predicted_png) + "\" alt=\"" + kPredictedFigureAlt +
+           "\">\n";
     if (w.model.usable) {
       s += htmlTable(designReportPredictionTable(w));
       if (const auto rec = recommendWhatIf(w))
@@ -430,6 +448,9 @@ std::string designReportHtml(const DesignReportInput& in) {
         s += "<li>note: " + htmlEscape(n) + "</li>\n";
       s += "</ul>\n";
     }
+  } else if (!in.whatif_missing.empty()) {
+    s += "<h2>Predicted: step time per bucket size (what-if)</h2>\n<p>" +
+         htmlEscape(noPredictionLine(in.whatif_missing)) + "</p>\n";
   }
   if (!in.comparison.empty()) {
     s += "<h2>Comparison</h2>\n<p>" + htmlEscape(compareCovers(in)) + "</p>\n" +

@@ -42,6 +42,12 @@ struct DesignReportInput {
   // the recommendation (recommendWhatIf), the fitted network costs and the base replay's error,
   // every figure labelled "predicted".
   const WhatIfResult* whatif = nullptr;
+  // The predicted U-curve (the Sweep tab's chart: step time per bucket size, its band, the
+  // recorded configuration, measured sweep points), shown in the prediction section.
+  std::string predicted_png;
+  // Why the report has no prediction (whatif null): it failed or was cancelled. The section
+  // then says so instead of its figures; "" writes no section.
+  std::string whatif_missing;
 };
 
 // Fills the run-under-review part of the input from a loaded run (name, source, configuration,

@@ -349,6 +349,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
     f.method = matched ? "matched transfer parts (last arrival to end)"
                        : "lower envelope of one rank's kernels (waits for ranks not loaded "
                          "cannot be separated)";
+    f.includes_waits = !matched;
     if (kind == CollectiveKind::AllReduce) {
       const double p = m.world_size;
       f.ring_alpha_us = f.alpha_us / (2 * (p - 1));
@@ -365,6 +366,22 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
         "no allreduce with a known size: the communication cost cannot be fitted (the kernels "
         "need `In msg nelems` or ddpscope's byte counts)");
     return m;
+  }
+  if (const auto& f = m.comm.front(); f.includes_waits) {
+    // Unmatched collectives (one rank's file of a larger run, or no cross-rank match): each
+    // kernel's duration holds its wait for the last rank, which the data cannot tell apart from
+    // the transfer; the lower envelope only takes the least-waiting sample of each size.
+    std::string note = "the allreduce cost is fitted from whole kernel durations of " +
+                       std::to_string(run.ranks.size()) + " loaded rank" +
+                       (run.ranks.size() == 1 ? "" : "s") + " of " + std::to_string(m.world_size) +
+                       " without matching them across ranks: each duration includes waiting for "
+                       "the ranks that arrived later, which this trace cannot separate from the "
+                       "transfer, so α (" +
+                       fmt("%.1f", f.alpha_us) + " µs)";
+    if (f.busbw_gbps)
+      note += " and the bus bandwidth it implies (" + fmt("%.1f", *f.busbw_gbps) + " GB/s)";
+    note += " describe this run's collectives, waiting included, not a measurement of the network";
+    m.notes.push_back(std::move(note));
   }
 
   // ---- per rank and step: events, then the slowdown fit over all of them ----
@@ -1116,6 +1133,20 @@ Prediction predictConfiguration(const WhatIfModel& model, const WhatIfConfig& co
   return p;
 }
 
+std::string worldSizeExtrapolationNote(std::int32_t world_size, std::int32_t recorded) {
+  if (world_size <= 0 || recorded <= 0 ||
+      static_cast<std::int64_t>(world_size) <=
+          static_cast<std::int64_t>(kWorldSizeExtrapolationFactor) * recorded)
+    return {};
+  return "world size " + std::to_string(world_size) + " is more than " +
+         std::to_string(kWorldSizeExtrapolationFactor) + "× the recorded " +
+         std::to_string(recorded) + " ranks: the α/β fit was measured at " +
+         std::to_string(recorded) +
+         " ranks and the prediction extrapolates it (the ring's latency and bandwidth terms), "
+         "with no stragglers beyond the recorded ranks' skew; read it as an extrapolation, not "
+         "a measurement";
+}
+
 WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
                            const std::vector<RankActivity>& activities,
                            const std::vector<WhatIfConfig>& configs) {
@@ -1151,6 +1182,11 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
     p.step_us_low *= 1 - base_err;
     p.step_us_high *= 1 + base_err;
     res.predictions.push_back(std::move(p));
+  }
+  for (const auto& c : configs) {
+    const auto note = worldSizeExtrapolationNote(c.world_size, m.world_size);
+    if (!note.empty() && std::find(res.notes.begin(), res.notes.end(), note) == res.notes.end())
+      res.notes.push_back(note);
   }
   for (std::size_t i = 0; i < res.predictions.size(); ++i)
     if (!res.best || res.predictions[i].step_us < res.predictions[*res.best].step_us) res.best = i;

@@ -66,6 +66,10 @@ struct CommCostFit {
   double residual_pct = 0;        // RMS of the relative residuals
   double worst_residual_pct = 0;  // largest relative residual
   std::string method;             // "matched transfer parts" | "lower envelope of one rank"
+  // The samples are whole kernel durations of unmatched collectives, so they include waiting
+  // for ranks that arrived later: α and the bus bandwidth describe the run's collectives,
+  // waiting included, not the network (the model's notes say so).
+  bool includes_waits = false;
   double costUs(std::int64_t bytes) const {
     return alpha_us + beta_us_per_mib * static_cast<double>(bytes) / 1048576.0;
   }
@@ -227,6 +231,13 @@ std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& mod
 // The base replay's error: (predicted − recorded) / recorded, in %; none without a recorded
 // step time. Every outlet (CLI, app, report) states it from here.
 std::optional<double> replayErrorPct(double predicted_us, double recorded_us);
+
+// A world size more than this many times the recorded one is an extrapolation of the α/β fit
+// (measured at the recorded rank count): predictWhatIf adds a note saying so.
+inline constexpr std::int32_t kWorldSizeExtrapolationFactor = 8;
+// The note for a prediction at `world_size` ranks of a run recorded at `recorded` ranks; "" when
+// world_size is within kWorldSizeExtrapolationFactor × recorded (or 0, as recorded).
+std::string worldSizeExtrapolationNote(std::int32_t world_size, std::int32_t recorded);
 
 struct WhatIfResult {
   WhatIfModel model;

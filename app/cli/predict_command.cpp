@@ -289,8 +289,10 @@ std::string toText(const WhatIfResult& r) {
                     f.beta_us_per_mib, f.samples, f.residual_pct, f.worst_residual_pct);
       o << b;
       if (f.busbw_gbps) {
-        std::snprintf(b, sizeof b, "; ring step %.2f µs, bus bandwidth %.1f GB/s",
-                      f.ring_alpha_us.value_or(0), *f.busbw_gbps);
+        std::snprintf(
+            b, sizeof b, "; ring step %.2f µs, bus bandwidth %.1f GB/s%s",
+            f.ring_alpha_us.value_or(0), *f.busbw_gbps,
+            f.includes_waits ? " (waiting included, not the network's: see the notes)" : "");
         o << b;
       }
       o << "\n";

@@ -518,6 +518,10 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
     if (error) *error = tr("open or run a trace first");
     return false;
   }
+  if (sweep_->awaitingPrediction()) {
+    if (error) *error = tr("a report is already being written (waiting for its prediction)");
+    return false;
+  }
   analysis::DesignReportInput in =
       analysis::designReportInputFor(run->run, run->report, run->name.toStdString());
   if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
@@ -534,11 +538,26 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
                          return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
-  // The what-if prediction of this run: the Sweep tab's when it is for this run, else made now.
-  auto predicted = sweep_->prediction();
-  if (!predicted || predicted->run != run)
-    predicted = std::make_shared<const PredictionResult>(predictBlocking(run, sweep_->sizes()));
-  if (predicted->error.isEmpty()) in.whatif = &predicted->whatif;
+  // The what-if prediction of this run: the Sweep tab's, awaited while PredictionJob computes it
+  // off the GUI thread (the window stays responsive); its chart is the predicted figure. Without
+  // one (failed, cancelled) the report is written and says why.
+  QString no_prediction;
+  const auto predicted = sweep_->awaitPrediction(run, &no_prediction);
+  if (predicted && predicted->error.isEmpty()) {
+    in.whatif = &predicted->whatif;
+    if (predicted->whatif.model.usable && sweep_->prediction() == predicted) {
+      // With a sweep, the sweep's figure already is this chart (measured points and curve).
+      in.predicted_png = in.sweep_png.empty() ? "predicted.png" : in.sweep_png;
+      if (in.sweep_png.empty())
+        figures.push_back({QStringLiteral("predicted.png"), [this](QByteArray* png, QString* e) {
+                             return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
+                           }});
+    }
+  } else {
+    in.whatif_missing =
+        (predicted ? tr("the predictor failed: %1").arg(predicted->error) : no_prediction)
+            .toStdString();
+  }
   if (!compare_->rows().empty() && compare_->runA() != compare_->runB()) {  // not A against A
     const auto a = compare_->runA(), b = compare_->runB();
     in.compare_name_a = a->name.toStdString();
@@ -554,7 +573,11 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   }
   QStringList written;
   if (!writeDesignReport(in, figures, dir, &written, error)) return false;
-  status_->setText(tr("Design report written to %1 (%2 files)").arg(dir).arg(written.size()));
+  status_->setText(
+      tr("Design report written to %1 (%2 files)").arg(dir).arg(written.size()) +
+      (in.whatif_missing.empty()
+           ? QString()
+           : tr(", without its prediction: %1").arg(QString::fromStdString(in.whatif_missing))));
   return true;
 }
 

@@ -2,11 +2,13 @@
 
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QEventLoop>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -154,15 +156,18 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
 void SweepPanel::predictCurrent() {
   auto run = session_->current();
   const auto list = sizes();
-  if (run == predicted_for_ && list == predicted_sizes_) return;
+  if (run == predicted_for_ && list == predicted_sizes_ && !prediction_cancelled_) return;
+  const bool superseded = prediction_job_->busy();
   predicted_for_ = run;
   predicted_sizes_ = list;
+  prediction_cancelled_ = false;
   prediction_.reset();  // a prediction of another run or other sizes is never shown
   prediction_job_->start(run, list);
   prediction_label_->setText(predictionText());
   prediction_notes_->clear();
   refreshOpenSizes();
   replot();
+  if (superseded || !run) emit predictionEnded();
 }
 
 void SweepPanel::onPredicted(std::shared_ptr<const PredictionResult> result) {
@@ -172,6 +177,49 @@ void SweepPanel::onPredicted(std::shared_ptr<const PredictionResult> result) {
   prediction_notes_->setText(predictionNotes());
   refreshOpenSizes();
   replot();
+  emit predictionEnded();
+}
+
+void SweepPanel::cancelPrediction() {
+  if (!prediction_job_->busy()) return;
+  prediction_job_->cancel();
+  prediction_cancelled_ = true;
+  prediction_label_->setText(predictionText());
+  replot();
+  emit predictionEnded();
+}
+
+std::shared_ptr<const PredictionResult> SweepPanel::awaitPrediction(
+    const std::shared_ptr<const LoadedRun>& run, QString* why) {
+  auto none = [&](const QString& reason) {
+    if (why) *why = reason;
+    return std::shared_ptr<const PredictionResult>();
+  };
+  if (awaiting_) return none(tr("another report is already waiting for the prediction"));
+  if (!run || run != session_->current())
+    return none(tr("the run is not the one the Sweep tab predicts for"));
+  predictCurrent();  // starts one when none is under way for this run and these sizes
+  const auto ready = [&] {
+    return prediction_ && prediction_->run == run && prediction_->sizes == predicted_sizes_;
+  };
+  if (!ready() && prediction_job_->busy()) {
+    awaiting_ = true;
+    QEventLoop loop;
+    connect(this, &SweepPanel::predictionEnded, &loop, &QEventLoop::quit);
+    QProgressDialog progress(tr("Predicting the step time of %1 per bucket size for the "
+                                "report…")
+                                 .arg(run->name),
+                             tr("Cancel prediction"), 0, 0, window());
+    progress.setWindowTitle(tr("Design report"));
+    progress.setMinimumDuration(400);
+    connect(&progress, &QProgressDialog::canceled, this, &SweepPanel::cancelPrediction);
+    progress.setValue(0);
+    loop.exec();
+    awaiting_ = false;
+  }
+  if (ready()) return prediction_;
+  if (prediction_cancelled_) return none(tr("the prediction was cancelled"));
+  return none(tr("the run or the bucket sizes changed while the prediction was computed"));
 }
 
 void SweepPanel::refreshOpenSizes() {
@@ -230,6 +278,9 @@ QString SweepPanel::predictionText() const {
   if (!predicted_for_) return tr("Open a run to see its predicted step time per bucket size.");
   if (!prediction_) {
     if (predicted_sizes_.empty()) return tr("Give at least one bucket size to predict.");
+    if (prediction_cancelled_)
+      return tr("Prediction of %1 cancelled: edit the sizes to predict again.")
+          .arg(predicted_for_->name);
     return tr("Predicting the step time of %1 at %2 bucket sizes…")
         .arg(predicted_for_->name)
         .arg(predicted_sizes_.size());
@@ -419,7 +470,23 @@ void SweepPanel::replot() {
   }
   chart_->yAxis2->setVisible(measured);
   chart_->clearItems();
+  predicted_badge_ = nullptr;
   markCurrentAndBest();
+  if (predicted_curve_->dataCount() > 0) {
+    // Every prediction carries its label: this chart is also the report's predicted figure.
+    auto* badge = predicted_badge_ = new QCPItemText(chart_);
+    badge->position->setType(QCPItemPosition::ptAxisRectRatio);
+    badge->position->setCoords(0.5, 0.02);
+    badge->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+    badge->setTextAlignment(Qt::AlignLeft);
+    badge->setText(tr("PREDICTED (what-if replay of %1, not a measurement)")
+                       .arg(prediction_->run ? prediction_->run->name : QString()));
+    badge->setFont(QFont(font().family(), 9, QFont::Bold));
+    badge->setColor(colours::kPredicted);
+    badge->setPen(QPen(colours::kPredicted));
+    badge->setPadding(QMargins(4, 2, 4, 2));
+    badge->setBrush(palette().color(QPalette::Base));  // over the lines it crosses
+  }
   QString note;
   if (points_.empty() && predicted_curve_->dataCount() == 0) {
     if (prediction_)
@@ -602,7 +669,9 @@ bool SweepPanel::renderChart(ExportFormat format, double scale, QByteArray* out,
     item->setSelected(false);
   // The label follows the theme too.
   for (int i = 0; i < chart_->itemCount(); ++i)
-    if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i))) t->setColor(colours::kExportLabel);
+    if (auto* t = qobject_cast<QCPItemText*>(chart_->item(i)); t && t != predicted_badge_)
+      t->setColor(colours::kExportLabel);
+  if (predicted_badge_) predicted_badge_->setBrush(Qt::white);  // the light theme's background
   const bool ok = renderPlot(chart_, format, std::max(chart_->width(), 900),
                              std::max(chart_->height(), 450), scale, out, error);
   applyPlotTheme(chart_, PlotTheme::System);

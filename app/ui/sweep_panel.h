@@ -7,7 +7,8 @@
 // also draws the predicted U-curve of step time against bucket size with its band (the what-if
 // replay, docs/WHATIF.md; computed off the GUI thread by PredictionJob), marks the recorded
 // configuration and states the predicted recommendation (analysis::recommendWhatIf), or the
-// predictor's notes when it cannot predict.
+// predictor's notes when it cannot predict. The chart, rendered off-screen, is also the design
+// report's predicted figure.
 
 #include <QWidget>
 #include <deque>
@@ -65,6 +66,19 @@ class SweepPanel : public QWidget, public ChartExport {
   bool predictionPending() const;
   // Whether a prediction, current or superseded, is still being computed.
   bool predictionRunning() const;
+  // The prediction of `run` for a design report: the one shown when it is of `run`, else the
+  // one under way (started when none is: after cancelPrediction, or not yet asked), waited for
+  // in a local event loop, so the window stays responsive while PredictionJob computes it off
+  // the GUI thread; a progress dialog offers to cancel it. Null when `run` is not the session's
+  // current run, or the prediction was cancelled or superseded (the run or the sizes changed)
+  // while it was awaited: *why then says so. A failed prediction is returned (its error says
+  // why). One wait at a time (awaitingPrediction()).
+  std::shared_ptr<const PredictionResult> awaitPrediction(
+      const std::shared_ptr<const LoadedRun>& run, QString* why);
+  bool awaitingPrediction() const { return awaiting_; }
+  // Drops the prediction under way: its result is never shown, the line above the chart says it
+  // was cancelled; a change of run or sizes, or awaitPrediction, starts another.
+  void cancelPrediction();
   // The predicted recommendation in one sentence, or why nothing could be predicted.
   QString predictionText() const;
   // The notes of the predictor shown under it ("" when none).
@@ -96,6 +110,8 @@ class SweepPanel : public QWidget, public ChartExport {
   void finished(bool ok);
   // A predicted size was opened as a run (null: it could not be made; openError() says why).
   void predictionOpened(std::shared_ptr<const ddpscope::ui::LoadedRun> run);
+  // The prediction under way ended: it arrived, was cancelled or was superseded by another.
+  void predictionEnded();
 
  private:
   void launchNext();
@@ -131,9 +147,12 @@ class SweepPanel : public QWidget, public ChartExport {
   std::shared_ptr<const PredictionResult> prediction_;
   std::shared_ptr<const LoadedRun> predicted_for_;  // the run of the prediction under way
   std::vector<double> predicted_sizes_;
+  bool prediction_cancelled_ = false;
+  bool awaiting_ = false;
   QCPCurve* predicted_band_;
   QCPCurve* predicted_curve_;
   QCPCurve* recorded_curve_;
+  QCPItemText* predicted_badge_ = nullptr;  // "PREDICTED …" over the predicted curve
   QCustomPlot* chart_;
   std::deque<double> queue_;
   // Runs open in the session in bucket-size order, whichever of two parallel runs ends first.

@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "agent/bucket_planner.h"
 #include "agent/run_agent.h"
+#include "app/analysis/design_report.h"
 #include "app/analysis/whatif_summary.h"
 #include "tracer/format/trace_reader.h"
 
@@ -298,6 +301,10 @@ TEST(WhatIfRecorded, SimulatedRunIsReplayedAndOtherSizesPredicted) {
   EXPECT_NEAR(f.alpha_us, 48, 0.5);
   ASSERT_TRUE(f.busbw_gbps);
   EXPECT_NEAR(*f.busbw_gbps, 40, 0.5);
+  // Matched across ranks: the transfer parts, no waiting in the fit and no note about it.
+  EXPECT_FALSE(f.includes_waits);
+  for (const auto& n : res.notes)
+    EXPECT_EQ(n.find("waiting included"), std::string::npos) << n;
   EXPECT_NEAR(res.model.slowdown.factor, 0.2, 0.03);
   ASSERT_EQ(res.predictions.size(), 2u);
   for (const auto& p : res.predictions) {
@@ -325,6 +332,108 @@ TEST(WhatIfRecorded, ResNetReferenceBaseReplayWithinThreePercent) {
   for (const auto& n : res.notes)
     said = said || n.find("per tensor") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// Rank 0 of 2 alone: its allreduce kernels cannot be matched with rank 1's, so their durations
+// include waiting for rank 1. The fit says so (its notes, the report's bus bandwidth cell) rather
+// than pass α and the bus bandwidth off as the network's.
+TEST(WhatIfRecorded, ResNetFitFromOneRankSaysItIncludesWaiting) {
+  trace::Run run;
+  run.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  const auto a = analyse(std::move(run));
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(25)});
+  ASSERT_TRUE(res.model.usable);
+  const auto& f = res.model.comm.front();
+  EXPECT_TRUE(f.includes_waits);
+  EXPECT_EQ(f.ranks, 2);
+  // α ≈ 2 ms: rank 1's lateness, three orders above an A100 pair's NCCL latency.
+  EXPECT_GT(f.alpha_us, 1000);
+  const auto note = std::find_if(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+    return n.find("1 loaded rank of 2") != std::string::npos;
+  });
+  ASSERT_NE(note, res.notes.end());
+  EXPECT_NE(note->find("not a measurement of the network"), std::string::npos) << *note;
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "α (%.1f µs)", f.alpha_us);
+  EXPECT_NE(note->find(alpha), std::string::npos) << *note;
+  const auto table = analysis::designReportFitTable(res);
+  ASSERT_EQ(table.size(), 1 + res.model.comm.size());  // allreduce first, then the broadcast
+  EXPECT_EQ(table[1][0], "allreduce");
+  EXPECT_NE(table[1][4].find("waiting included, not the network's"), std::string::npos)
+      << table[1][4];
+  // The base replay is unchanged by the note: within 3 % of the recorded step.
+  EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.03);
+}
+
+// More than 8 times the recorded ranks is an extrapolation of the fit, and said so once.
+TEST(WhatIfRecorded, FarWorldSizeIsSaidToExtrapolate) {
+  EXPECT_EQ(analysis::worldSizeExtrapolationNote(0, 2), "");   // as recorded
+  EXPECT_EQ(analysis::worldSizeExtrapolationNote(16, 2), "");  // 8 × 2: within
+  const auto note = analysis::worldSizeExtrapolationNote(17, 2);
+  EXPECT_NE(note.find("world size 17 is more than 8× the recorded 2 ranks"), std::string::npos)
+      << note;
+  EXPECT_NE(note.find("measured at 2 ranks"), std::string::npos);
+  EXPECT_EQ(analysis::worldSizeExtrapolationNote(100000, 8).find("world size 100000"), 0u);
+  EXPECT_EQ(analysis::worldSizeExtrapolationNote(64, 8), "");
+
+  trace::Run run;
+  run.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  const auto a = analyse(std::move(run));
+  auto far = sized(25), far2 = sized(100), near = sized(25);
+  far.world_size = far2.world_size = 100000;
+  near.world_size = 16;
+  const auto count = [](const analysis::WhatIfResult& r) {
+    return std::count_if(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+      return n.find("extrapolates") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(count(analysis::predictWhatIf(a.run, a.report, a.activities, {far, far2})), 1);
+  EXPECT_EQ(count(analysis::predictWhatIf(a.run, a.report, a.activities, {near})), 0);
+}
+
+// The design report's prediction section: the predicted figure is referenced in it, and a
+// prediction that failed or was cancelled leaves the section saying so, without figures.
+TEST(DesignReport, PredictionSectionShowsItsFigureOrWhyThereIsNone) {
+  trace::Run run;
+  run.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  const auto a = analyse(std::move(run));
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(5), sized(25)});
+  ASSERT_TRUE(res.model.usable);
+  analysis::DesignReportInput in;
+  in.run_name = "resnet";
+  in.report = &a.report;
+  in.whatif = &res;
+  in.predicted_png = "predicted.png";
+  const auto md = analysis::designReportMarkdown(in);
+  const auto section = md.find("## Predicted: step time per bucket size (what-if)");
+  ASSERT_NE(section, std::string::npos);
+  const auto figure = md.find(
+      "![PREDICTED step time per bucket size (what-if replay, not a measurement)]"
+      "(predicted.png)");
+  ASSERT_NE(figure, std::string::npos) << md;
+  EXPECT_GT(figure, section);
+  EXPECT_LT(figure, md.find("Fitted network costs"));
+  const auto html = analysis::designReportHtml(in);
+  const auto img = html.find("<img src=\"predicted.png\" alt=\"PREDICTED step time");
+  ASSERT_NE(img, std::string::npos);
+  EXPECT_GT(img, html.find("<h2>Predicted: step time per bucket size"));
+
+  in.whatif = nullptr;
+  in.whatif_missing = "the prediction was cancelled";
+  for (const auto& doc : {analysis::designReportMarkdown(in), analysis::designReportHtml(in)}) {
+    EXPECT_NE(doc.find("Predicted: step time per bucket size (what-if)"), std::string::npos);
+    EXPECT_NE(doc.find("No prediction in this report: the prediction was cancelled. The report "
+                       "was written without it."),
+              std::string::npos)
+        << doc;
+    EXPECT_EQ(doc.find("predicted.png"), std::string::npos);
+    EXPECT_EQ(doc.find("predicted step time"), std::string::npos);  // no table
+  }
+  in.whatif_missing.clear();
+  EXPECT_EQ(analysis::designReportMarkdown(in).find("## Predicted"), std::string::npos);
 }
 
 TEST(WhatIfRecorded, OneRankRunHasNothingToPredict) {

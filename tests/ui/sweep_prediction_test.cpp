@@ -20,6 +20,7 @@
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QThreadPool>
+#include <QTimer>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +30,8 @@
 #include "app/analysis/whatif.h"
 #include "app/analysis/whatif_summary.h"
 #include "app/ui/compare_panel.h"
+#include "app/ui/main_window.h"
+#include "app/ui/palette.h"
 #include "app/ui/plot_style.h"
 #include "app/ui/prediction_job.h"
 #include "app/ui/run_list_panel.h"
@@ -62,6 +65,47 @@ analysis::WhatIfResult expectedWhatIf(const LoadedRun& run) {
   const auto report = analysis::analyzeRun(run.run, options, &activities);
   return analysis::predictWhatIf(run.run, report, activities,
                                  analysis::whatIfSweepConfigs(analysis::defaultSweepSizes()));
+}
+
+// The report's predicted figure (the Sweep tab's chart off-screen): pixels of the predicted band's
+// fill (kPredictedBand over white) and of the predicted curve's colour in the plot area, below the
+// PREDICTED badge (its frame has the curve's colour) and above the legend (its swatches).
+struct FigurePixels {
+  int band = 0, curve = 0;
+};
+FigurePixels predictedPixels(const QImage& img) {
+  const QColor band = colours::kPredictedBand;
+  const double a = band.alphaF();
+  const auto over_white = [&](int c) {
+    return static_cast<int>(std::lround(c * a + 255 * (1 - a)));
+  };
+  const QColor band_on_white(over_white(band.red()), over_white(band.green()),
+                             over_white(band.blue()));
+  const auto near = [](QRgb p, const QColor& c, int tol) {
+    return std::abs(qRed(p) - c.red()) <= tol && std::abs(qGreen(p) - c.green()) <= tol &&
+           std::abs(qBlue(p) - c.blue()) <= tol;
+  };
+  FigurePixels n;
+  const QImage rgb = img.convertToFormat(QImage::Format_RGB32);
+  for (int y = rgb.height() / 8; y < rgb.height() * 3 / 4; ++y)
+    for (int x = 0; x < rgb.width(); ++x) {
+      const QRgb p = rgb.pixel(x, y);
+      n.band += near(p, band_on_white, 3);
+      n.curve += near(p, colours::kPredicted, 3);
+    }
+  return n;
+}
+constexpr int kBandPixels = 2000, kCurvePixels = 150;  // ResNet-50: about 20000 and 450
+
+// A PNG of a chart's size that shows the band and the curve: a blank or empty chart fails.
+void checkPredictedFigure(const QString& path) {
+  QImage img(path);
+  ASSERT_FALSE(img.isNull()) << path.toStdString();
+  EXPECT_GE(img.width(), 900);
+  EXPECT_GE(img.height(), 450);
+  const auto n = predictedPixels(img);
+  EXPECT_GT(n.band, kBandPixels) << "no predicted band in " << path.toStdString();
+  EXPECT_GT(n.curve, kCurvePixels) << "no predicted curve in " << path.toStdString();
 }
 
 struct Panel {
@@ -410,4 +454,82 @@ TEST(SweepPredictionReport, ReportStatesTheCliPrediction) {
                QString::number(fit.value("beta_us_per_mib").toDouble(), 'f', 3));
   EXPECT_TRUE(text.contains(fit_row)) << fit_row.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral("**Predicted recommendation.** Predicted: ")));
+
+  // The predicted figure: referenced in the section by both formats, and drawn (not blank).
+  const int section = static_cast<int>(text.indexOf(QStringLiteral("## Predicted:")));
+  const int figure = static_cast<int>(text.indexOf(QStringLiteral("](predicted.png)")));
+  EXPECT_GT(figure, section);
+  EXPECT_LT(figure, text.indexOf(QStringLiteral("Fitted network costs")));
+  QFile html(QDir(out).filePath(QStringLiteral("report.html")));
+  ASSERT_TRUE(html.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(html.readAll().contains("<img src=\"predicted.png\" alt=\"PREDICTED"));
+  checkPredictedFigure(QDir(out).filePath(QStringLiteral("predicted.png")));
+}
+
+// Export report while the Sweep tab still predicts the run: the prediction is awaited off the GUI
+// thread (the event loop runs meanwhile: a timer ticks) and the report has its section and figure.
+TEST(SweepPredictionReport, ExportAwaitsThePredictionWithoutBlockingTheWindow) {
+  app();
+  QTemporaryDir dir;
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.resize(1400, 900);
+  w.show();
+  w.session()->addRun(load({kResnet}));
+  ASSERT_TRUE(w.sweepPanel()->predictionPending());
+  int ticks = 0;
+  QTimer timer;
+  QObject::connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+  timer.start(1);
+  const QString out = dir.filePath(QStringLiteral("report"));
+  QString error;
+  ASSERT_TRUE(w.exportReport(out, &error)) << error.toStdString();
+  EXPECT_GT(ticks, 0) << "the window's event loop did not run while the prediction was computed";
+  EXPECT_FALSE(w.sweepPanel()->predictionPending());
+  QFile md(QDir(out).filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(md.readAll());
+  EXPECT_TRUE(text.contains(QStringLiteral("| bucket size | predicted step time |")));
+  EXPECT_TRUE(text.contains(QStringLiteral("](predicted.png)")));
+  checkPredictedFigure(QDir(out).filePath(QStringLiteral("predicted.png")));
+}
+
+// A prediction cancelled while the report waits for it: the report is written without the
+// section's figures and says why; the next export predicts again.
+TEST(SweepPredictionReport, CancelledPredictionStillWritesTheReport) {
+  app();
+  QTemporaryDir dir;
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.show();
+  w.session()->addRun(load({kResnet}));
+  ASSERT_TRUE(w.sweepPanel()->predictionPending());
+  QTimer::singleShot(0, w.sweepPanel(), [&] { w.sweepPanel()->cancelPrediction(); });
+  const QString out = dir.filePath(QStringLiteral("cancelled"));
+  QString error;
+  ASSERT_TRUE(w.exportReport(out, &error)) << error.toStdString();
+  QFile md(QDir(out).filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(md.readAll());
+  EXPECT_TRUE(text.contains(QStringLiteral("## Predicted: step time per bucket size (what-if)")));
+  EXPECT_TRUE(text.contains(QStringLiteral(
+      "No prediction in this report: the prediction was cancelled. The report was written "
+      "without it.")))
+      << text.toStdString();
+  EXPECT_FALSE(text.contains(QStringLiteral("| bucket size | predicted step time |")));
+  EXPECT_FALSE(QFile::exists(QDir(out).filePath(QStringLiteral("predicted.png"))));
+  EXPECT_TRUE(w.sweepPanel()->predictionText().contains(QStringLiteral("cancelled")));
+  EXPECT_TRUE(w.statusText().contains(
+      QStringLiteral("without its prediction: the prediction was cancelled")))
+      << w.statusText().toStdString();
+  // The figure check tells a chart without a prediction from one with it.
+  QByteArray png;
+  ASSERT_TRUE(w.sweepPanel()->renderChart(ExportFormat::Png, 1.5, &png, &error));
+  const auto empty = predictedPixels(QImage::fromData(png));
+  EXPECT_LT(empty.band, kBandPixels);
+  EXPECT_LT(empty.curve, kCurvePixels);
+  // Exported again: predicted anew.
+  const QString again = dir.filePath(QStringLiteral("again"));
+  ASSERT_TRUE(w.exportReport(again, &error)) << error.toStdString();
+  EXPECT_TRUE(QFile::exists(QDir(again).filePath(QStringLiteral("predicted.png"))));
 }
