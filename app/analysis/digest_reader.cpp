@@ -339,7 +339,83 @@ DigestLateRank digestLateRank(const Digest& digest) {
   return out;
 }
 
-std::vector<std::string> digestRankFiles(const Digest& digest, const std::string& folder,
+namespace {
+
+// The existing regular files called `name` in each folder and then in each folder's immediate
+// subfolders (sorted by name), each once, in that order.
+std::vector<std::string> candidateFiles(const std::vector<std::string>& folders,
+                                        const std::string& name) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto consider = [&](const fs::path& folder) {
+    std::error_code ec;
+    const fs::path path = folder / name;
+    if (fs::is_regular_file(path, ec) &&
+        seen.insert(fs::weakly_canonical(path, ec).string()).second)
+      out.push_back(path.string());
+  };
+  for (const auto& f : folders)
+    consider(f);
+  for (const auto& f : folders) {
+    std::error_code ec;
+    std::vector<fs::path> subfolders;
+    for (fs::directory_iterator it(f, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->is_directory(type_ec)) subfolders.push_back(it->path());
+    }
+    std::sort(subfolders.begin(), subfolders.end());
+    for (const auto& d : subfolders)
+      consider(d);
+  }
+  return out;
+}
+
+std::string folderList(const std::vector<std::string>& folders) {
+  std::string s;
+  for (const auto& f : folders)
+    s += (s.empty() ? "" : ", ") + f;
+  return s.empty() ? "(no folder)" : s;
+}
+
+std::string locateRankFile(const DigestRank& r, const std::vector<std::string>& folders) {
+  const DigestFile& want = *r.file;
+  const std::string which = "the trace file " + want.name + " of rank " + std::to_string(r.rank);
+  const auto found = candidateFiles(folders, want.name);
+  if (found.empty())
+    throw std::runtime_error(which + " is in none of " + folderList(folders) +
+                             " (nor their subfolders): add the folder that holds it");
+  std::vector<std::string> same_size;
+  std::string other;  // the first file of another size, and its size
+  std::uint64_t other_size = 0;
+  for (const auto& f : found) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(f, ec);
+    if (ec) continue;
+    if (size == want.bytes)
+      same_size.push_back(f);
+    else if (other.empty())
+      other = f, other_size = size;
+  }
+  if (same_size.empty() && !other.empty())
+    throw std::runtime_error(which + " (" + other + ") has changed since the digest was " +
+                             "made (" + std::to_string(other_size) + " bytes; the digest says " +
+                             std::to_string(want.bytes) + "): make the digest again");
+  if (same_size.empty())
+    throw std::runtime_error(which + " cannot be read (" + found.front() + ")");
+  if (same_size.size() == 1) return same_size.front();
+  // Several files of that name and size (e.g. each node's rank-0.json): the hash tells.
+  for (const auto& f : same_size)
+    if (fileHash(f) == want.hash) return f;
+  throw std::runtime_error(which + ": none of the " + std::to_string(same_size.size()) +
+                           " files of its name and size (" + folderList(same_size) +
+                           ") has the content the digest was made of: make the digest again");
+}
+
+}  // namespace
+
+std::vector<std::string> digestRankFiles(const Digest& digest,
+                                         const std::vector<std::string>& folders,
                                          const std::vector<std::int32_t>& ranks) {
   const std::set<std::int32_t> wanted(ranks.begin(), ranks.end());
   std::vector<std::string> files;
@@ -351,11 +427,14 @@ std::vector<std::string> digestRankFiles(const Digest& digest, const std::string
     if (!r.file)
       throw std::runtime_error("the digest does not name the trace file of rank " +
                                std::to_string(r.rank));
-    const std::string path = (std::filesystem::path(folder) / r.file->name).string();
-    if (seen.insert(path).second) files.push_back(path);
   }
   for (auto r : wanted)
     if (!found.contains(r)) throw std::runtime_error("the digest has no rank " + std::to_string(r));
+  for (const auto& r : digest.ranks) {
+    if (!wanted.contains(r.rank)) continue;
+    const std::string path = locateRankFile(r, folders);
+    if (seen.insert(path).second) files.push_back(path);
+  }
   return files;
 }
 

@@ -94,10 +94,16 @@ struct DigestLateRank {
 };
 DigestLateRank digestLateRank(const Digest& digest);
 
-// The trace files of some ranks (digest rank numbers) in `folder` (a digest file's own folder,
-// or the folder a digest was made of); each file once, in rank order. Throws std::runtime_error
-// naming a rank the digest does not have or a rank whose file the digest does not name.
-std::vector<std::string> digestRankFiles(const Digest& digest, const std::string& folder,
+// The trace files of some ranks (digest rank numbers); each file once, in rank order. A rank's
+// file is looked for, by the name the digest gives it, in each of `folders` (a digest file's own
+// folder, the folders a digest was made of, folders the user adds) and then in their immediate
+// subfolders (a run kept as one folder per node). Of the files found, the one of the digest's
+// size is it; when several have that size, the one of the digest's hash (only then are files
+// read). Throws std::runtime_error naming the rank and the file when the digest does not have
+// the rank or does not name its file, when no folder holds it, when every copy found has another
+// size (changed since the digest was made), or when no copy of that size has the digest's hash.
+std::vector<std::string> digestRankFiles(const Digest& digest,
+                                         const std::vector<std::string>& folders,
                                          const std::vector<std::int32_t>& ranks);
 
 }  // namespace ddpscope::analysis

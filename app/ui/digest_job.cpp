@@ -25,7 +25,7 @@ DigestResult openDigestBlocking(const QStringList& paths, bool make,
       const QString path = paths.value(0);
       out.name = QFileInfo(path).fileName();
       out.file = path;
-      out.folder = QFileInfo(path).absolutePath();
+      out.folders = {QFileInfo(path).absolutePath()};
       out.digest =
           std::make_shared<const analysis::Digest>(analysis::readDigest(path.toStdString()));
       out.seconds = static_cast<double>(clock.elapsed()) / 1000.0;
@@ -36,8 +36,12 @@ DigestResult openDigestBlocking(const QStringList& paths, bool make,
       inputs.push_back(p.toStdString());
     const auto files = trace::expandTracePaths(inputs);
     if (files.empty()) throw std::runtime_error("no trace files in " + inputs.front());
-    // The digest names files without their folder: they are looked for in the first one's.
-    out.folder = QFileInfo(QString::fromStdString(files.front())).absolutePath();
+    // The digest names files without their folder: they are looked for in the folders they
+    // came from.
+    for (const auto& f : files) {
+      const QString folder = QFileInfo(QString::fromStdString(f)).absolutePath();
+      if (!out.folders.contains(folder)) out.folders << folder;
+    }
     out.name = paths.size() == 1 ? QFileInfo(paths.front()).fileName()
                                  : QObject::tr("%1 paths").arg(paths.size());
     analysis::DigestOptions options;

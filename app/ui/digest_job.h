@@ -20,7 +20,7 @@ struct DigestResult {
   std::shared_ptr<const analysis::Digest> digest;  // null on failure
   QString name;           // the digest file, or the run folder it was made of
   QString file;           // the digest file read; "" for a digest made of traces
-  QString folder;         // where the ranks' trace files are
+  QStringList folders;    // where the ranks' trace files are looked for
   QString error;          // a message naming the file at fault
   double seconds = 0;     // how long reading (or making) it took
   std::uint64_t job = 0;  // the DigestJob start it answers

@@ -1,6 +1,7 @@
 #include "app/ui/digest_view.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -97,9 +98,8 @@ DigestView::DigestView(QWidget* parent) : QWidget(parent) {
   ranks_->setObjectName(QStringLiteral("digestRanks"));
   ranks_->setPlaceholderText(tr("ranks, e.g. 0–3, 7 (or drag over the heatmap)"));
   load_ = new QPushButton(tr("Load ranks"), this);
-  load_->setToolTip(
-      tr("Open these ranks' trace files as a run (the files the digest names, in "
-         "its folder)"));
+  add_folder_ = new QPushButton(tr("Trace folders…"), this);
+  add_folder_->setObjectName(QStringLiteral("digestAddFolder"));
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("figure"), this));
   controls->addWidget(figure_);
@@ -107,6 +107,7 @@ DigestView::DigestView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(new QLabel(tr("ranks"), this));
   controls->addWidget(ranks_, 1);
   controls->addWidget(load_);
+  controls->addWidget(add_folder_);
   heatmap_ = new DigestHeatmap(this);
   layout->addWidget(title_);
   layout->addWidget(headline_);
@@ -118,20 +119,27 @@ DigestView::DigestView(QWidget* parent) : QWidget(parent) {
   connect(heatmap_, &DigestHeatmap::ranksSelected, this,
           [this](const std::vector<std::int32_t>& ranks) { ranks_->setText(rankListText(ranks)); });
   connect(load_, &QPushButton::clicked, this, &DigestView::loadSelected);
+  connect(add_folder_, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("A folder with more of this run's trace files"), folders_.value(0));
+    if (!dir.isEmpty()) addTraceFolder(dir);
+  });
   connect(ranks_, &QLineEdit::returnPressed, this, &DigestView::loadSelected);
-  setDigest(nullptr, QString(), QString());
+  setDigest(nullptr, QString(), QStringList());
 }
 
 void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const QString& name,
-                           const QString& folder) {
+                           const QStringList& folders) {
   digest_ = std::move(digest);
   name_ = name;
-  folder_ = folder;
+  folders_ = folders;
+  updateFolderTip();
   ranks_->clear();
   const bool any = digest_ != nullptr;
   figure_->setEnabled(any);
   ranks_->setEnabled(any);
   load_->setEnabled(any);
+  add_folder_->setEnabled(any);
   if (!any) {
     title_->setText(
         tr("No digest open. Open one (File ▸ Open files…) written by "
@@ -209,6 +217,22 @@ void DigestView::setRankSelectionText(const QString& text) {
   ranks_->setText(text);
 }
 
+void DigestView::addTraceFolder(const QString& folder) {
+  if (!folders_.contains(folder)) folders_ << folder;
+  updateFolderTip();
+}
+
+void DigestView::updateFolderTip() {
+  const QString list = folders_.isEmpty() ? tr("(none)") : folders_.join(QStringLiteral("\n"));
+  load_->setToolTip(
+      tr("Open these ranks' trace files as a run: the files the digest names, looked for in "
+         "these folders and their subfolders:\n%1")
+          .arg(list));
+  add_folder_->setToolTip(tr("Add a folder that holds more of the run's trace files (e.g. "
+                             "another node's); looked for in:\n%1")
+                              .arg(list));
+}
+
 void DigestView::loadSelected() {
   if (!digest_) return;
   QString error;
@@ -217,41 +241,16 @@ void DigestView::loadSelected() {
     emit loadFailed(tr("Ranks to load: %1").arg(error));
     return;
   }
-  std::vector<std::string> files;
+  std::vector<std::string> folders;
+  for (const auto& f : folders_)
+    folders.push_back(f.toStdString());
+  QStringList paths;
   try {
-    files = analysis::digestRankFiles(*digest_, folder_.toStdString(), *ranks);
+    for (const auto& f : analysis::digestRankFiles(*digest_, folders, *ranks))
+      paths << QString::fromStdString(f);
   } catch (const std::exception& e) {
     emit loadFailed(QString::fromStdString(e.what()));
     return;
-  }
-  // Each file's size as the digest states it (the paths digestRankFiles gives).
-  std::map<std::string, std::uint64_t> digest_bytes;
-  for (const auto& r : digest_->ranks)
-    if (r.file)
-      digest_bytes[(std::filesystem::path(folder_.toStdString()) / r.file->name).string()] =
-          r.file->bytes;
-  QStringList paths;
-  for (const auto& f : files) {
-    const QString path = QString::fromStdString(f);
-    const QFileInfo info(path);
-    if (!info.isFile()) {
-      emit loadFailed(tr("The trace file %1 is missing (the digest %2 names it; its traces are "
-                         "looked for in the digest's folder)")
-                          .arg(path, name_));
-      return;
-    }
-    // A file of another size is not the one digested (its hash is not compared: that would read
-    // every byte).
-    if (const auto it = digest_bytes.find(f);
-        it != digest_bytes.end() && static_cast<std::uint64_t>(info.size()) != it->second) {
-      emit loadFailed(tr("The trace file %1 has changed since the digest %2 was made (%3 bytes; "
-                         "the digest says %4): make the digest again")
-                          .arg(path, name_)
-                          .arg(info.size())
-                          .arg(it->second));
-      return;
-    }
-    paths << path;
   }
   emit loadRequested(paths, rankListText(*ranks));
 }

@@ -31,12 +31,16 @@ class DigestView : public QWidget {
  public:
   explicit DigestView(QWidget* parent = nullptr);
 
-  // Shows a digest; `name` is what it is called (its file), `folder` where its trace files are.
+  // Shows a digest; `name` is what it is called (its file), `folders` where its trace files are
+  // looked for (and in their subfolders: analysis::digestRankFiles).
   void setDigest(std::shared_ptr<const analysis::Digest> digest, const QString& name,
-                 const QString& folder);
+                 const QStringList& folders);
   std::shared_ptr<const analysis::Digest> digest() const { return digest_; }
   QString name() const { return name_; }
-  QString folder() const { return folder_; }
+  QStringList folders() const { return folders_; }
+  // One more folder to look for trace files in (a node's copy of its ranks); the button "Trace
+  // folders…" asks for one.
+  void addTraceFolder(const QString& folder);
   DigestHeatmap* heatmap() const { return heatmap_; }
   QComboBox* figureBox() const { return figure_; }
   void setFigure(analysis::DigestFigure figure);
@@ -47,9 +51,9 @@ class DigestView : public QWidget {
   QString rankSelectionText() const;
   void setRankSelectionText(const QString& text);
 
-  // The trace files of the selected ranks, checked to exist and to have the size the digest
-  // states; an error naming the first that does not (or the bad rank list) otherwise, through
-  // loadFailed.
+  // The trace files of the selected ranks, found in the folders with the size (and, when that
+  // is not enough, the content) the digest states; an error naming the first rank whose file is
+  // not there (or the bad rank list) otherwise, through loadFailed.
   void loadSelected();
 
  signals:
@@ -61,7 +65,10 @@ class DigestView : public QWidget {
   void showFigure();
 
   std::shared_ptr<const analysis::Digest> digest_;
-  QString name_, folder_;
+  void updateFolderTip();
+
+  QString name_;
+  QStringList folders_;
   QLabel* title_;
   QLabel* headline_;
   QLabel* late_;
@@ -70,6 +77,7 @@ class DigestView : public QWidget {
   DigestHeatmap* heatmap_;
   QLineEdit* ranks_;
   QPushButton* load_;
+  QPushButton* add_folder_;
 };
 
 }  // namespace ddpscope::ui

@@ -402,7 +402,7 @@ void MainWindow::connectDigest() {
     reportError(tr("Could not open the digest"), tr("Could not open: %1").arg(message));
   });
   connect(digest_job_, &DigestJob::opened, this, [this](const DigestResult& r) {
-    digest_->setDigest(r.digest, r.name, r.folder);
+    digest_->setDigest(r.digest, r.name, r.folders);
     if (!r.file.isEmpty()) addRecent({r.file});
     tabs_->setCurrentWidget(digest_);
     // The heatmap needs the height; the timeline keeps a strip until ranks are loaded.

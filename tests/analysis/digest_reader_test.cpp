@@ -3,6 +3,7 @@
 #include "app/analysis/digest_reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -152,7 +153,7 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   EXPECT_FALSE(analysis::isDigestFile((dir / "rank-0.json.gz").string()));
   const analysis::Digest from_file = analysis::readDigest(digest_path);
   EXPECT_EQ(from_file.ranks.size(), 8u);
-  EXPECT_EQ(analysis::digestRankFiles(from_file, dir.string(), {5, 3}),
+  EXPECT_EQ(analysis::digestRankFiles(from_file, {dir.string()}, {5, 3}),
             (std::vector<std::string>{(dir / "rank-3.json.gz").string(),
                                       (dir / "rank-5.json.gz").string()}));
 }
@@ -191,9 +192,74 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   ASSERT_TRUE(d.ranks[0].file);
   EXPECT_EQ(d.ranks[0].file->hash, 0xffu);
   EXPECT_FALSE(d.ranks[1].file);
-  EXPECT_THROW(analysis::digestRankFiles(d, "/x", {1}), std::runtime_error);
-  EXPECT_THROW(analysis::digestRankFiles(d, "/x", {7}), std::runtime_error);
-  EXPECT_EQ(analysis::digestRankFiles(d, "/x", {0}), std::vector<std::string>{"/x/r0.json"});
+  EXPECT_THROW(analysis::digestRankFiles(d, {"/x"}, {1}), std::runtime_error);  // not named
+  EXPECT_THROW(analysis::digestRankFiles(d, {"/x"}, {7}), std::runtime_error);  // no rank 7
+  EXPECT_THROW(analysis::digestRankFiles(d, {"/x"}, {0}), std::runtime_error);  // not there
+}
+
+// A run kept as one folder per node: the ranks' files are found in the folders given and their
+// subfolders, told apart by the digest's size and, when sizes agree, its hash.
+TEST(DigestReader, RankFilesFromSeveralFolders) {
+  const fs::path root =
+      fs::temp_directory_path() / ("ddpscope-digest-folders-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto write = [&](const std::string& rel, const std::string& bytes) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream((root / rel).string(), std::ios::binary) << bytes;
+    return (root / rel).string();
+  };
+  const auto a0 = write("nodeA/rank-0.json", "aaaa");
+  write("nodeB/rank-0.json", "cc");  // the same name, another size: not rank 0's
+  const auto b1 = write("nodeB/rank-1.json", "bbbbbb");
+  write("nodeC/rank-2.json", "xyz");  // the same name and size: only the hash tells
+  const auto d2 = write("nodeD/rank-2.json", "xyw");
+  write("nodeE/rank-4.json", "four");  // rank 4's file has changed (the digest says 9 bytes)
+  write("nodeF/rank-5.json", "555");   // rank 5's content is in neither copy
+  write("nodeG/rank-5.json", "556");
+  analysis::Digest d;
+  auto rank = [&](std::int32_t r, const std::string& name, const std::string& bytes) {
+    analysis::DigestRank dr;
+    dr.rank = r;
+    // The size and FNV-1a hash of the bytes, as the digest records them (the hash from a copy
+    // written elsewhere, so the files above are not what is hashed).
+    const auto elsewhere = write("hashes/" + std::to_string(r), bytes);
+    dr.file = analysis::DigestFile{name, bytes.size(), analysis::fileHash(elsewhere)};
+    d.ranks.push_back(dr);
+  };
+  rank(0, "rank-0.json", "aaaa");
+  rank(1, "rank-1.json", "bbbbbb");
+  rank(2, "rank-2.json", "xyw");
+  rank(3, "rank-3.json", "333");
+  rank(4, "rank-4.json", "123456789");
+  rank(5, "rank-5.json", "557");
+  // Found in subfolders of the folder given, in rank order, each once.
+  EXPECT_EQ(analysis::digestRankFiles(d, {root.string()}, {2, 1, 0}),
+            (std::vector<std::string>{a0, b1, d2}));
+  // Or in the node folders given one by one.
+  EXPECT_EQ(
+      analysis::digestRankFiles(d, {(root / "nodeB").string(), (root / "nodeA").string()}, {0, 1}),
+      (std::vector<std::string>{a0, b1}));
+  auto error = [&](std::int32_t r) {
+    try {
+      analysis::digestRankFiles(d, {root.string()}, {r});
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error(3), "the trace file rank-3.json of rank 3 is in none of " + root.string() +
+                          " (nor their subfolders): add the folder that holds it");
+  EXPECT_EQ(error(4), "the trace file rank-4.json of rank 4 (" +
+                          (root / "nodeE/rank-4.json").string() +
+                          ") has changed since the digest was made (4 bytes; the digest says 9): "
+                          "make the digest again");
+  EXPECT_EQ(error(5),
+            "the trace file rank-5.json of rank 5: none of the 2 files of its name and "
+            "size (" +
+                (root / "nodeF/rank-5.json").string() + ", " +
+                (root / "nodeG/rank-5.json").string() +
+                ") has the content the digest was made of: make the digest again");
+  fs::remove_all(root);
 }
 
 TEST(DigestReader, NoLateRankWithoutAMajority) {

@@ -216,8 +216,26 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   QFile::remove(run.dir.filePath(QStringLiteral("rank-5.json.gz")));
   view->setRankSelectionText(QStringLiteral("4-5"));
   view->loadSelected();
-  EXPECT_TRUE(w->lastError().contains(run.dir.filePath(QStringLiteral("rank-5.json.gz"))))
+  EXPECT_EQ(w->lastError(), QStringLiteral("the trace file rank-5.json.gz of rank 5 is in none of "
+                                           "%1 (nor their subfolders): add the folder that holds "
+                                           "it")
+                                .arg(QFileInfo(run.digest).absolutePath()));
+  // Kept in a folder of its own (another node's), it is found once that folder is added.
+  QDir(run.dir.path()).mkpath(QStringLiteral("elsewhere/node1"));
+  const QString moved = run.dir.filePath(QStringLiteral("elsewhere/node1/rank-4.json.gz"));
+  ASSERT_TRUE(QFile::rename(run.dir.filePath(QStringLiteral("rank-4.json.gz")), moved));
+  view->setRankSelectionText(QStringLiteral("4"));
+  view->loadSelected();
+  EXPECT_TRUE(w->lastError().contains(QStringLiteral("rank-4.json.gz of rank 4 is in none of")))
       << w->lastError().toStdString();
+  view->addTraceFolder(run.dir.filePath(QStringLiteral("elsewhere")));
+  EXPECT_EQ(view->folders().size(), 2);
+  const auto before_moved = w->session()->runs().size();
+  view->loadSelected();
+  ASSERT_TRUE(waitFor([&] { return w->session()->runs().size() == before_moved + 1; }))
+      << w->lastError().toStdString();
+  EXPECT_EQ(w->session()->current()->run.ranks.at(0).rank, 4);
+  w->session()->closeRun(w->session()->currentIndex());
   view->setRankSelectionText(QStringLiteral("12"));
   view->loadSelected();
   EXPECT_EQ(w->lastError(), QStringLiteral("the digest has no rank 12"));
@@ -232,10 +250,10 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   const auto loads = w->session()->runs().size();
   view->setRankSelectionText(QStringLiteral("6"));
   view->loadSelected();
-  EXPECT_EQ(w->lastError(), QStringLiteral("The trace file %1 has changed since the digest %2 was "
-                                           "made (%3 bytes; the digest says %4): make the digest "
-                                           "again")
-                                .arg(six, view->name())
+  EXPECT_EQ(w->lastError(), QStringLiteral("the trace file rank-6.json.gz of rank 6 (%1) has "
+                                           "changed since the digest was made (%2 bytes; the "
+                                           "digest says %3): make the digest again")
+                                .arg(six)
                                 .arg(six_bytes + 1)
                                 .arg(six_bytes));
   EXPECT_EQ(w->session()->runs().size(), loads);
