@@ -103,6 +103,11 @@ class TraceParser {
   TraceParser(const PaddedBuffer& json, const std::string& name, const ReadOptions& options)
       : json_(json), name_(name), options_(options) {}
 
+  // The input is this parser's to give back: its bytes are released (a mapped file unmapped)
+  // once every event is staged, before the rows are written into the columns, so the two never
+  // take memory at the same time. `json` must be the buffer given to the constructor.
+  void releaseInputWhenParsed(PaddedBuffer* json) { releasable_ = json; }
+
   RankTrace parse();
   // The same result, parsing the event array in pieces of about options.piece_bytes so the parser's
   // index stays small and warm (see parseTrace). nullopt when the layout does not allow it;
@@ -189,6 +194,7 @@ class TraceParser {
   void moveStagedIntoTracks();
 
   const PaddedBuffer& json_;
+  PaddedBuffer* releasable_ = nullptr;  // json_, when it may be released (see above)
   const std::string& name_;
   const ReadOptions& options_;
   RankTrace out_;

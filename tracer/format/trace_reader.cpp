@@ -151,6 +151,7 @@ RankTrace TraceParser::finish() {
     throw TraceError(name_, kNoOffset,
                      "no \"traceEvents\" array: this is not a Chrome/Kineto trace");
   }
+  if (releasable_ != nullptr) *releasable_ = PaddedBuffer();  // json_ is empty from here on
   moveStagedIntoTracks();
   resolveFlows();
   out_.sortCollectiveArgs();
@@ -175,8 +176,11 @@ void releaseReaderMemory() {
   std::vector<reader::StagedEvent>().swap(scratch.staged);
 }
 
-RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
-                     const ReadOptions& options) {
+namespace {
+
+// `releasable`: the parser may release `json` (it is json) once every event is staged.
+RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const std::string& name,
+                      const ReadOptions& options) {
   if (json.size() == 0) throw TraceError(name, 0, "the file is empty");
   // Big documents are parsed a piece of the event array at a time (bounded, warm parser
   // memory). Whatever that path cannot take, and every error, goes through the whole-document
@@ -184,18 +188,30 @@ RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
   if (options.piece_bytes > 0 && json.size() >= 4 * options.piece_bytes) {
     try {
       reader::TraceParser pieces(json, name, options);
+      pieces.releaseInputWhenParsed(releasable);
       if (auto trace = pieces.parseInPieces()) return std::move(*trace);
     } catch (const LoadCancelled&) {
       throw;
     } catch (const std::bad_alloc&) {
       throw;
     } catch (...) {
+      // Released: every event was read, and what failed after that (the checks of the whole
+      // trace) says the same as the whole-document parse would.
+      if (json.size() == 0) throw;
     }
   }
   reader::TraceParser parser(json, name, options);
+  parser.releaseInputWhenParsed(releasable);
   auto trace = parser.parse();
   reader::threadReadStats() = {0, 1};
   return trace;
+}
+
+}  // namespace
+
+RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
+                     const ReadOptions& options) {
+  return parseBuffer(json, nullptr, name, options);
 }
 
 ReadStats lastReadStats() {
@@ -209,8 +225,10 @@ RankTrace parseTraceText(std::string_view json, const std::string& name,
 }
 
 RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
-  const PaddedBuffer bytes = readTraceBytes(path, options.limits);
-  return parseTrace(bytes, path, options);
+  // The file's bytes are given back as soon as every event is read, before the events are
+  // written into the model's columns: the peak holds the one or the other, not both.
+  PaddedBuffer bytes = readTraceBytes(path, options.limits);
+  return parseBuffer(bytes, &bytes, path, options);
 }
 
 }  // namespace ddpscope::trace
