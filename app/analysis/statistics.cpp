@@ -1,8 +1,11 @@
 #include "app/analysis/statistics.h"
 
+#include "app/analysis/report_json.h"
 #include "app/analysis/run_summary.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <unordered_map>
 
 namespace ddpscope::analysis {
@@ -118,6 +121,61 @@ std::vector<StreamStats> streamStatistics(const trace::Run& run, const RunReport
 std::optional<double> stepGpuIdlePct(const StepReport& step) {
   if (step.dur_ns <= 0) return std::nullopt;
   return 100.0 * static_cast<double>(stepIdleNs(step)) / static_cast<double>(step.dur_ns);
+}
+
+WindowFigures windowFigures(const std::vector<RankActivity>& activities, TimeNs lo, TimeNs hi) {
+  WindowFigures f;
+  f.lo = lo;
+  f.hi = std::max(lo, hi);
+  f.ranks = activities.size();
+  for (const auto& a : activities) {
+    const IntervalSet comm = clip(a.comm, f.lo, f.hi);
+    f.comm_ns += totalLength(comm);
+    f.hidden_ns += intersectionLength(comm, clip(a.compute, f.lo, f.hi));
+    f.busy_ns += lengthWithin(a.all, f.lo, f.hi);
+  }
+  if (f.comm_ns > 0)
+    f.overlap_pct = 100.0 * static_cast<double>(f.hidden_ns) / static_cast<double>(f.comm_ns);
+  if (f.ranks > 0) f.exposed_ns = (f.comm_ns - f.hidden_ns) / static_cast<TimeNs>(f.ranks);
+  const TimeNs span = (f.hi - f.lo) * static_cast<TimeNs>(f.ranks);
+  if (span > 0)
+    f.gpu_idle_pct = 100.0 * static_cast<double>(span - f.busy_ns) / static_cast<double>(span);
+  return f;
+}
+
+WindowFigures windowFigures(const trace::Run& run, const AnalysisOptions& options, TimeNs lo,
+                            TimeNs hi) {
+  std::vector<RankActivity> activities;
+  activities.reserve(run.ranks.size());
+  for (const auto& rank : run.ranks)
+    activities.push_back(rankActivity(rank, options));
+  return windowFigures(activities, lo, hi);
+}
+
+std::string windowFigureText(const WindowFigures& f) {
+  // Both ends in the unit of the end, with enough decimals that a tenth of the window shows.
+  const double mag =
+      std::max(std::fabs(static_cast<double>(f.lo)), std::fabs(static_cast<double>(f.hi)));
+  double unit = 1;
+  const char* name = "ns";
+  if (mag >= 1e9) {
+    unit = 1e9;
+    name = "s";
+  } else if (mag >= 1e6) {
+    unit = 1e6;
+    name = "ms";
+  } else if (mag >= 1e3) {
+    unit = 1e3;
+    name = "µs";
+  }
+  const double tenth = std::max(1.0, static_cast<double>(f.hi - f.lo) / 10.0) / unit;
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(tenth))), 0, 6);
+  char range[96];
+  std::snprintf(range, sizeof range, "%.*f–%.*f %s", decimals, static_cast<double>(f.lo) / unit,
+                decimals, static_cast<double>(f.hi) / unit, name);
+  return std::string("window ") + range + ": overlap " + percentText(f.overlap_pct, 2) +
+         ", exposed " + formatDuration(f.exposed_ns) + (f.ranks > 1 ? " per rank" : "") +
+         ", GPU idle " + percentText(f.gpu_idle_pct, 1);
 }
 
 std::string csvField(const std::string& field) {

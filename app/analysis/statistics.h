@@ -66,6 +66,29 @@ std::vector<StreamStats> streamStatistics(const trace::Run& run, const RunReport
 // term of the run summary's GPU idle % (run_summary.h); none for a step of zero length.
 std::optional<double> stepGpuIdlePct(const StepReport& step);
 
+// The headline figures of a window [lo, hi) of the timeline (docs/METRICS.md "A window of the
+// timeline"), over the ranks whose activities are given (rankActivity): sums over the ranks of
+//   comm = |∪comm ∩ W|, hidden = |∪comm ∩ ∪compute ∩ W|, busy = |∪all ∩ W|,
+// overlap % = hidden / comm × 100 (none without communication in W), exposed = (comm − hidden) /
+// ranks (a mean rank's), GPU idle % = (ranks × |W| − busy) / (ranks × |W|) × 100 (none for an
+// empty window or no rank).
+struct WindowFigures {
+  TimeNs lo = 0, hi = 0;
+  std::size_t ranks = 0;
+  TimeNs comm_ns = 0, hidden_ns = 0, busy_ns = 0;
+  std::optional<double> overlap_pct;
+  TimeNs exposed_ns = 0;
+  std::optional<double> gpu_idle_pct;
+};
+WindowFigures windowFigures(const std::vector<RankActivity>& activities, TimeNs lo, TimeNs hi);
+// The same, each rank's activity computed with `options` (the rules the analysis used).
+WindowFigures windowFigures(const trace::Run& run, const AnalysisOptions& options, TimeNs lo,
+                            TimeNs hi);
+// The window and its figures in one line, as every outlet prints them: "window 1.20–1.35 s:
+// overlap 15.74 %, exposed 1.97 ms, GPU idle 75.7 %" (times of the window in the unit of its
+// end, with the digits its length needs; "exposed … per rank" over several ranks).
+std::string windowFigureText(const WindowFigures& f);
+
 // CSV text (RFC 4180): fields quoted when they hold a comma, a quote or a line break.
 std::string csvField(const std::string& field);
 

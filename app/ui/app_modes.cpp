@@ -122,6 +122,8 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
     settle(window);
     ok = saveScreenshot(window, dir, "timeline-kernel-details.png") && ok;
     session->selectEvent(std::nullopt);
+    // The click opened host groups and scrolled to them: the next shots start as a run opens.
+    window.timeline()->resetHostRows();
   }
   session->setSelection(std::nullopt);
   return ok;
@@ -194,16 +196,20 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   }
   session->selectBucket(std::nullopt);
   session->setSelection(std::nullopt);
+  window.timeline()->resetHostRows();
   window.timeline()->fit();
   settle(window);
-  ok = window.exportView(QStringLiteral("timeline"), QDir(dir).filePath("export-timeline.png"), 1.0,
-                         &error) &&
-       ok;
+  // Exports print their paths like the screenshots.
+  const auto exportTo = [&](const QString& view, const QString& name) {
+    const QString path = QDir(dir).filePath(name);
+    if (!window.exportView(view, path, 1.0, &error)) return false;
+    std::printf("%s\n", path.toLocal8Bit().constData());
+    return true;
+  };
+  ok = exportTo(QStringLiteral("timeline"), QStringLiteral("export-timeline.png")) && ok;
   window.tabs()->setCurrentWidget(window.buckets());
   settle(window);
-  ok = window.exportView(QStringLiteral("chart"), QDir(dir).filePath("export-buckets-chart.png"),
-                         1.0, &error) &&
-       ok;
+  ok = exportTo(QStringLiteral("chart"), QStringLiteral("export-buckets-chart.png")) && ok;
   // The Steps tab: where each step's time went.
   window.tabs()->setCurrentWidget(window.breakdownPanel());
   settle(window);

@@ -1,6 +1,7 @@
 #include "app/ui/host_lanes.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "app/analysis/step_breakdown.h"
@@ -57,10 +58,17 @@ std::int64_t enclosingRange(const trace::Track& t, std::size_t i, std::size_t ma
   return -1;
 }
 
+std::string threadIdText(std::int64_t tid) {
+  // A 32-bit thread id written as a signed number (Kineto writes some so): its unsigned value.
+  if (tid < 0 && tid >= std::numeric_limits<std::int32_t>::min())
+    return std::to_string(static_cast<std::uint32_t>(static_cast<std::int32_t>(tid)));
+  return std::to_string(tid);
+}
+
 std::string hostThreadLabel(const trace::RankTrace& rank, const trace::Track& t) {
   const auto it = rank.thread_names.find({t.pid, t.tid});
   if (it != rank.thread_names.end() && !it->second.empty()) return it->second;
-  return "thread " + std::to_string(t.tid);
+  return "thread " + threadIdText(t.tid) + " (unnamed)";
 }
 
 void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int32_t rank_index,
@@ -121,6 +129,25 @@ void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int
       out.push_back(std::move(l));
     }
   }
+}
+
+bool allSubPixel(const LaneEvents& events, const ViewWindow& view) {
+  if (events.size() == 0 || view.hi <= view.lo || view.width <= 0) return false;
+  const double column = static_cast<double>(view.hi - view.lo) / view.width;
+  bool any = false;
+  for (std::size_t i = firstEventEndingAfter(events, view.lo);
+       i < events.size() && events.start(i) < view.hi; ++i) {
+    if (events.end(i) < view.lo) continue;
+    if (static_cast<double>(events.end(i) - events.start(i)) >= column) return false;
+    any = true;
+  }
+  return any;
+}
+
+int firstHiddenHostRow(const Lane* first_row, int rows, const ViewWindow& view) {
+  for (int d = 1; d < rows; ++d)
+    if (allSubPixel(first_row[d].events, view)) return d;
+  return rows;
 }
 
 void addGpuAnnotationLanes(std::vector<Lane>& out, const trace::RankTrace& rank,

@@ -4,6 +4,7 @@
 // annotated on each GPU stream. Qt-free; built with the rest of the timeline model.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,13 +33,30 @@ std::uint8_t hostStyleOf(trace::EventKind kind, std::string_view name);
 // Looks back at most `max_scan` events.
 std::int64_t enclosingRange(const trace::Track& t, std::size_t i, std::size_t max_scan = 65536);
 
-// The label of a host thread's lane group: the trace's name of the thread, else "thread <tid>".
+// A thread id as shown: a negative id that fits in 32 bits (a 32-bit id the trace wrote signed)
+// as its unsigned value, any other as it is.
+std::string threadIdText(std::int64_t tid);
+
+// The label of a host thread's lane group: the trace's name of the thread (thread_name metadata;
+// Kineto names them "thread <tid> (<name>)"), else "thread <tid> (unnamed)" with the tid as
+// threadIdText writes it.
 std::string hostThreadLabel(const trace::RankTrace& rank, const trace::Track& t);
 
 // Appends the host lanes of a rank: the threads whose calls launched GPU work (most launches
 // first), then the other threads with events in track order; for each, one row per depth.
 void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int32_t rank_index,
                   const std::vector<analysis::LaunchLink>& launches);
+
+// Whether every event of `events` inside the window is narrower than one of its pixel columns
+// ((end − start) × width < hi − lo); false when no event is inside.
+bool allSubPixel(const LaneEvents& events, const ViewWindow& view);
+
+// Host rows at a coarse zoom (docs/UI.md "Host lanes"): of a thread's rows (`rows` of them from
+// `first_row`, its depth-0 row, consecutive as addHostLanes appends them), the depth from which
+// rows are hidden in `view`: the first row of depth 1 or more whose ranges in the window are all
+// narrower than a pixel column (a deeper range lies inside a shallower one, so the rows below it
+// are as narrow); `rows` when every row is drawn. The first row is always drawn.
+int firstHiddenHostRow(const Lane* first_row, int rows, const ViewWindow& view);
 
 // Appends one lane per GPU stream with GPU annotations (kind GpuAnnotation), all depths in one row.
 void addGpuAnnotationLanes(std::vector<Lane>& out, const trace::RankTrace& rank,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
 
 namespace ddpscope::ui {
@@ -46,7 +47,25 @@ const std::vector<DrawBox>& LanePlottable::matchList() const {
   return match_cache_;
 }
 
+int LanePlottable::hiddenFromDepth() const {
+  if (lane_->kind != LaneKind::Host) return lane_->rows;
+  const ViewWindow w = currentWindow();
+  if (!(w == hidden_window_)) {
+    // The thread's rows are consecutive in the model, its depth-0 row first.
+    const Lane* first = lane_ - lane_->depth;
+    hidden_from_ = std::max(firstHiddenHostRow(first, first->rows, w),
+                            std::min<int>(kept_depth_ + 1, first->rows));
+    hidden_window_ = w;
+  }
+  return hidden_from_;
+}
+
+bool LanePlottable::hiddenAtZoom() const {
+  return lane_->kind == LaneKind::Host && lane_->depth > 0 && lane_->depth >= hiddenFromDepth();
+}
+
 const DrawBox* LanePlottable::boxAt(double pixel_x) const {
+  if (hiddenAtZoom()) return nullptr;
   const int x = static_cast<int>(std::floor(pixel_x)) - keyAxis()->axisRect()->left();
   return boxAtColumn(drawList(), x);
 }
@@ -104,6 +123,29 @@ void LanePlottable::draw(QCPPainter* painter) {
     painter->fillRect(QRect(left, top_px - 5, rect->width(), 1), colours::kRankRule);
   }
   const int pad = lane_h >= 16 ? 3 : lane_h >= 10 ? 1 : 0;
+  if (hiddenAtZoom()) {
+    // A coarse zoom: the first hidden row says so, the rows below it stay empty.
+    if (lane_->depth == hiddenFromDepth()) {
+      const Lane* first = lane_ - lane_->depth;
+      const int n = first->rows - lane_->depth;
+      painter->save();
+      QFont f = painter->font();
+      f.setItalic(true);
+      painter->setFont(f);
+      painter->setPen(colours::kLabelGrey);
+      painter->drawText(QRect(left + 6, top_px, rect->width() - 12, lane_h),
+                        Qt::AlignVCenter | Qt::AlignLeft,
+                        n == 1 ? QObject::tr("1 deeper level hidden at this zoom: every range in "
+                                             "it is under a pixel wide (zoom in to see it)")
+                               : QObject::tr("%1 deeper levels hidden at this zoom: every range "
+                                             "in them is under a pixel wide (zoom in to see "
+                                             "them)")
+                                     .arg(n));
+      painter->restore();
+    }
+    drawMatches(painter, left, top_px, lane_h);
+    return;
+  }
   const int box_top = top_px + pad;
   const int box_h = std::max(1, lane_h - 2 * pad);
   painter->setAntialiasing(false);
@@ -112,7 +154,17 @@ void LanePlottable::draw(QCPPainter* painter) {
     fills[s] = styleColour(static_cast<std::uint16_t>(s));
   const auto& boxes = drawList();
   const auto& occ = occupancy_;
-  const QFontMetrics fm(painter->font());
+  // Names in the boxes: a font whose line (descenders included) fits the lane, so that a thin
+  // host row does not cut the bottom of "_", "g" or "p".
+  const QFont lane_font = painter->font();
+  QFont name_font = lane_font;
+  if (QFontMetrics(name_font).height() > lane_h) {
+    int px = std::max(7, lane_h - 2);
+    name_font.setPixelSize(px);
+    while (px > 7 && QFontMetrics(name_font).height() > lane_h)
+      name_font.setPixelSize(--px);
+  }
+  const QFontMetrics fm(name_font);
   // Communication not hidden under compute: its collective's colour over a band of the exposed
   // colour along the bottom.
   const int band = std::max(2, box_h / 4);
@@ -153,10 +205,17 @@ void LanePlottable::draw(QCPPainter* painter) {
     const QString label = boxLabel(b);
     if (label.isEmpty()) continue;
     painter->setPen(textOn(c));
-    const QRect text_rect(left + b.x0 + 3, box_top, w - 6, box_h);
-    painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft,
+    painter->setFont(name_font);
+    // Centred on the lane, not clipped to the box: the line may reach into the lane's padding.
+    const QRect text_rect(left + b.x0 + 3, top_px, w - 6, lane_h);
+    painter->drawText(text_rect, Qt::AlignVCenter | Qt::AlignLeft | Qt::TextDontClip,
                       fm.elidedText(label, Qt::ElideRight, text_rect.width()));
   }
+  painter->setFont(lane_font);
+  drawMatches(painter, left, top_px, lane_h);
+}
+
+void LanePlottable::drawMatches(QCPPainter* painter, int left, int top_px, int lane_h) const {
   // Search matches: an outline around each (merged where they are closer than a few pixels),
   // at least 3 px wide so that a sub-pixel kernel is found at any zoom.
   if (matches_) {

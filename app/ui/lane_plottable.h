@@ -39,7 +39,18 @@ class LanePlottable : public QCPAbstractPlottable {
   // How busy each pixel column of the current window is, in [0, 1] (draw_list.h; cached with
   // the draw list).
   const std::vector<float>& occupancy() const;
-  // The box under an x pixel of the widget, or nullptr.
+  // Host rows at a coarse zoom (host_lanes.h firstHiddenHostRow): whether this row is hidden in
+  // the current window (it then draws a note on its first hidden row and no boxes), and the depth
+  // from which its thread's rows are hidden (its row count when none is).
+  bool hiddenAtZoom() const;
+  int hiddenFromDepth() const;
+  // Rows of this thread down to `depth` stay drawn at any zoom (the rows holding the selected
+  // event, an end of its launch flow or the current search match); -1: none kept.
+  void setKeptDepth(int depth) {
+    kept_depth_ = depth;
+    hidden_window_ = {0, 0, -1};
+  }
+  // The box under an x pixel of the widget, or nullptr (also on a row hidden at this zoom).
   const DrawBox* boxAt(double pixel_x) const;
 
   double selectTest(const QPointF&, bool, QVariant* = nullptr) const override { return -1; }
@@ -53,6 +64,7 @@ class LanePlottable : public QCPAbstractPlottable {
 
  private:
   QString boxLabel(const DrawBox& box) const;
+  void drawMatches(QCPPainter* painter, int left, int top_px, int lane_h) const;
 
   const Lane* lane_;
   const trace::RankTrace* rank_;
@@ -61,6 +73,9 @@ class LanePlottable : public QCPAbstractPlottable {
   mutable ViewWindow cached_window_{0, 0, -1};
   mutable std::vector<DrawBox> cache_;
   mutable std::vector<float> occupancy_;
+  mutable ViewWindow hidden_window_{0, 0, -1};
+  mutable int hidden_from_ = 0;
+  int kept_depth_ = -1;
   const LaneEvents* matches_ = nullptr;
   mutable ViewWindow match_window_{0, 0, -1};
   mutable std::vector<DrawBox> match_cache_;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <tuple>
 
+#include "app/ui/host_lanes.h"
 #include "app/ui/loaded_run.h"
 
 namespace ddpscope::ui {
@@ -18,21 +19,36 @@ namespace ddpscope::ui {
 std::vector<SearchMatch> findMatches(const LoadedRun& run, const QRegularExpression& re) {
   std::vector<SearchMatch> out;
   if (!re.isValid() || re.pattern().isEmpty()) return out;
+  // Each name of a rank once: 0 unknown, 1 no match, 2 match.
+  std::vector<std::vector<std::uint8_t>> named(run.run.ranks.size());
+  for (std::size_t r = 0; r < named.size(); ++r)
+    named[r].assign(run.run.ranks[r].names.size(), 0);
   for (const Lane& lane : run.timeline.lanes) {
-    if (lane.kind != LaneKind::Stream || lane.track < 0) continue;
-    const auto& rank = run.run.ranks[static_cast<std::size_t>(lane.rank_index)];
+    if (lane.track < 0) continue;
+    // A host thread's events once, at its first row; a GPU track's by the lane drawing them.
+    if (lane.kind == LaneKind::Host
+            ? lane.depth != 0
+            : lane.kind != LaneKind::Stream && lane.kind != LaneKind::GpuAnnotation)
+      continue;
+    const auto ri = static_cast<std::size_t>(lane.rank_index);
+    const auto& rank = run.run.ranks[ri];
     const auto& t = rank.tracks[static_cast<std::size_t>(lane.track)];
-    // Each name once: 0 unknown, 1 no match, 2 match.
-    std::vector<std::uint8_t> named(rank.names.size(), 0);
+    const std::size_t first = out.size();
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!trace::isGpuActivity(t.kind_of[i])) continue;
-      auto& m = named[t.name[i]];
-      if (m == 0) {
-        m = re.match(QString::fromStdString(rank.names[t.name[i]])).hasMatch() ? 2 : 1;
-      }
+      const auto kind = t.kind_of[i];
+      if (lane.kind == LaneKind::Stream && !trace::isGpuActivity(kind)) continue;
+      if (lane.kind == LaneKind::GpuAnnotation && kind != trace::EventKind::GpuAnnotation) continue;
+      auto& m = named[ri][t.name[i]];
+      if (m == 0) m = re.match(QString::fromStdString(rank.names[t.name[i]])).hasMatch() ? 2 : 1;
       if (m == 2)
-        out.push_back(
-            {lane.rank_index, lane.track, static_cast<std::uint32_t>(i), t.start[i], t.end(i)});
+        out.push_back({lane.rank_index, lane.track, static_cast<std::uint32_t>(i), t.start[i],
+                       t.end(i), lane.kind, 0});
+    }
+    if (lane.kind == LaneKind::Host && out.size() > first) {
+      // The row of each host match: its depth of nesting, deeper ones on the last row.
+      const std::vector<std::uint16_t> depth = nestingDepths(t);
+      for (std::size_t k = first; k < out.size(); ++k)
+        out[k].row = static_cast<std::int16_t>(std::min<int>(depth[out[k].index], lane.rows - 1));
     }
   }
   std::sort(out.begin(), out.end(), [](const SearchMatch& a, const SearchMatch& b) {
@@ -70,11 +86,14 @@ SearchBar::SearchBar(QWidget* parent)
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 2, 4, 2);
   layout->setSpacing(4);
-  field_->setPlaceholderText(tr("Search kernel names (regular expression, Ctrl+F)"));
+  field_->setPlaceholderText(
+      tr("Search kernels, CPU ops, annotations, runtime calls (regular expression, Ctrl+F)"));
   field_->setClearButtonEnabled(true);
   field_->setToolTip(
-      tr("A regular expression over the names of the kernels, copies, sets and synchronisations "
-         "drawn in the stream lanes; Enter: next match, Shift+Enter: previous"));
+      tr("A regular expression over the names of the events drawn: kernels, copies, sets and "
+         "synchronisations in the stream lanes, GPU annotations, and the host lanes' CPU ops, "
+         "user annotations and CUDA runtime/driver calls (a match in a collapsed thread opens "
+         "it); Enter: next match, Shift+Enter: previous"));
   prev_->setText(QStringLiteral("▲"));
   prev_->setToolTip(tr("Previous match (Shift+Enter)"));
   next_->setText(QStringLiteral("▼"));

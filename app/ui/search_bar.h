@@ -1,7 +1,8 @@
 #pragma once
 // Finding things on the timeline (docs/UI.md "Search"): a regular expression over the names of
-// the events drawn in the stream lanes (kernels, copies, sets, synchronisations), every match
-// highlighted, next / previous, the count; and "go to step N".
+// the events the lanes draw (the stream lanes' kernels, copies, sets and synchronisations, the
+// GPU annotation lanes' ranges, the host lanes' CPU ops, user annotations and runtime/driver
+// calls), every match highlighted, next / previous, the count; and "go to step N".
 
 #include <QRegularExpression>
 #include <QString>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "app/ui/draw_list.h"
+#include "app/ui/timeline_model.h"
 
 class QLineEdit;
 class QLabel;
@@ -26,10 +28,14 @@ struct SearchMatch {
   std::int32_t track = 0;  // index in RankTrace::tracks
   std::uint32_t index = 0;
   trace::TimeNs start = 0, end = 0;
+  // The kind of lane that draws it (Stream, GpuAnnotation or Host) and, for a host event, the row
+  // of its thread's group holding it (its depth of nesting, the last row holding deeper ones).
+  LaneKind kind = LaneKind::Stream;
+  std::int16_t row = 0;
 };
 
-// Every match of `re` in the stream lanes of `run`, in time order (ties: rank, track, index).
-// Each distinct name of a rank is matched once.
+// Every match of `re` among the events the lanes of `run` draw (stream, GPU annotation and host
+// lanes), in time order (ties: rank, track, index). Each distinct name of a rank is matched once.
 std::vector<SearchMatch> findMatches(const LoadedRun& run, const QRegularExpression& re);
 
 class SearchBar : public QWidget {

@@ -15,9 +15,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "app/analysis/classify.h"
+#include "app/analysis/statistics.h"
 #include "app/ui/format.h"
+#include "app/ui/host_lanes.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_export.h"
@@ -201,7 +204,9 @@ void TimelineView::createMarks() {
 void TimelineView::rebuild() {
   run_ = session_->current();
   expanded_.clear();
+  clearMatches();
   relayout();
+  if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
   vscroll_->setValue(0);
   updateLegend();
   updateStepRange();
@@ -221,9 +226,9 @@ void TimelineView::relayout() {
   for (auto* item : bucket_items_)
     plot_->removeItem(item);
   bucket_items_.clear();
-  clearMatches();
   for (auto* l : lanes_)
     plot_->removePlottable(l);
+  match_lanes_.clear();  // the matches stay; placeMatches puts them on the new lanes
   lanes_.clear();
   content_height_ = 0;
   QSharedPointer<QCPAxisTickerText> labels(new QCPAxisTickerText);
@@ -261,11 +266,25 @@ void TimelineView::relayout() {
   setEmptyNote(plot_, note, {plot_->xAxis, plot_->xAxis2});
   plot_->yAxis->setTicker(labels);
   updateVerticalRange();
-  if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
+  placeMatches();
 }
 
 bool TimelineView::hostGroupExpanded(std::int32_t rank_index, std::int32_t track) const {
   return expanded_.contains({rank_index, track});
+}
+
+void TimelineView::resetHostRows() {
+  if (!expanded_.empty()) {
+    expanded_.clear();
+    relayout();
+    updateBucketItems();
+    updateEventItem();
+  }
+  vscroll_->setValue(0);
+}
+
+int TimelineView::scrollPosition() const {
+  return vscroll_->value();
 }
 
 void TimelineView::setHostGroupExpanded(std::int32_t rank_index, std::int32_t track,
@@ -376,22 +395,78 @@ bool TimelineView::search(const QString& pattern) {
     return false;
   }
   matches_ = findMatches(*run_, re);
-  // Each lane draws its own matches through the draw-list builder (merged at a far zoom).
-  match_lanes_.assign(lanes_.size(), LaneEvents{});
-  std::map<std::pair<std::int32_t, std::int32_t>, std::size_t> lane_of;  // (rank, track) → lane
-  for (std::size_t li = 0; li < lanes_.size(); ++li)
-    if (lanes_[li]->lane().kind == LaneKind::Stream)
-      lane_of[{lanes_[li]->lane().rank_index, lanes_[li]->lane().track}] = li;
-  for (const auto& m : matches_)
-    if (const auto it = lane_of.find({m.rank_index, m.track}); it != lane_of.end())
-      match_lanes_[it->second].add(m.start, m.end, 0, m.index);
-  for (std::size_t li = 0; li < lanes_.size(); ++li) {
-    match_lanes_[li].finish();
-    if (match_lanes_[li].size() > 0) lanes_[li]->setMatches(&match_lanes_[li]);
-  }
+  placeMatches();
   search_->showCount(-1, matches_.size());
   plot_->replot(QCustomPlot::rpQueuedReplot);
   return true;
+}
+
+const LanePlottable* TimelineView::matchLane(const SearchMatch& m) const {
+  // A host match in a collapsed group: on the group's first row, the one shown.
+  const std::int16_t row = m.kind == LaneKind::Host && !hostGroupExpanded(m.rank_index, m.track)
+                               ? std::int16_t{0}
+                               : m.row;
+  for (const auto* l : lanes_) {
+    const Lane& lane = l->lane();
+    if (lane.kind == m.kind && lane.rank_index == m.rank_index && lane.track == m.track &&
+        (m.kind != LaneKind::Host || lane.depth == row))
+      return l;
+  }
+  return nullptr;
+}
+
+void TimelineView::placeMatches() {
+  // Each lane draws its own matches through the draw-list builder (merged at a far zoom).
+  match_lanes_.assign(lanes_.size(), LaneEvents{});
+  // (rank, track, kind, host row) → the lane shown for it; a closed thread shows row 0 only.
+  using Key = std::tuple<std::int32_t, std::int32_t, LaneKind, std::int16_t>;
+  std::map<Key, std::size_t> lane_of;
+  for (std::size_t li = 0; li < lanes_.size(); ++li) {
+    const Lane& l = lanes_[li]->lane();
+    lane_of[{l.rank_index, l.track, l.kind, l.kind == LaneKind::Host ? l.depth : 0}] = li;
+  }
+  for (const auto& m : matches_) {
+    const bool open = m.kind == LaneKind::Host && hostGroupExpanded(m.rank_index, m.track);
+    const Key key{m.rank_index, m.track, m.kind, open ? m.row : std::int16_t{0}};
+    if (const auto it = lane_of.find(key); it != lane_of.end())
+      match_lanes_[it->second].add(m.start, m.end, 0, m.index);
+  }
+  for (std::size_t li = 0; li < lanes_.size(); ++li) {
+    match_lanes_[li].finish();
+    lanes_[li]->setMatches(match_lanes_[li].size() > 0 ? &match_lanes_[li] : nullptr);
+  }
+  match_rect_->setVisible(false);
+  if (current_match_ >= 0 && current_match_ < static_cast<int>(matches_.size())) {
+    const SearchMatch& m = matches_[static_cast<std::size_t>(current_match_)];
+    if (const LanePlottable* lane = matchLane(m)) {
+      match_rect_->topLeft->setCoords(static_cast<double>(m.start), lane->top());
+      match_rect_->bottomRight->setCoords(static_cast<double>(m.end), lane->bottom());
+      match_rect_->setVisible(true);
+    }
+  }
+  updateKeptRows();
+}
+
+void TimelineView::updateKeptRows() {
+  std::map<std::pair<std::int32_t, std::int32_t>, int> kept;  // (rank, track) → deepest row
+  const auto keep = [&](const LanePlottable* l) {
+    if (!l || l->lane().kind != LaneKind::Host) return;
+    int& d = kept.try_emplace({l->lane().rank_index, l->lane().track}, -1).first->second;
+    d = std::max<int>(d, l->lane().depth);
+  };
+  if (current_match_ >= 0 && current_match_ < static_cast<int>(matches_.size()))
+    keep(matchLane(matches_[static_cast<std::size_t>(current_match_)]));
+  if (const auto& ref = session_->selectedEvent(); run_ && ref)
+    keep(laneShowing(ref->rank_index, ref->track, ref->index));
+  if (flow_mark_) {
+    keep(laneShowing(flow_mark_->rank_index, flow_mark_->host_track, flow_mark_->host_index));
+    keep(laneShowing(flow_mark_->rank_index, flow_mark_->gpu_track, flow_mark_->gpu_index));
+  }
+  for (auto* l : lanes_) {
+    if (l->lane().kind != LaneKind::Host) continue;
+    const auto it = kept.find({l->lane().rank_index, l->lane().track});
+    l->setKeptDepth(it == kept.end() ? -1 : it->second);
+  }
 }
 
 void TimelineView::searchName(const QString& name) {
@@ -433,21 +508,23 @@ void TimelineView::showMatch(int i) {
   if (static_cast<double>(dur) * px_per_ns < 4 || dur > len) len = std::max<TimeNs>(20 * dur, 2000);
   const TimeNs mid = m.start + dur / 2;
   session_->setViewRange({mid - len / 2, mid - len / 2 + len});
-  const LanePlottable* lane = streamLane(m.rank_index, m.track);
-  if (lane) {
-    match_rect_->topLeft->setCoords(static_cast<double>(m.start), lane->top());
-    match_rect_->bottomRight->setCoords(static_cast<double>(m.end), lane->bottom());
-    match_rect_->setVisible(true);
-    revealLane(lane);
-  }
+  // A match on a host row of a collapsed thread opens the thread (relayout keeps the matches).
+  if (m.kind == LaneKind::Host && m.row > 0 && !hostGroupExpanded(m.rank_index, m.track))
+    setHostGroupExpanded(m.rank_index, m.track, true);
+  placeMatches();
+  revealLane(matchLane(m));
   const auto& rank = run_->run.ranks[static_cast<std::size_t>(m.rank_index)];
   const auto& t = rank.tracks[static_cast<std::size_t>(m.track)];
-  emit statusMessage(tr("match %1 of %2: %3 · rank %4 · %5")
+  const QString where =
+      m.kind == LaneKind::Host
+          ? QString::fromStdString(hostThreadLabel(rank, t))
+          : QStringLiteral("stream %1").arg(analysis::streamText(t.stream()).c_str());
+  emit statusMessage(tr("match %1 of %2: %3 · rank %4 · %5 · %6")
                          .arg(i + 1)
                          .arg(matches_.size())
                          .arg(QString::fromStdString(rank.names[t.name[m.index]]))
                          .arg(rank.rank)
-                         .arg(formatTime(m.end - m.start)));
+                         .arg(where, formatTime(m.end - m.start)));
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -650,6 +727,7 @@ void TimelineView::updateEventItem() {
     }
   }
   updateFlowItems();
+  updateKeptRows();
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -1036,10 +1114,15 @@ int TimelineView::exportedRanks(int* height) const {
   return run_ ? static_cast<int>(run_->run.ranks.size()) : 0;
 }
 
+QString TimelineView::exportTitleText() const {
+  int height = 0;
+  return exportTitle(exportedRanks(&height));
+}
+
 QString TimelineView::exportTitle(int shown_ranks) const {
   // The headline numbers and the source, so that a slide says what it shows.
   if (!run_) return {};
-  QString text = runTitle(*run_);
+  QString text = runTitle(*run_, true);
   const auto ranks = static_cast<int>(run_->run.ranks.size());
   if (shown_ranks < ranks) {
     text += tr("\nlanes of ranks %1–%2 shown (%3 more below them in the app); the numbers "
@@ -1048,6 +1131,14 @@ QString TimelineView::exportTitle(int shown_ranks) const {
                 .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
                 .arg(ranks - shown_ranks)
                 .arg(ranks);
+  }
+  // Zoomed in: the window shown and its own figures (analysis::windowFigures).
+  const TimeRange r = session_->viewRange();
+  if (r.lo > run_->timeline.extent_lo || r.hi < run_->timeline.extent_hi) {
+    analysis::AnalysisOptions options;
+    options.rules = run_->rules;
+    text += QStringLiteral("\n") + QString::fromStdString(analysis::windowFigureText(
+                                       analysis::windowFigures(run_->run, options, r.lo, r.hi)));
   }
   return text;
 }
@@ -1069,7 +1160,9 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   {
     const TitleRow title(plot_, exportTitle(shown_ranks), 10);
     applyPlotTheme(plot_, PlotTheme::Light);
-    ok = renderPlot(plot_, format, w, h + 28 * title.lines(), scale, out, error);
+    // Wide enough for the whole title unless the caller fixed the width.
+    const int fw = width > 0 ? w : std::max(w, title.width());
+    ok = renderPlot(plot_, format, fw, h + 28 * title.lines(), scale, out, error);
   }
   applyPlotTheme(plot_, PlotTheme::System);
   exporting_ = false;

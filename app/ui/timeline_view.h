@@ -58,7 +58,8 @@ class TimelineView : public QWidget {
   void searchName(const QString& name);
   const std::vector<SearchMatch>& matches() const { return matches_; }
   int currentMatch() const { return current_match_; }
-  // Moves to the next / previous match (wrapping), shows it and outlines it.
+  // Moves to the next / previous match (wrapping), shows it and outlines it; a match on a deeper
+  // row of a collapsed host thread opens the thread first.
   void nextMatch();
   void previousMatch();
   void showMatch(int i);
@@ -80,6 +81,9 @@ class TimelineView : public QWidget {
   // Host lane groups (docs/UI.md "Host lanes"): a CPU thread's rows below its first, shown when
   // the group is expanded (a click on its label toggles it; all start collapsed).
   bool hostGroupExpanded(std::int32_t rank_index, std::int32_t track) const;
+  // Closes every host group and scrolls the lanes back to the top (as a run opens).
+  void resetHostRows();
+  int scrollPosition() const;
   void setHostGroupExpanded(std::int32_t rank_index, std::int32_t track, bool expanded);
   // The selected event's launch flow (for tests): the host call and the GPU work it launched,
   // drawn as an arrow from one to the other; none when the selection has no resolved launch.
@@ -94,9 +98,13 @@ class TimelineView : public QWidget {
                                    std::uint32_t index) const;
 
   // Renders all lanes (not only the visible ones) in the light theme; of a run of many ranks,
-  // the first kExportRanks, the title saying how many of how many are shown.
+  // the first kExportRanks, the title saying how many of how many are shown. Zoomed in (the view
+  // inside the run's extent), the title adds the window and its figures
+  // (analysis::windowFigureText of analysis::windowFigures over the view's range).
   static constexpr int kExportRanks = 8;
   bool exportImage(const QString& path, double scale, QString* error, int width = 0);
+  // The title an export has now: the run's figures, and the window's when zoomed in.
+  QString exportTitleText() const;
   // The same into memory (the design report writes its figures together).
   bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
                    int width = 0);
@@ -128,6 +136,13 @@ class TimelineView : public QWidget {
   void updateCollectiveItems();
   void updateLegend();
   void clearMatches();
+  // Puts the matches on the lanes shown (a host match in a collapsed thread on its first row)
+  // and outlines the current one.
+  void placeMatches();
+  const LanePlottable* matchLane(const SearchMatch& m) const;
+  // Keeps the host rows of the selected event, its flow's ends and the current match drawn at a
+  // coarse zoom (LanePlottable::setKeptDepth).
+  void updateKeptRows();
   int firstMatchAtOrAfter(trace::TimeNs t) const;
   void updateStepRange();
   const LanePlottable* streamLane(std::int32_t rank_index, std::int32_t track) const;

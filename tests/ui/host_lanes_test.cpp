@@ -278,6 +278,15 @@ TEST(Launches, OnlyTheLaunchReportsWhatItLaunched) {
       << details.text().toStdString();
 }
 
+TEST(HostLanes, ThreadIdsShownUnsignedWhenWrittenSigned) {
+  EXPECT_EQ(threadIdText(2910249), "2910249");
+  EXPECT_EQ(threadIdText(0), "0");
+  EXPECT_EQ(threadIdText(-1), "4294967295");                      // 2^32 - 1
+  EXPECT_EQ(threadIdText(-2147483648LL), "2147483648");           // 2^31
+  EXPECT_EQ(threadIdText(-4294967296LL), "-4294967296");          // not a 32-bit id: as written
+  EXPECT_EQ(threadIdText(140234567890123LL), "140234567890123");  // a 64-bit pthread id
+}
+
 TEST(HostLanes, ThreadsOrderedByLaunchCount) {
   // Threads 1 (one launch), 2 (three), 3 (none), 4 (three): the launching threads first, most
   // launches first (ties in track order), then the rest.
@@ -327,7 +336,7 @@ TEST(HostLanes, BuiltTraceGivesRowsPerDepthAndLaneOfEvent) {
   // One thread: ProfilerStep (0) ⊃ aten::linear (1) ⊃ aten::addmm (2) ⊃ the launch (3).
   ASSERT_EQ(host.size(), 4u);
   EXPECT_EQ(host[0]->rows, 4);
-  EXPECT_EQ(host[0]->label, "thread 1");
+  EXPECT_EQ(host[0]->label, "thread 1 (unnamed)");  // the builder names no thread
   for (int d = 0; d < 4; ++d) {
     EXPECT_EQ(host[static_cast<std::size_t>(d)]->depth, d);
     ASSERT_EQ(host[static_cast<std::size_t>(d)]->events.size(), 1u);
@@ -384,6 +393,14 @@ TEST(HostLanes, Resnet50ReferenceTrace) {
                         {2919752, 12174}, {2910249, 10912}, {-549452224, 42}}));
   const auto host = m.lanesOf(LaneKind::Host, 0);
   EXPECT_EQ(host.front()->label, "thread 2919752 (pt_autograd_0)");
+  // The third thread has no thread_name in the JSON and a negative tid, -549452224: a 32-bit id
+  // written signed, shown as its unsigned value 2^32 - 549452224 = 3745515072.
+  std::vector<std::string> labels;
+  for (const Lane* l : host)
+    if (l->depth == 0) labels.push_back(l->label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"thread 2919752 (pt_autograd_0)",
+                                              "thread 2910249 (pt_main_thread)",
+                                              "thread 3745515072 (unnamed)"}));
   // GPU annotations: 9 on stream 7, 21 on stream 40.
   const auto ann = m.lanesOf(LaneKind::GpuAnnotation, 0);
   ASSERT_EQ(ann.size(), 2u);

@@ -1,22 +1,28 @@
 // The host side on the timeline of the ResNet-50 reference trace: host lanes shown (collapsed),
 // a kernel clicked shows its launch with an arrow and "launched by" in Details, a launch clicked
-// shows its kernel, and a click on a thread's label opens and closes its rows.
+// shows its kernel, and a click on a thread's label opens and closes its rows; deeper rows hidden
+// at a coarse zoom, names in thin rows drawn whole, the rows reset for the next screenshot.
 //
-// DDPSCOPE_SCREENSHOTS=DIR writes host-lanes.png (the picture in docs/UI.md) to DIR.
+// DDPSCOPE_SCREENSHOTS=DIR writes host-lanes.png and host-rows-coarse.png (the pictures in
+// docs/UI.md) to DIR; DDPSCOPE_TEST_PNGS=DIR keeps the others to look at.
 #include <gtest/gtest.h>
 
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QDir>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTest>
 #include <cmath>
 
 #include "app/ui/details_panel.h"
 #include "app/ui/lane_plottable.h"
+#include "app/ui/loaded_run.h"
 #include "app/ui/main_window.h"
+#include "app/ui/palette.h"
 #include "app/ui/session.h"
 #include "app/ui/timeline_view.h"
+#include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
 
 using namespace ddpscope;
@@ -153,4 +159,212 @@ TEST(UiHostLanes, ResnetKernelAndLaunchFlowAndCollapse) {
   click(view, label);
   EXPECT_TRUE(view->hostGroupExpanded(0, flow.host_track));
   EXPECT_EQ(shownHostRows(view), open_rows);
+}
+
+namespace {
+// Brute force over a row's events: the first row of depth 1 or more that has ranges in the
+// window, all narrower than a pixel column ((end − start) × width < hi − lo); `rows` when none.
+int expectedHiddenFrom(const std::vector<const LanePlottable*>& rows, const QCustomPlot* plot) {
+  const QCPRange r = plot->xAxis2->range();
+  const auto lo = static_cast<TimeNs>(std::llround(r.lower));
+  const auto hi = static_cast<TimeNs>(std::llround(r.upper));
+  const int width = plot->axisRect()->width();
+  for (std::size_t d = 1; d < rows.size(); ++d) {
+    const LaneEvents& ev = rows[d]->lane().events;
+    bool any = false, wide = false;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+      if (ev.start(i) >= hi || ev.end(i) < lo) continue;
+      any = true;
+      wide = wide || (ev.end(i) - ev.start(i)) * width >= hi - lo;
+    }
+    if (any && !wide) return static_cast<int>(d);
+  }
+  return static_cast<int>(rows.size());
+}
+}  // namespace
+
+TEST(UiHostLanes, DeeperRowsHiddenAtACoarseZoomShownZoomedIn) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 900);
+  w->show();
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  TimelineView* view = w->timeline();
+  if (auto* split = qobject_cast<QSplitter*>(view->parentWidget())) split->setSizes({600, 260});
+  QApplication::processEvents();
+  auto* plot = view->plot();
+  const auto run = w->session()->current();
+  const auto& rank = run->run.ranks[0];
+  // The main thread (2910249): 8 rows.
+  std::int32_t main_track = -1;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti)
+    if (rank.tracks[ti].kind == trace::TrackKind::Host && rank.tracks[ti].tid == 2910249)
+      main_track = static_cast<std::int32_t>(ti);
+  ASSERT_GE(main_track, 0);
+  view->setHostGroupExpanded(0, main_track, true);
+  const auto rowsOf = [&] {
+    std::vector<const LanePlottable*> rows;
+    for (const auto* l : view->lanes())
+      if (l->lane().kind == LaneKind::Host && l->lane().track == main_track) rows.push_back(l);
+    return rows;
+  };
+  auto rows = rowsOf();
+  ASSERT_EQ(rows.size(), 8u);
+  // The whole trace: the deepest ranges are all under a pixel wide, so the rows from some depth
+  // on are hidden; the first row never is.
+  view->fit();
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  const int coarse = expectedHiddenFrom(rows, plot);
+  EXPECT_GE(coarse, 1);
+  EXPECT_LT(coarse, 8);
+  for (const auto* l : rows) {
+    EXPECT_EQ(l->hiddenFromDepth(), coarse);
+    EXPECT_EQ(l->hiddenAtZoom(), l->lane().depth >= coarse);
+  }
+  // A hidden row offers nothing to hover or click.
+  const LanePlottable* hidden = rows[static_cast<std::size_t>(coarse)];
+  const double mid_y = plot->yAxis->coordToPixel((hidden->top() + hidden->bottom()) / 2);
+  for (int x = plot->axisRect()->left(); x < plot->axisRect()->right(); x += 7)
+    EXPECT_EQ(hidden->boxAt(x), nullptr);
+  EXPECT_TRUE(view->hoverText(QPointF(plot->axisRect()->center().x(), mid_y)).isEmpty());
+  const QByteArray dir = qgetenv("DDPSCOPE_SCREENSHOTS");
+  if (!dir.isEmpty()) {
+    QDir().mkpath(QString::fromLocal8Bit(dir));
+    w->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/host-rows-coarse.png"));
+  }
+  // A selected event on a hidden row keeps its row (and those above it) drawn at this zoom;
+  // cleared, the rows hide again.
+  const LaneEvents& deep = rows.back()->lane().events;
+  ASSERT_GT(deep.size(), 0u);
+  const std::uint32_t src = deep.source(deep.size() / 2);
+  w->session()->selectEvent(EventRef{0, main_track, src});
+  view->fit();
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  const LanePlottable* sel = view->laneShowing(0, main_track, src);
+  ASSERT_NE(sel, nullptr);
+  EXPECT_EQ(sel->lane().depth, 7);
+  EXPECT_FALSE(sel->hiddenAtZoom());
+  EXPECT_EQ(sel->hiddenFromDepth(), 8);
+  w->session()->selectEvent(std::nullopt);
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  rows = rowsOf();
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows.back()->hiddenFromDepth(), coarse);
+  // Zoomed in to 200 µs of the deepest row's ranges: every row is drawn.
+  const TimeNs t0 = deep.start(deep.size() / 2);
+  w->session()->setViewRange({t0 - 100'000, t0 + 100'000});
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  EXPECT_EQ(expectedHiddenFrom(rows, plot), 8);
+  for (const auto* l : rows) {
+    EXPECT_EQ(l->hiddenFromDepth(), 8);
+    EXPECT_FALSE(l->hiddenAtZoom());
+  }
+  if (const QByteArray keep = qgetenv("DDPSCOPE_TEST_PNGS"); !keep.isEmpty()) {
+    QDir().mkpath(QString::fromLocal8Bit(keep));
+    w->grab().save(QString::fromLocal8Bit(keep) + QStringLiteral("/host-rows-zoomed.png"));
+  }
+}
+
+TEST(UiHostLanes, ResetHostRowsClosesGroupsAndScrollsToTheTop) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 700);
+  w->show();
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  TimelineView* view = w->timeline();
+  const auto run = w->session()->current();
+  const auto& rank = run->run.ranks[0];
+  // A launch on the main thread selected: its group opens (the kernel-details screenshot does so).
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Host || t.tid != 2910249) continue;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (rank.names[t.name[i]] == "cudaLaunchKernel") {
+        w->session()->selectEvent(
+            EventRef{0, static_cast<std::int32_t>(ti), static_cast<std::uint32_t>(i)});
+        break;
+      }
+    EXPECT_TRUE(view->hostGroupExpanded(0, static_cast<std::int32_t>(ti)));
+  }
+  EXPECT_GT(shownHostRows(view), 3u);
+  // Scrolled down (a short timeline pane, so that the lanes overflow it).
+  if (auto* split = qobject_cast<QSplitter*>(view->parentWidget())) split->setSizes({220, 480});
+  QApplication::processEvents();
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  auto* bar = view->findChild<QScrollBar*>();
+  ASSERT_NE(bar, nullptr);
+  bar->setValue(bar->maximum());
+  EXPECT_GT(view->scrollPosition(), 0);
+  view->resetHostRows();
+  EXPECT_EQ(shownHostRows(view), 3u);
+  EXPECT_EQ(view->scrollPosition(), 0);
+}
+
+namespace {
+// The rightmost column, from the box's left edge, of the text drawn in a lane's box starting at
+// t0: the pixels of the grab much darker than the box's (light) fill.
+int inkExtent(const QImage& img, const TimelineView* view, const LanePlottable* lane, TimeNs t0,
+              const QColor& fill) {
+  const auto* plot = view->plot();
+  const int x0 = static_cast<int>(std::lround(plot->xAxis2->coordToPixel(static_cast<double>(t0))));
+  const int y0 = static_cast<int>(std::lround(plot->yAxis->coordToPixel(lane->top())));
+  const int y1 = static_cast<int>(std::lround(plot->yAxis->coordToPixel(lane->bottom())));
+  int right = -1;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0 + 1; x < x0 + 300 && x < img.width(); ++x) {
+      // Text: dark on the light fill (the lane's background and the grid are lighter still).
+      const QColor c = img.pixelColor(x, y);
+      if (c.red() + c.green() + c.blue() < fill.red() + fill.green() + fill.blue() - 150)
+        right = std::max(right, x - x0);
+    }
+  return right;
+}
+}  // namespace
+
+TEST(UiHostLanes, NamesInThinRowsKeepATrailingUnderscore) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.resize(1400, 900);
+  w.show();
+  // One thread: "aten::relu_" [0, 1 ms) around "aten::relu" [0.1, 0.9 ms), a row each (14 px).
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 1'000'000);
+  b.add({"aten::relu_", 0, 1'000'000, 1, 0, trace::EventKind::CpuOp});
+  b.add({"aten::relu", 100'000, 800'000, 1, 0, trace::EventKind::CpuOp});
+  trace::Run r;
+  r.ranks.push_back(b.build());
+  w.session()->addRun(prepareRun(std::move(r), {QStringLiteral("underscore")}));
+  QApplication::processEvents();
+  TimelineView* view = w.timeline();
+  const LanePlottable* row0 = nullptr;
+  for (const auto* l : view->lanes())
+    if (l->lane().kind == LaneKind::Host) row0 = l;
+  ASSERT_NE(row0, nullptr);
+  view->setHostGroupExpanded(0, row0->lane().track, true);
+  const LanePlottable *outer = nullptr, *inner = nullptr;
+  for (const auto* l : view->lanes())
+    if (l->lane().kind == LaneKind::Host) (l->lane().depth == 0 ? outer : inner) = l;
+  ASSERT_NE(outer, nullptr);
+  ASSERT_NE(inner, nullptr);
+  ASSERT_EQ(outer->lane().height, inner->lane().height);
+  w.session()->setViewRange({-50'000, 1'050'000});
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  const QImage img = view->plot()->grab().toImage();
+  const QColor fill = styleColour(kStyleHostOp);
+  const int with = inkExtent(img, view, outer, 0, fill);
+  const int without = inkExtent(img, view, inner, 100'000, fill);
+  ASSERT_GT(without, 20);  // "aten::relu" is drawn
+  // The trailing "_" reaches past the end of "aten::relu": drawn, not cut off below the box.
+  EXPECT_GE(with - without, 3) << "with _: " << with << " px, without: " << without << " px";
+  if (const QByteArray keep = qgetenv("DDPSCOPE_TEST_PNGS"); !keep.isEmpty()) {
+    QDir().mkpath(QString::fromLocal8Bit(keep));
+    img.save(QString::fromLocal8Bit(keep) + QStringLiteral("/host-underscore.png"));
+  }
 }

@@ -9,6 +9,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -21,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "app/analysis/intervals.h"
 #include "app/analysis/statistics.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/main_window.h"
@@ -312,16 +314,18 @@ TEST(UiTimelineSearch, ARegularExpressionFindsHighlightsAndStepsThroughKernels) 
   find->trigger();
   QApplication::processEvents();
   EXPECT_EQ(w->focusWidget(), view->searchBar()->field());
-  // An independent count: GPU activities of the stream lanes whose name contains "nccl".
+  // An independent count, from the trace model: the events the lanes draw (GPU activity and GPU
+  // annotations of the GPU tracks, every event of the host threads) whose name contains "nccl".
+  // From the JSON with python: 21 kernels, 21 gpu_user_annotation and 21 user_annotation events.
   std::size_t want = 0;
   for (const auto& r : run->run.ranks)
     for (const auto& t : r.tracks)
-      if (t.kind == trace::TrackKind::Gpu)
-        for (std::size_t i = 0; i < t.size(); ++i)
-          if (trace::isGpuActivity(t.kind_of[i]) &&
-              QString::fromStdString(r.names[t.name[i]]).contains("nccl", Qt::CaseSensitive))
-            ++want;
-  ASSERT_GT(want, 0u);
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if ((t.kind == trace::TrackKind::Host || trace::isGpuActivity(t.kind_of[i]) ||
+             t.kind_of[i] == trace::EventKind::GpuAnnotation) &&
+            QString::fromStdString(r.names[t.name[i]]).contains("nccl", Qt::CaseSensitive))
+          ++want;
+  EXPECT_EQ(want, 63u);
   EXPECT_TRUE(view->search(QStringLiteral("nccl")));
   EXPECT_EQ(view->matches().size(), want);
   for (std::size_t i = 1; i < view->matches().size(); ++i)
@@ -348,7 +352,7 @@ TEST(UiTimelineSearch, ARegularExpressionFindsHighlightsAndStepsThroughKernels) 
   view->plot()->replot(QCustomPlot::rpImmediateRefresh);
   keep(w.get(), "search-nccl.png");
   // Anchored expressions, and no match.
-  EXPECT_TRUE(view->search(QStringLiteral("^nccl.*(?i)allreduce")));
+  EXPECT_TRUE(view->search(QStringLiteral("^nccl.*(?i)allreduce")));  // kernels only
   EXPECT_GT(view->matches().size(), 0u);
   EXPECT_LT(view->matches().size(), want);  // the broadcast is not an allreduce
   EXPECT_EQ(view->searchBar()->field()->text(), QStringLiteral("^nccl.*(?i)allreduce"));
@@ -360,6 +364,71 @@ TEST(UiTimelineSearch, ARegularExpressionFindsHighlightsAndStepsThroughKernels) 
   EXPECT_FALSE(view->search(QStringLiteral("gemm(")));
   EXPECT_TRUE(view->matches().empty());
   EXPECT_EQ(view->searchBar()->countText(), QStringLiteral("invalid expression"));
+}
+
+TEST(UiTimelineSearch, HostLanesCpuOpsAnnotationsAndLaunchesAreSearched) {
+  auto w = openWindow(kResnet);
+  const auto run = w->session()->current();
+  const auto& rank = run->run.ranks[0];
+  TimelineView* view = w->timeline();
+  // Counted once from the JSON with python (gzip + json, events with ph "X", re.search on the
+  // name): 147 cpu_op events named aten::relu or aten::relu_, all on thread 2910249; 2700
+  // cuda_runtime cudaLaunchKernel calls; 3 user_annotation ranges ProfilerStep#N.
+  EXPECT_TRUE(view->search(QStringLiteral("^aten::relu_?$")));
+  EXPECT_EQ(view->matches().size(), 147u);
+  EXPECT_EQ(view->searchBar()->countText(), QStringLiteral("147 matches"));
+  for (const auto& m : view->matches()) {
+    EXPECT_EQ(m.kind, LaneKind::Host);
+    const auto& t = rank.tracks[static_cast<std::size_t>(m.track)];
+    EXPECT_EQ(t.kind_of[m.index], trace::EventKind::CpuOp);
+    EXPECT_EQ(t.tid, 2910249);
+  }
+  EXPECT_TRUE(view->search(QStringLiteral("cudaLaunchKernel")));
+  EXPECT_EQ(view->matches().size(), 2700u);
+  EXPECT_TRUE(view->search(QStringLiteral("ProfilerStep#\\d+")));
+  EXPECT_EQ(view->matches().size(), 3u);
+
+  // The relu ops are nested (inside forward, the model's modules): every match sits on a deeper
+  // row of the main thread, which starts collapsed; at full view the collapsed thread's first row
+  // outlines them all.
+  EXPECT_TRUE(view->search(QStringLiteral("^aten::relu_?$")));
+  const auto& first = view->matches().front();
+  EXPECT_GT(first.row, 0);
+  EXPECT_FALSE(view->hostGroupExpanded(first.rank_index, first.track));
+  view->fit();
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  std::size_t outlined = 0;
+  for (auto* l : view->lanes())
+    for (const auto& b : l->matchList())
+      outlined += b.count;
+  EXPECT_EQ(outlined, 147u);
+  // Next opens the thread, moves to the match and scrolls its row into view.
+  view->nextMatch();
+  const int cur = view->currentMatch();
+  ASSERT_GE(cur, 0);
+  const auto& m = view->matches()[static_cast<std::size_t>(cur)];
+  EXPECT_TRUE(view->hostGroupExpanded(m.rank_index, m.track));
+  const LanePlottable* lane = view->laneShowing(m.rank_index, m.track, m.index);
+  ASSERT_NE(lane, nullptr);
+  EXPECT_EQ(lane->lane().depth, m.row);
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  const QCPRange y = view->plot()->yAxis->range();
+  EXPECT_GE(lane->top(), y.lower);
+  EXPECT_LE(lane->bottom(), y.upper);
+  const TimeRange r = w->session()->viewRange();
+  EXPECT_LE(r.lo, m.start);
+  EXPECT_GE(r.hi, m.end);
+  EXPECT_EQ(view->searchBar()->countText(), QStringLiteral("%1 / 147").arg(cur + 1));
+  // The matches stay after the thread opened, each on its own row: the current one is outlined
+  // in its row.
+  EXPECT_FALSE(lane->matchList().empty());
+  keep(w.get(), "search-host-relu.png");
+  // Previous from a collapsed thread opens it too.
+  view->setHostGroupExpanded(m.rank_index, m.track, false);
+  EXPECT_EQ(view->currentMatch(), cur);
+  view->previousMatch();
+  EXPECT_TRUE(view->hostGroupExpanded(m.rank_index, m.track));
+  EXPECT_EQ(view->currentMatch(), (cur + 146) % 147);
 }
 
 TEST(UiTimelineSearch, GoToStepZoomsToTheStep) {
@@ -378,4 +447,60 @@ TEST(UiTimelineSearch, GoToStepZoomsToTheStep) {
   EXPECT_GE(r.hi, st.end);
   EXPECT_LT(r.length(), (st.end - st.start) * 11 / 10);
   EXPECT_FALSE(w->timeline()->goToStep(9999));
+}
+
+TEST(UiTimelineExport, AZoomedExportTitleGivesTheWindowAndItsFigures) {
+  auto w = openWindow(kResnet);
+  const auto run = w->session()->current();
+  TimelineView* view = w->timeline();
+  // The whole run: the run's figures only.
+  view->fit();
+  EXPECT_FALSE(view->exportTitleText().contains(QStringLiteral("window ")));
+  // Zoomed to step 5 of rank 0 (the figures' first step, communication in it).
+  const auto& steps = run->run.ranks[0].steps;
+  ASSERT_GE(steps.size(), 2u);
+  const auto& st = steps[1];
+  w->session()->setViewRange({st.start, st.end});
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  // The window's figures computed apart from the view: the activities from the whole analysis
+  // (analyzeRun) with the run's rules, then the library's function for that window.
+  analysis::AnalysisOptions options;
+  options.rules = run->rules;
+  std::vector<analysis::RankActivity> activities;
+  analysis::analyzeRun(run->run, options, &activities);
+  const auto f = analysis::windowFigures(activities, st.start, st.end);
+  // Cross-checks of the function on this window: the status bar's overlap of a selected range,
+  // and the GPU busy time as the union of the trace's GPU activities inside it.
+  ASSERT_TRUE(f.overlap_pct.has_value());
+  EXPECT_NEAR(*f.overlap_pct, *run->overlap[0].pctWithin(st.start, st.end), 1e-9);
+  std::vector<analysis::Interval> gpu;
+  for (const auto& t : run->run.ranks[0].tracks)
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (trace::isGpuActivity(t.kind_of[i])) gpu.push_back({t.start[i], t.end(i)});
+  const TimeNs busy = analysis::lengthWithin(analysis::unionOf(gpu), st.start, st.end);
+  EXPECT_EQ(f.busy_ns, busy);
+  EXPECT_NEAR(*f.gpu_idle_pct,
+              100.0 * static_cast<double>((st.end - st.start) - busy) /
+                  static_cast<double>(st.end - st.start),
+              1e-9);
+  const QString line = QString::fromStdString(analysis::windowFigureText(f));
+  EXPECT_TRUE(line.startsWith(QStringLiteral("window ")));
+  const QString title = view->exportTitleText();
+  EXPECT_TRUE(title.contains(line)) << title.toStdString() << "\nwant " << line.toStdString();
+  // The export itself: a title row more than the whole run's.
+  QString error;
+  const QByteArray dir = qgetenv("DDPSCOPE_TEST_PNGS");
+  const QString path = (dir.isEmpty() ? QDir::tempPath() : QString::fromLocal8Bit(dir)) +
+                       QStringLiteral("/export-zoomed-step.png");
+  if (!dir.isEmpty()) QDir().mkpath(QString::fromLocal8Bit(dir));
+  ASSERT_TRUE(view->exportImage(path, 1.0, &error)) << error.toStdString();
+  const QImage zoomed(path);
+  view->fit();
+  ASSERT_TRUE(view->exportImage(path + QStringLiteral(".whole.png"), 1.0, &error));
+  const QImage whole(path + QStringLiteral(".whole.png"));
+  EXPECT_GT(zoomed.height(), whole.height());
+  if (dir.isEmpty()) {
+    QFile::remove(path);
+    QFile::remove(path + QStringLiteral(".whole.png"));
+  }
 }
