@@ -707,7 +707,14 @@ std::string reportToText(const RunReport& report) {
   for (const auto& w : report.warnings)
     s += "warning: " + w + "\n";
   if (!report.warnings.empty()) s += "\n";
-  s += runSummaryText(summarizeRun(report)) + "\n";
+  s += runSummaryText(summarizeRun(report));
+  // The late rank belongs to the run's reading, not only to the matched-collectives section.
+  if (const StragglerSummary st = summarizeStragglers(report); st.late_rank) {
+    s += "  late rank " + std::to_string(*st.late_rank) + ": the last to start " +
+         std::to_string(st.late_count) + " of the " + std::to_string(st.skewed) +
+         " collectives with a skew (matched collectives, below)\n";
+  }
+  s += "\n";
   if (report.rules != "built-in") s += "classification rules: " + report.rules + "\n\n";
   if (!report.ranks.empty())
     s += "per rank, over the whole trace (steps: each step's own figures)\n\n";

@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
   auto* conv =
       app.add_subcommand("convert", "Rewrite a trace (any supported format) in ddpscope's format");
   conv->add_option("IN", in, "Input trace")->required();
-  conv->add_option("OUT", out,
+  // OUT also as --out, as `digest` names its output.
+  conv->add_option("OUT,--out", out,
                    "Output file (.json or .json.gz) for one rank, or a folder (rank-<r>.json.gz "
                    "per rank)")
       ->required()

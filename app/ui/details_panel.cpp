@@ -149,10 +149,15 @@ QString hostDetails(const LoadedRun& run, std::int32_t rank_index, std::int32_t 
                cat.empty() ? QObject::tr("other") : QString::fromUtf8(cat.data(), cat.size()),
                sourceBadge(run.source()));
   html += row(QObject::tr("rank"), QString::number(rank.rank));
-  html += row(QObject::tr("thread"), QStringLiteral("%1 (pid %2, tid %3)")
-                                         .arg(QString::fromStdString(hostThreadLabel(rank, t)))
-                                         .arg(t.pid)
-                                         .arg(t.tid));
+  // The tid as the lanes show it, and as the trace wrote it when that differs (a signed 32-bit id).
+  const QString tid = QString::fromStdString(threadIdText(t.tid));
+  html +=
+      row(QObject::tr("thread"), QStringLiteral("%1 (pid %2, tid %3)")
+                                     .arg(QString::fromStdString(hostThreadLabel(rank, t)))
+                                     .arg(t.pid)
+                                     .arg(tid == QString::number(t.tid)
+                                              ? tid
+                                              : QObject::tr("%1, written %2").arg(tid).arg(t.tid)));
   html += row(QObject::tr("start"), exactTime(t.start[i]));
   html += row(QObject::tr("end"), exactTime(t.end(i)));
   html += row(QObject::tr("duration"), formatTime(t.dur[i]));

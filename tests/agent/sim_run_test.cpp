@@ -5,6 +5,7 @@
 
 #include "agent/run_agent.h"
 #include "app/analysis/analysis.h"
+#include "app/analysis/report_json.h"
 #include "tracer/format/trace_writer.h"
 
 namespace ddpscope::agent {
@@ -206,6 +207,15 @@ TEST(SimRun, ALateRanksCostIsWaitingAndWithoutOneItIsTransfer) {
       } else {
         EXPECT_LT(*rank.exposed_wait_ns, *rank.exposed_transfer_ns) << "rank " << rank.rank;
       }
+    }
+    // The summary's run block names the late rank (before the per-rank sections), only when
+    // there is one.
+    const std::string text = analysis::reportToText(report);
+    const auto late_line = text.find("  late rank 2: the last to start ");
+    const auto first_rank = text.find("rank 0 of 4");
+    EXPECT_EQ(late_line != std::string::npos, late) << text.substr(0, 400);
+    if (late) {
+      EXPECT_LT(late_line, first_rank);
     }
   }
 }
