@@ -522,6 +522,19 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
     if (error) *error = tr("a report is already being written (waiting for its prediction)");
     return false;
   }
+  // The what-if prediction of this run: the Sweep tab's, awaited while PredictionJob computes it
+  // off the GUI thread (the window stays responsive); its chart is the predicted figure. Without
+  // one (failed, cancelled) the report is written and says why. Awaited first: the report's text
+  // and its figures (rendered from the views) must be of the same run.
+  QString no_prediction;
+  const auto predicted = sweep_->awaitPrediction(run, &no_prediction);
+  if (session_->current() != run) {
+    if (error)
+      *error =
+          tr("the run changed while the report waited for its prediction; nothing was "
+             "written");
+    return false;
+  }
   analysis::DesignReportInput in =
       analysis::designReportInputFor(run->run, run->report, run->name.toStdString());
   if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
@@ -538,11 +551,6 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
                          return sweep_->renderChart(ExportFormat::Png, 1.5, png, e);
                        }});
   }
-  // The what-if prediction of this run: the Sweep tab's, awaited while PredictionJob computes it
-  // off the GUI thread (the window stays responsive); its chart is the predicted figure. Without
-  // one (failed, cancelled) the report is written and says why.
-  QString no_prediction;
-  const auto predicted = sweep_->awaitPrediction(run, &no_prediction);
   if (predicted && predicted->error.isEmpty()) {
     in.whatif = &predicted->whatif;
     if (predicted->whatif.model.usable && sweep_->prediction() == predicted) {

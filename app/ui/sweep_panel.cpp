@@ -211,6 +211,8 @@ std::shared_ptr<const PredictionResult> SweepPanel::awaitPrediction(
                                  .arg(run->name),
                              tr("Cancel prediction"), 0, 0, window());
     progress.setWindowTitle(tr("Design report"));
+    // Modal to the window: the report's run must stay the current one while it waits.
+    progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(400);
     connect(&progress, &QProgressDialog::canceled, this, &SweepPanel::cancelPrediction);
     progress.setValue(0);

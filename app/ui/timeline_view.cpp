@@ -205,6 +205,12 @@ void TimelineView::rebuild() {
   run_ = session_->current();
   expanded_.clear();
   clearMatches();
+  // The previous run's launch flow points into that run's ranks and tracks: forget it before the
+  // layout asks which rows it needs (updateFlowItems draws the new selection's, if any).
+  for (auto* item : flow_items_)
+    plot_->removeItem(item);
+  flow_items_.clear();
+  flow_mark_.reset();
   relayout();
   if (run_ && !search_->field()->text().isEmpty()) search(search_->field()->text());
   vscroll_->setValue(0);
@@ -704,8 +710,12 @@ void TimelineView::updateSelectionItems() {
 
 const LanePlottable* TimelineView::laneShowing(std::int32_t rank_index, std::int32_t track,
                                                std::uint32_t index) const {
-  if (!run_) return nullptr;
+  if (!run_ || rank_index < 0 || static_cast<std::size_t>(rank_index) >= run_->run.ranks.size())
+    return nullptr;
   const auto& rank = run_->run.ranks[static_cast<std::size_t>(rank_index)];
+  if (track < 0 || static_cast<std::size_t>(track) >= rank.tracks.size() ||
+      index >= rank.tracks[static_cast<std::size_t>(track)].size())
+    return nullptr;
   const Lane* lane = laneOfEvent(run_->timeline, rank, rank_index, track, index);
   if (!lane) return nullptr;
   for (const auto* l : lanes_)

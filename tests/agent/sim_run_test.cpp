@@ -213,6 +213,7 @@ TEST(SimRun, ALateRanksCostIsWaitingAndWithoutOneItIsTransfer) {
     const std::string text = analysis::reportToText(report);
     const auto late_line = text.find("  late rank 2: the last to start ");
     const auto first_rank = text.find("rank 0 of 4");
+    ASSERT_NE(first_rank, std::string::npos);
     EXPECT_EQ(late_line != std::string::npos, late) << text.substr(0, 400);
     if (late) {
       EXPECT_LT(late_line, first_rank);

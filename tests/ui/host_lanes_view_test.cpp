@@ -368,3 +368,53 @@ TEST(UiHostLanes, NamesInThinRowsKeepATrailingUnderscore) {
     img.save(QString::fromLocal8Bit(keep) + QStringLiteral("/host-underscore.png"));
   }
 }
+
+namespace {
+
+// A kernel of rank `rank_index` whose launch the timeline resolves (a flow), selected.
+std::optional<EventRef> selectKernelWithLaunch(MainWindow* w, std::int32_t rank_index) {
+  const auto run = w->session()->current();
+  const auto& rank = run->run.ranks[static_cast<std::size_t>(rank_index)];
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    if (t.kind != trace::TrackKind::Gpu) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.kind_of[i] != trace::EventKind::Kernel || t.correlation[i] == trace::kNoCorrelation)
+        continue;
+      const EventRef ref{rank_index, static_cast<std::int32_t>(ti), static_cast<std::uint32_t>(i)};
+      w->session()->selectEvent(ref);
+      if (w->timeline()->flowMark()) return ref;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The launch flow of a selection belongs to its run: when another run becomes current (one with
+// fewer ranks), the old flow is forgotten before the new layout asks for its rows (it used to
+// read the old rank's index in the new run).
+TEST(UiHostLanes, AnotherRunForgetsTheLaunchFlowOfTheLast) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 900);
+  w->show();
+  w->openPaths({QStringLiteral(DDPSCOPE_SAMPLE_DIR)});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  ASSERT_EQ(w->session()->current()->run.ranks.size(), 4u);
+  ASSERT_TRUE(selectKernelWithLaunch(w.get(), 3).has_value());
+  EXPECT_EQ(w->timeline()->flowMark()->rank_index, 3);
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return w->session()->runs().size() == 2; }));
+  QApplication::processEvents();
+  EXPECT_EQ(w->session()->current()->run.ranks.size(), 1u);
+  EXPECT_FALSE(w->timeline()->flowMark().has_value());
+  // Rows of ranks the run does not have are no row at all.
+  EXPECT_EQ(w->timeline()->laneShowing(3, 0, 0), nullptr);
+  EXPECT_EQ(w->timeline()->laneShowing(-1, 0, 0), nullptr);
+  // A selection in the new run gets its own flow.
+  ASSERT_TRUE(selectKernelWithLaunch(w.get(), 0).has_value());
+  EXPECT_EQ(w->timeline()->flowMark()->rank_index, 0);
+}

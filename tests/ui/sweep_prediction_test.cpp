@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -492,6 +493,26 @@ TEST(SweepPredictionReport, ExportAwaitsThePredictionWithoutBlockingTheWindow) {
   EXPECT_TRUE(text.contains(QStringLiteral("| bucket size | predicted step time |")));
   EXPECT_TRUE(text.contains(QStringLiteral("](predicted.png)")));
   checkPredictedFigure(QDir(out).filePath(QStringLiteral("predicted.png")));
+}
+
+// Another run made current while the report waits for its prediction (the dialog is modal, but
+// a run can still arrive, e.g. from a load started before): nothing is written, and the error
+// says why, rather than one run's text with the other's figures.
+TEST(SweepPredictionReport, RunChangedWhileWaitingWritesNothing) {
+  app();
+  QTemporaryDir dir;
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.show();
+  w.session()->addRun(load({kResnet}));
+  ASSERT_TRUE(w.sweepPanel()->predictionPending());
+  QTimer::singleShot(0, &w, [&] { w.session()->addRun(load({kResnet})); });
+  const QString out = dir.filePath(QStringLiteral("changed"));
+  QString error;
+  EXPECT_FALSE(w.exportReport(out, &error));
+  EXPECT_EQ(error, QStringLiteral("the run changed while the report waited for its prediction; "
+                                  "nothing was written"));
+  EXPECT_FALSE(QFileInfo::exists(out));
 }
 
 // A prediction cancelled while the report waits for it: the report is written without the

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -230,6 +231,32 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
 namespace {
 // Below this a copy costs less than setting up a map.
 constexpr std::uint64_t kMapAtLeast = std::uint64_t{1} << 20;
+
+// Whether the file is on a local filesystem. A mapped file whose pages cannot be read (a network
+// filesystem's I/O error, a server that went away) faults the process (SIGBUS) where read()
+// returns an error we can word, so files on network and FUSE filesystems, where training jobs
+// usually write their traces, are read, not mapped.
+bool onLocalFilesystem(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0x6969UL:      // NFS
+    case 0x517BUL:      // SMB
+    case 0xFF534D42UL:  // CIFS
+    case 0xFE534D42UL:  // SMB2
+    case 0x65735546UL:  // FUSE
+    case 0x0BD00BD0UL:  // Lustre
+    case 0x00C36400UL:  // Ceph
+    case 0x47504653UL:  // GPFS
+    case 0x01021997UL:  // 9p
+    case 0x5346414FUL:  // AFS
+    case 0x6B414653UL:  // kAFS
+    case 0x19830326UL:  // BeeGFS
+      return false;
+    default:
+      return true;
+  }
+}
 }  // namespace
 
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
@@ -259,9 +286,10 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
     ::close(fd);
     tooLarge(path, limits, size);
   }
-  // Big files are read in place from a map of the file (no copy of their bytes); small ones, and
-  // any file the system will not map, are read into memory of our own.
-  if (size >= kMapAtLeast) {
+  // Big files on a local filesystem are read in place from a map of the file (no copy of their
+  // bytes); small ones, files on network filesystems and any file the system will not map are
+  // read into memory of our own.
+  if (size >= kMapAtLeast && onLocalFilesystem(fd)) {
     PaddedBuffer mapped = PaddedBuffer::mapFile(fd, static_cast<std::size_t>(size));
     if (mapped.mapped()) {
       ::close(fd);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ddpscope::trace {
@@ -26,6 +27,16 @@ class PaddedBuffer {
   static constexpr std::size_t kPadding = 64;
   PaddedBuffer() = default;
   explicit PaddedBuffer(std::string_view bytes);
+  // A moved-from buffer is empty (and owned, not mapped).
+  PaddedBuffer(PaddedBuffer&& other) noexcept { *this = std::move(other); }
+  PaddedBuffer& operator=(PaddedBuffer&& other) noexcept {
+    if (this == &other) return *this;
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    other.data_ = std::unique_ptr<char[], Release>();
+    return *this;
+  }
   // Maps the first `size` bytes of the open regular file fd read-only, followed by at least
   // kPadding zero bytes; nullopt-like empty buffer (mapped() false, size 0) when the system
   // refuses (then read the file instead). The file must not shrink while the buffer lives (a
@@ -68,7 +79,7 @@ bool isGzip(std::string_view bytes);
 // Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits (a
 // file too large is refused before it is read; a gzip stream stops inflating at the limit), and
 // for folders, pipes and devices (never waiting on a pipe for a writer). A plain file of 1 MiB or
-// more comes back mapped (PaddedBuffer::mapFile), read in place.
+// more on a local filesystem comes back mapped (PaddedBuffer::mapFile), read in place.
 PaddedBuffer readTraceBytes(const std::string& path,
                             const ReadLimits& limits = defaultReadLimits());
 
