@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "tracer/format/file_io.h"
+#include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
 
 namespace ddpscope::analysis {
@@ -235,19 +236,7 @@ Digest readDigest(const std::string& path) {
 }
 
 bool isDigestFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  if (!f) return false;
-  char head[64] = {};
-  const int n = gzread(f, head, sizeof head);
-  gzclose(f);
-  if (n <= 0) return false;
-  std::string_view s(head, static_cast<std::size_t>(n));
-  const auto open = s.find_first_not_of(" \t\r\n");
-  if (open == std::string_view::npos || s[open] != '{') return false;
-  const auto key = s.find_first_not_of(" \t\r\n", open + 1);
-  return key != std::string_view::npos && s.substr(key).starts_with("\"ddpscope_digest\"");
+  return trace::startsAsRunDigest(path);
 }
 
 std::string_view digestFigureName(DigestFigure f) {

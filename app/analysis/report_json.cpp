@@ -225,6 +225,14 @@ void writeMatched(JsonOut& j, const RunReport& report) {
   j.open('{');
   j.key("matched_by");
   j.str(report.matched_by);
+  // The run's late rank as the text names it (summarizeStragglers), null when none is.
+  const StragglerSummary late = summarizeStragglers(report);
+  j.key("late_rank");
+  j.integerOrNull(late.late_rank.has_value(), late.late_rank.value_or(0));
+  j.key("late_rank_last_in");
+  j.integer(late.late_count);
+  j.key("collectives_with_skew");
+  j.integer(late.skewed);
   j.key("collectives");
   j.open('[');
   for (const auto& m : report.matched) {

@@ -271,6 +271,13 @@ TEST(Fault, AgentReportsADeadRankAndWritesIncompleteTraces) {
     EXPECT_EQ(rr.steps.size(), 3u);
   }
   EXPECT_NE(analysis::reportToText(report).find("INCOMPLETE"), std::string::npos);
+  // Said of the run too, first thing (the CLI's text and JSON warnings).
+  EXPECT_EQ(analysis::reportToText(report).rfind(
+                "warning: the traces of ranks 0-1, 3 are cut short (their producer stopped before "
+                "the run finished); the numbers cover only what was recorded",
+                0),
+            0u)
+      << analysis::reportToText(report).substr(0, 300);
   fs::remove_all(dir);
 }
 

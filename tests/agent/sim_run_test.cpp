@@ -218,6 +218,10 @@ TEST(SimRun, ALateRanksCostIsWaitingAndWithoutOneItIsTransfer) {
     if (late) {
       EXPECT_LT(late_line, first_rank);
     }
+    // And the JSON's matched collectives say it.
+    EXPECT_NE(analysis::reportToJson(report).find(late ? "\"late_rank\": 2, \"late_rank_last_in\": "
+                                                       : "\"late_rank\": null, "),
+              std::string::npos);
   }
 }
 

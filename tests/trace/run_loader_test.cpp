@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "tracer/format/file_io.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
 #include "tracer/format/trace_writer.h"
@@ -153,6 +154,49 @@ TEST(RunLoader, OtherTracesBesideRankFilesAreListedAsSkipped) {
   // A folder of rank files only skips nothing.
   fs::remove((dir / "resnet_rank0.json"));
   EXPECT_TRUE(loadRun({dir.string()}).skipped_files.empty());
+  fs::remove_all(dir);
+}
+
+// A digest kept beside the traces it was made of (plain or gzip, any name) is not a trace of the
+// folder: not loaded, not listed as skipped. A folder whose traces are in per-node subfolders
+// says which subfolders to give.
+TEST(RunLoader, ADigestBesideTheTracesIsPassedOverAndSubfoldersAreNamed) {
+  const auto dir = freshDir("digest-beside");
+  writeTraceFile(oneKernelRank(0, 0, 0), (dir / "rank-0.json.gz").string());
+  writeTraceFile(oneKernelRank(1, 0, 0), (dir / "rank-1.json.gz").string());
+  const std::string digest = "{\"ddpscope_digest\": 1, \"run\": {}}";
+  writeFileAtomically((dir / "run.digest.json.gz").string(), gzipBytes(digest));
+  writeFileAtomically((dir / "job.json").string(), "  " + digest);
+  EXPECT_TRUE(startsAsRunDigest((dir / "run.digest.json.gz").string()));
+  EXPECT_TRUE(startsAsRunDigest((dir / "job.json").string()));
+  EXPECT_FALSE(startsAsRunDigest((dir / "rank-0.json.gz").string()));
+  const auto run = loadRun({dir.string()});
+  EXPECT_EQ(run.ranks.size(), 2u);
+  EXPECT_TRUE(run.skipped_files.empty());
+  // The same ranks moved into node folders: the top folder names them.
+  fs::create_directories(dir / "node0");
+  fs::create_directories(dir / "node1");
+  fs::rename(dir / "rank-0.json.gz", dir / "node0" / "rank-0.json.gz");
+  fs::rename(dir / "rank-1.json.gz", dir / "node1" / "rank-1.json.gz");
+  try {
+    loadRun({dir.string()});
+    ADD_FAILURE() << "a folder without traces loaded";
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the folder contains no trace files"), std::string::npos) << what;
+    EXPECT_NE(what.find("; its subfolders node0, node1 hold some: give them together as one run "
+                        "(e.g. " +
+                        (dir / "node0").string() + " " + (dir / "node1").string() + ")"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(loadRun({(dir / "node0").string(), (dir / "node1").string()}).ranks.size(), 2u);
+  // A file given twice, by name and through its folder, is one rank, not a duplicate.
+  const auto r0 = (dir / "node0" / "rank-0.json.gz").string();
+  EXPECT_EQ(expandTracePaths(
+                {r0, (dir / "node0").string(), (dir / "node0/../node0/rank-0.json.gz").string()}),
+            std::vector<std::string>{r0});
+  EXPECT_EQ(loadRun({r0, (dir / "node0").string(), (dir / "node1").string()}).ranks.size(), 2u);
   fs::remove_all(dir);
 }
 

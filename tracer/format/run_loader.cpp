@@ -4,7 +4,10 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
+
+#include <zlib.h>
 
 #include "importer.h"
 #include "trace_error.h"
@@ -71,6 +74,45 @@ std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankT
   return std::nullopt;
 }
 
+bool startsAsRunDigest(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (!f) return false;
+  char head[64] = {};
+  const int n = gzread(f, head, sizeof head);
+  gzclose(f);
+  if (n <= 0) return false;
+  const std::string_view s(head, static_cast<std::size_t>(n));
+  const auto open = s.find_first_not_of(" \t\r\n");
+  if (open == std::string_view::npos || s[open] != '{') return false;
+  const auto key = s.find_first_not_of(" \t\r\n", open + 1);
+  return key != std::string_view::npos && s.substr(key).starts_with("\"ddpscope_digest\"");
+}
+
+namespace {
+// The names of a folder's subfolders that hold trace files (sorted; at most `most`).
+std::vector<std::string> subfoldersWithTraces(const std::string& folder, std::size_t most) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    if (!it->is_directory(e)) continue;
+    for (fs::directory_iterator f(it->path(), e), fend; !e && f != fend; f.increment(e)) {
+      std::error_code fe;
+      const auto name = f->path().filename().string();
+      if (f->is_regular_file(fe) && hasTraceSuffix(name) && !name.starts_with(".")) {
+        out.push_back(it->path().filename().string());
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > most) out.resize(most);
+  return out;
+}
+}  // namespace
+
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped) {
   std::vector<std::string> files;
@@ -85,6 +127,8 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
       if (!entry.is_regular_file(ec)) continue;
       const auto name = entry.path().filename().string();
       if (!hasTraceSuffix(name) || name.starts_with(".")) continue;
+      // A digest kept beside its traces is not one of them.
+      if (!name.starts_with("rank-") && startsAsRunDigest(entry.path().string())) continue;
       any.push_back(entry.path().string());
       if (name.starts_with("rank-")) ranks.push_back(entry.path().string());
     }
@@ -97,12 +141,31 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
       std::string kinds;
       for (const auto& ext : importableExtensions())
         kinds += (kinds.empty() ? "*" : ", *") + ext;
-      throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")");
+      std::string hint;
+      if (const auto subs = subfoldersWithTraces(p, 4); !subs.empty()) {
+        std::string list, example;
+        for (const auto& sub : subs) {
+          list += (list.empty() ? "" : ", ") + sub;
+          example += (example.empty() ? "" : " ") + (fs::path(p) / sub).string();
+        }
+        hint = "; its subfolders " + list + " hold some: give them together as one run (e.g. " +
+               example + ")";
+      }
+      throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")" + hint);
     }
     std::sort(chosen.begin(), chosen.end());
     files.insert(files.end(), chosen.begin(), chosen.end());
   }
-  return files;
+  // A file given twice (itself and through its folder, or twice by name) is read once.
+  std::vector<std::string> once;
+  std::set<std::string> seen;
+  for (auto& f : files) {
+    std::error_code ec;
+    auto key = fs::weakly_canonical(f, ec).string();
+    if (ec) key = f;
+    if (seen.insert(key).second) once.push_back(std::move(f));
+  }
+  return once;
 }
 
 namespace {

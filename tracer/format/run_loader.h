@@ -23,10 +23,16 @@ struct RunLoadOptions {
   unsigned threads = 0;  // 0: one per core, at most one per file
 };
 
+// Whether a file begins as a run digest does ({"ddpscope_digest": ..., inflated when gzip),
+// reading only its first bytes; false for unreadable files. How a digest is told from a trace.
+bool startsAsRunDigest(const std::string& path);
+
 // The trace files a path stands for: the path itself if it is a file; for a folder, its rank-*
 // files, or when it has none, every file in it with an importer's extension (*.json[.gz],
-// *.sqlite, ...). Sorted by name. The
-// other trace files of a folder that has rank files go to *skipped when it is given.
+// *.sqlite, ...). Sorted by name. A run digest in the folder (kept beside the traces it was made
+// of) is passed over. The other trace files of a folder that has rank files go to *skipped when
+// it is given. A folder without trace files is an error that names its subfolders that have
+// some (a run kept as one folder per node).
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped = nullptr);
 
