@@ -54,7 +54,9 @@ Table headline(const DesignReportInput& in) {
   t.push_back({"GPU idle", f.gpu_idle});
   char ar[32];
   std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
-  t.push_back({"allreduces per step", ar});
+  // Per step only when the run has steps (as summary --json says null).
+  t.push_back(
+      {"allreduces per step", s.hasSteps() ? std::string(ar) : std::string("n/a (no steps)")});
   // Exposed communication split by the collectives matched across ranks (whole trace, all ranks).
   const StragglerSummary late = summarizeStragglers(*in.report);
   if (late.exposed_wait_ns && late.exposed_transfer_ns) {

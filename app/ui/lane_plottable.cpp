@@ -258,7 +258,8 @@ void SwatchLegendItem::draw(QCPPainter* painter) {
   painter->setPen(QPen(mTextColor));
   const QRect text_rect(swatch.right() + 1 + mParentLegend->iconTextPadding(), r.top(),
                         r.width() - icon.width() - mParentLegend->iconTextPadding(), r.height());
-  painter->drawText(text_rect, Qt::AlignLeft | Qt::AlignVCenter, text_);
+  // Not clipped to the cell: a row the layout squeezed by a pixel would cut descenders ("_").
+  painter->drawText(text_rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text_);
 }
 
 double TimeTicker::getTickStep(const QCPRange& range) {

@@ -138,7 +138,9 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
     exposed.push_back(static_cast<double>(m.exposed_ns) / 1e6);
   }
   auto* rest_bars =
-      addBars(chart_, tr("step time minus exposed comm"), colours::kCompute, keys, rest);
+      // Neutral: the rest holds compute, hidden communication, memory and idle time alike (the
+      // Steps tab splits it); coloured as compute it read as a busy GPU.
+      addBars(chart_, tr("rest of the step (Steps tab splits it)"), colours::kStep, keys, rest);
   auto* exposed_bars =
       addBars(chart_, tr("exposed communication"), colours::kCommExposed, keys, exposed);
   exposed_bars->moveAbove(rest_bars);

@@ -2,7 +2,7 @@
 // a sweep of ten bucket sizes (the model built from the run, the replay of the recorded
 // configuration and the ten predictions), as the app's Sweep tab runs it off the GUI thread.
 // Baseline in the same run: the full analysis of the same run (analyzeRun), which the app has
-// always done before it predicts. Target (issue 19): the sweep takes well under a second, and at
+// always done before it predicts. Target: the sweep takes well under a second, and at
 // most as long as the analysis (ratio <= 1).
 #include <benchmark/benchmark.h>
 
