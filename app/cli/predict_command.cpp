@@ -375,7 +375,8 @@ CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a) {
 int runPredict(const PredictArgs& a) {
   std::vector<WhatIfConfig> configs;
   try {
-    const auto sizes = a.bucket_mb.empty() ? defaultSweepSizes() : parseSizeList(a.bucket_mb);
+    // Given but empty (--bucket-mb '') is an error, not the default list.
+    const auto sizes = a.bucket_mb ? parseSizeList(*a.bucket_mb) : defaultSweepSizes();
     std::optional<double> first;
     if (!a.first_bucket_mb.empty()) first = parseSize(a.first_bucket_mb, "--first-bucket-mb");
     if (a.world_size != 0 && (a.world_size < 2 || a.world_size > 1 << 20))

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace ddpscope::cli {
 
 struct PredictArgs {
   bool json = false;
-  std::string bucket_mb;  // comma list; empty: the app's sweep sizes
+  std::optional<std::string> bucket_mb;  // comma list; none: the app's sweep sizes
   std::string first_bucket_mb;
   std::int32_t world_size = 0;
   bool no_overlap = false;
