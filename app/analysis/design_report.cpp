@@ -313,6 +313,18 @@ std::string incompleteWarning(const DesignReportInput& in) {
 
 }  // namespace
 
+namespace {
+// Why some predictions have no band, each reason once (the table's cells name it in short).
+std::vector<std::string> noBandNotes(const WhatIfResult& w) {
+  std::vector<std::string> out;
+  for (const auto& p : w.predictions)
+    if (const auto why = noBandReason(p);
+        why && std::find(out.begin(), out.end(), "No band: " + *why + ".") == out.end())
+      out.push_back("No band: " + *why + ".");
+  return out;
+}
+}  // namespace
+
 std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfResult& w) {
   Table t{{"bucket size", "predicted step time", "predicted band", "predicted overlap",
            "predicted exposed / step", "predicted buckets"}};
@@ -321,8 +333,11 @@ std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfRe
     const auto why = noBandReason(p);
     std::string size = bucketSizeText(p.config.bucket_mb);
     if (w.best && *w.best == i) size += " (predicted best)";
+    // Without a band the cell names why in a few words; the whole reason follows the table once
+    // (noBandNotes).
     t.push_back({size, predictedMs(p.step_us),
-                 why ? *why : predictedMs(p.step_us_low) + " – " + predictedMs(p.step_us_high),
+                 why ? "none (" + why->substr(0, why->find_first_of(":,")) + ")"
+                     : predictedMs(p.step_us_low) + " – " + predictedMs(p.step_us_high),
                  percentText(p.overlap_pct, 2), predictedMs(p.exposed_comm_us),
                  std::to_string(p.buckets)});
   }
@@ -372,6 +387,8 @@ std::string designReportMarkdown(const DesignReportInput& in) {
       s += "![" + std::string(kPredictedFigureAlt) + "](" + in.predicted_png + ")\n\n";
     if (w.model.usable) {
       s += markdownTable(designReportPredictionTable(w));
+      for (const auto& n : noBandNotes(w))
+        s += mdEscape(n) + "\n\n";
       if (const auto rec = recommendWhatIf(w))
         s += "**Predicted recommendation.** " + mdEscape(rec->text) + "\n\n";
       s += "Fitted network costs (time = α + β · bytes, predicted):\n\n" +
@@ -439,6 +456,8 @@ std::string designReportHtml(const DesignReportInput& in) {
            "\">\n";
     if (w.model.usable) {
       s += htmlTable(designReportPredictionTable(w));
+      for (const auto& n : noBandNotes(w))
+        s += "<p>" + htmlEscape(n) + "</p>\n";
       if (const auto rec = recommendWhatIf(w))
         s += "<p><b>Predicted recommendation.</b> " + htmlEscape(rec->text) + "</p>\n";
       s += "<p>Fitted network costs (time = α + β · bytes, predicted):</p>\n" +

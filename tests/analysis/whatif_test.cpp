@@ -420,6 +420,21 @@ TEST(DesignReport, PredictionSectionShowsItsFigureOrWhyThereIsNone) {
   const auto img = html.find("<img src=\"predicted.png\" alt=\"PREDICTED step time");
   ASSERT_NE(img, std::string::npos);
   EXPECT_GT(img, html.find("<h2>Predicted: step time per bucket size"));
+  // ResNet-50 is host-bound at both sizes: the band cells say so in short, and the reason is
+  // stated once after the table (not in every row).
+  std::size_t host_bound_rows = 0;
+  for (const auto& p : res.predictions)
+    host_bound_rows += analysis::noBandReason(p) ? 1 : 0;
+  ASSERT_EQ(host_bound_rows, 2u);
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(md, "| none (host-bound) |"), 2u) << md;
+  EXPECT_EQ(count(md, "No band: host-bound: the host's own time sets the step"), 1u) << md;
+  EXPECT_EQ(count(html, "No band: host-bound: the host's own time sets the step"), 1u);
 
   in.whatif = nullptr;
   in.whatif_missing = "the prediction was cancelled";
