@@ -61,14 +61,25 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   r.bucket_mb = p.config.bucket_mb;
   r.step_us = p.step_us;
   r.recorded_step_us = result.base_step_us;
-  r.saving_pct = 100.0 * (result.base_step_us - p.step_us) / result.base_step_us;
+  const WhatIfConfig& c = p.config;
+  // Another scenario than the recorded one (world size, network, compute, overlap, first bucket):
+  // sizes compare with the recorded size in that scenario, when it was predicted, not with the
+  // recorded run (which had none of those changes).
+  const bool scenario_changed = c.first_bucket_mb || !c.overlap || c.world_size != 0 ||
+                                c.network_scale != 1 || c.compute_scale != 1;
+  const Prediction* base_in_scenario = nullptr;
+  if (scenario_changed && result.base_bucket_mb) {
+    for (const auto& q : result.predictions)
+      if (q.config.bucket_mb == *result.base_bucket_mb && q.step_us > 0) base_in_scenario = &q;
+  }
+  const double base = base_in_scenario ? base_in_scenario->step_us : result.base_step_us;
+  r.saving_pct = 100.0 * (base - p.step_us) / base;
   r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
   r.clear_saving = r.saving_pct > std::max(r.band_pct, 0.5);
-  // The fastest size may be the one recorded, with nothing else changed: no change to advise.
-  const WhatIfConfig& c = p.config;
+  // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
+  // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
-                        !c.first_bucket_mb && c.overlap && c.world_size == 0 &&
-                        c.network_scale == 1 && c.compute_scale == 1;
+                        (!scenario_changed || base_in_scenario);
   std::string t = "Predicted: ";
   t += c.bucket_mb == 0 ? "one allreduce per tensor" : bucketSizeText(c.bucket_mb) + " buckets";
   if (recorded) t += " (the recorded size)";
@@ -76,12 +87,16 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   t += pctText(std::abs(r.saving_pct));
   t += r.saving_pct >= 0 ? " less" : " more";
   const auto why = noBandReason(p);
-  t += " than the recorded " + durationText(result.base_step_us) + " (±" + pctText(r.band_pct) +
-       (why ? "; " + *why : std::string()) + ")";
+  const std::string against = base_in_scenario
+                                  ? "the recorded size (" + bucketSizeText(*result.base_bucket_mb) +
+                                        ") in the same scenario, predicted " + durationText(base)
+                                  : "the recorded " + durationText(result.base_step_us);
+  t += " than " + against + " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) + ")";
   if (recorded) {
     r.clear_saving = false;
-    t += ": the recorded size is the fastest of the sizes tried (the difference is the replay's "
-         "own error)";
+    t += base_in_scenario ? ": the recorded size is the fastest of the sizes tried in this scenario"
+                          : ": the recorded size is the fastest of the sizes tried (the "
+                            "difference is the replay's own error)";
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
   } else if (!r.clear_saving) {

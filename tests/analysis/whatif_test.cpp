@@ -495,6 +495,37 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
   EXPECT_EQ(other->text.find("recorded size"), std::string::npos) << other->text;
   EXPECT_NEAR(other->saving_pct, 10.0, 1e-9);
   EXPECT_TRUE(other->clear_saving);
+
+  // At another world size the sizes compare with the recorded size in that scenario: 50 MiB
+  // (1,560 µs) against 25 MiB there (1,580 µs), not against the recorded run's 1,000 µs.
+  analysis::Prediction at25 = p, at50 = p;
+  for (auto* q : {&at25, &at50})
+    q->config.world_size = 64;
+  at25.config.bucket_mb = 25;
+  at25.step_us = 1580;
+  at50.config.bucket_mb = 50;
+  at50.step_us = 1560;
+  at50.step_us_low = 1558;
+  at50.step_us_high = 1562;
+  result.predictions = {at25, at50};
+  result.best = 1;
+  const auto scaled = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_NEAR(scaled->saving_pct, 100.0 * 20 / 1580, 1e-9);
+  EXPECT_TRUE(scaled->clear_saving);
+  EXPECT_NE(scaled->text.find("than the recorded size (25 MiB) in the same scenario, predicted "),
+            std::string::npos)
+      << scaled->text;
+  // 25 MiB fastest there: no change of size to advise.
+  result.best = 0;
+  result.predictions[0].step_us = 1500;
+  const auto same_there = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(same_there.has_value());
+  EXPECT_NE(same_there->text.find("the recorded size is the fastest of the sizes tried in this "
+                                  "scenario"),
+            std::string::npos)
+      << same_there->text;
+  EXPECT_FALSE(same_there->clear_saving);
 }
 
 }  // namespace
