@@ -83,15 +83,21 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   std::string t = "Predicted: ";
   t += c.bucket_mb == 0 ? "one allreduce per tensor" : bucketSizeText(c.bucket_mb) + " buckets";
   if (recorded) t += " (the recorded size)";
-  t += " would take " + durationText(p.step_us) + " per step, ";
-  t += pctText(std::abs(r.saving_pct));
-  t += r.saving_pct >= 0 ? " less" : " more";
   const auto why = noBandReason(p);
-  const std::string against = base_in_scenario
-                                  ? "the recorded size (" + bucketSizeText(*result.base_bucket_mb) +
-                                        ") in the same scenario, predicted " + durationText(base)
-                                  : "the recorded " + durationText(result.base_step_us);
-  t += " than " + against + " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) + ")";
+  if (recorded && base_in_scenario) {  // compared with itself: only its own figure
+    t += " would take " + durationText(p.step_us) + " per step (±" + pctText(r.band_pct) +
+         (why ? "; " + *why : std::string()) + ")";
+  } else {
+    t += " would take " + durationText(p.step_us) + " per step, ";
+    t += pctText(std::abs(r.saving_pct));
+    t += r.saving_pct >= 0 ? " less" : " more";
+    const std::string against =
+        base_in_scenario ? "the recorded size (" + bucketSizeText(*result.base_bucket_mb) +
+                               ") in the same scenario, predicted " + durationText(base)
+                         : "the recorded " + durationText(result.base_step_us);
+    t += " than " + against + " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) +
+         ")";
+  }
   if (recorded) {
     r.clear_saving = false;
     t += base_in_scenario ? ": the recorded size is the fastest of the sizes tried in this scenario"
