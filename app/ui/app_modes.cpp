@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTextStream>
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
 #include "app/ui/run_load_job.h"
+#include "app/ui/search_bar.h"
 #include "app/ui/session.h"
 #include "app/ui/timeline_view.h"
 
@@ -173,9 +175,9 @@ int reportHeadless(const QString& dir, const QStringList& paths) {
 }
 
 int writeScreenshots(const QString& dir, const QStringList& paths) {
-  QDir().mkpath(dir);
   MainWindow window;
   if (!openUnattended(window, paths)) return 1;
+  QDir().mkpath(dir);  // only once there is something to picture
   QString error;
   bool ok = saveScreenshot(window, dir, "main-window.png");
   ok = shootSelectedBucket(window, dir) && ok;
@@ -190,6 +192,8 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   if (shown != steps.end()) {
     const auto& s = *shown;
     session->setViewRange({s.start, s.end});
+    // "Go to step" names the step shown.
+    window.timeline()->searchBar()->stepBox()->setValue(s.number);
     window.tabs()->setCurrentIndex(0);
     settle(window);
     ok = saveScreenshot(window, dir, "timeline-one-step.png") && ok;

@@ -149,8 +149,10 @@ QWidget* MainWindow::buildCentre() {
     if (!settings::centreSplitterState().isEmpty()) return;
     const int total = std::max(400, vsplit->height());
     const int chrome = timeline_->plot()->height() - timeline_->plot()->axisRect()->height();
-    const int want =
-        std::clamp(timeline_->contentHeight() + std::max(chrome, 40) + 8, 240, total * 2 / 3);
+    // And what the pane shows besides the plot (the search row above it).
+    const int around = std::max(0, timeline_->height() - timeline_->plot()->height());
+    const int want = std::clamp(timeline_->contentHeight() + std::max(chrome, 40) + around + 8, 240,
+                                total * 2 / 3);
     vsplit->setSizes({want, total - want});
   });
   return centre;
