@@ -62,6 +62,17 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
   return out;
 }
 
+void PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept {
+  if (!mapped() || to <= from) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return;
+  const auto page = static_cast<std::size_t>(page_size);
+  const std::size_t lo = (from + page - 1) / page * page;
+  const std::size_t hi = std::min(to, size_) / page * page;
+  // The map is private and never written: dropping its pages loses nothing.
+  if (hi > lo) ::madvise(data_.get() + lo, hi - lo, MADV_DONTNEED);
+}
+
 void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {
   if (mapped()) throw std::logic_error("a mapped file's buffer is read-only");
   const std::size_t need = size_ + n + kPadding;

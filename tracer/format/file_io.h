@@ -48,6 +48,9 @@ class PaddedBuffer {
   std::size_t capacity() const { return capacity_; }  // size() + at least kPadding
   std::string_view view() const { return {data_.get(), size_}; }
   bool mapped() const { return data_.get_deleter().mapped_bytes > 0; }
+  // For a mapped buffer: gives back the resident pages lying wholly inside [from, to) (the bytes
+  // stay the file's and are read again if touched); nothing for memory of our own.
+  void releasePages(std::size_t from, std::size_t to) const noexcept;
   // Makes room for at least n more bytes past size(), keeping the padding. Grows by half at a
   // time, but not past at_most bytes of capacity (unless n itself needs more). Owned buffers
   // only, as are append and setSize.

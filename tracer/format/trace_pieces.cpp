@@ -118,6 +118,9 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
       saw_events_ = false;  // each wrapper names the one event array again
       try {
         parsePiece(open, middle[i].first, middle[last].second, close);
+        // Read: a mapped file's pages of these pieces leave memory (the file and the staged rows
+        // are then not both resident whole; an error's whole-document parse reads them again).
+        json_.releasePages(middle[i].first, middle[last].second);
         i = last;
         break;
       } catch (const LoadCancelled&) {
