@@ -94,13 +94,12 @@ int main(int argc, char** argv) {
   conv->add_option("OUT,--out", out,
                    "Output file (.json or .json.gz) for one rank, or a folder (rank-<r>.json.gz "
                    "per rank)")
-      ->required()
       ->check(CLI::Validator(
           [](std::string& p) -> std::string {
             std::error_code ec;
             if (isTraceFileName(p) || p.ends_with('/') || std::filesystem::is_directory(p, ec))
               return "";
-            return "'" + p +
+            return "OUT '" + p +
                    "' must end in .json (plain) or .json.gz (compressed), or be a folder "
                    "(ending in /) for several ranks";
           },
@@ -131,7 +130,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (*sum) return summary(paths, json, hta, rules_file);
-    if (*conv) return convert(in, out);
+    if (*conv) {
+      // Checked here rather than by the parser, which would name only --out.
+      if (out.empty()) {
+        std::cerr << "ddpscope-cli convert: give OUT (or --out OUT), the file or folder to write\n";
+        return 2;
+      }
+      return convert(in, out);
+    }
     if (*predict) return ddpscope::cli::runPredict(predict_args);
     if (*digest) return ddpscope::cli::runDigest(digest_args);
   } catch (const analysis::RulesError& e) {
