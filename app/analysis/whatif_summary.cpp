@@ -73,6 +73,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
       if (q.config.bucket_mb == *result.base_bucket_mb && q.step_us > 0) base_in_scenario = &q;
   }
   const double base = base_in_scenario ? base_in_scenario->step_us : result.base_step_us;
+  r.baseline_step_us = base;
   r.saving_pct = 100.0 * (base - p.step_us) / base;
   r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
   r.clear_saving = r.saving_pct > std::max(r.band_pct, 0.5);

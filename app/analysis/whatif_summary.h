@@ -20,7 +20,11 @@ struct WhatIfRecommendation {
   double bucket_mb = 0;        // 0: one allreduce per tensor
   double step_us = 0;          // predicted
   double recorded_step_us = 0;
-  // (recorded − predicted) / recorded, in %: positive when the prediction is faster.
+  // What the saving is measured against: the recorded step time, or, when the predictions change
+  // the scenario (world size, scales, no overlap, first bucket), the recorded bucket size's
+  // prediction in that scenario when there is one.
+  double baseline_step_us = 0;
+  // (baseline − predicted) / baseline, in %: positive when the prediction is faster.
   double saving_pct = 0;
   // Half the width of the prediction's band, in % of its step time: the larger of the distances
   // from the predicted step time to its low and its high.

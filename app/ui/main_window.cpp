@@ -525,9 +525,9 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
     return false;
   }
   // The what-if prediction of this run: the Sweep tab's, awaited while PredictionJob computes it
-  // off the GUI thread (the window stays responsive); its chart is the predicted figure. Without
-  // one (failed, cancelled) the report is written and says why. Awaited first: the report's text
-  // and its figures (rendered from the views) must be of the same run.
+  // off the GUI thread (the window keeps drawing under a modal progress dialog); its chart is the
+  // predicted figure. Without one (failed, cancelled) the report is written and says why. Awaited
+  // first: the report's text and its figures (rendered from the views) must be of the same run.
   QString no_prediction;
   const auto predicted = sweep_->awaitPrediction(run, &no_prediction);
   if (session_->current() != run) {

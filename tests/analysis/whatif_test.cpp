@@ -512,6 +512,8 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
   const auto scaled = analysis::recommendWhatIf(result);
   ASSERT_TRUE(scaled.has_value());
   EXPECT_NEAR(scaled->saving_pct, 100.0 * 20 / 1580, 1e-9);
+  EXPECT_EQ(scaled->baseline_step_us, 1580);
+  EXPECT_EQ(scaled->recorded_step_us, 1000);
   EXPECT_TRUE(scaled->clear_saving);
   EXPECT_NE(scaled->text.find("than the recorded size (25 MiB) in the same scenario, predicted "),
             std::string::npos)

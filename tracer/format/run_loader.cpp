@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include <zlib.h>
@@ -101,14 +101,15 @@ std::vector<std::string> subfoldersWithTraces(const std::string& folder, std::si
     for (fs::directory_iterator f(it->path(), e), fend; !e && f != fend; f.increment(e)) {
       std::error_code fe;
       const auto name = f->path().filename().string();
-      if (f->is_regular_file(fe) && hasTraceSuffix(name) && !name.starts_with(".")) {
+      if (f->is_regular_file(fe) && hasTraceSuffix(name) && !name.starts_with(".") &&
+          !startsAsRunDigest(f->path().string())) {
         out.push_back(it->path().filename().string());
         break;
       }
     }
   }
   std::sort(out.begin(), out.end());
-  if (out.size() > most) out.resize(most);
+  if (out.size() > most) out.resize(most + 1);  // one more than shown: "and more"
   return out;
 }
 }  // namespace
@@ -142,30 +143,23 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
       for (const auto& ext : importableExtensions())
         kinds += (kinds.empty() ? "*" : ", *") + ext;
       std::string hint;
-      if (const auto subs = subfoldersWithTraces(p, 4); !subs.empty()) {
+      constexpr std::size_t kShown = 4;
+      if (const auto subs = subfoldersWithTraces(p, kShown); !subs.empty()) {
         std::string list, example;
-        for (const auto& sub : subs) {
-          list += (list.empty() ? "" : ", ") + sub;
-          example += (example.empty() ? "" : " ") + (fs::path(p) / sub).string();
+        for (std::size_t k = 0; k < std::min(subs.size(), kShown); ++k) {
+          list += (list.empty() ? "" : ", ") + subs[k];
+          example += (example.empty() ? "'" : " '") + (fs::path(p) / subs[k]).string() + "'";
         }
+        if (subs.size() > kShown) list += " and more";
         hint = "; its subfolders " + list + " hold some: give them together as one run (e.g. " +
-               example + ")";
+               example + (subs.size() > kShown ? " …" : "") + ")";
       }
       throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")" + hint);
     }
     std::sort(chosen.begin(), chosen.end());
     files.insert(files.end(), chosen.begin(), chosen.end());
   }
-  // A file given twice (itself and through its folder, or twice by name) is read once.
-  std::vector<std::string> once;
-  std::set<std::string> seen;
-  for (auto& f : files) {
-    std::error_code ec;
-    auto key = fs::weakly_canonical(f, ec).string();
-    if (ec) key = f;
-    if (seen.insert(key).second) once.push_back(std::move(f));
-  }
-  return once;
+  return files;
 }
 
 namespace {
@@ -241,6 +235,23 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   std::vector<std::string> skipped;
   const auto files = expandTracePaths(paths, &skipped);
   if (files.empty()) throw TraceError("", kNoOffset, "no trace files given");
+  // The same file twice (by name and through its folder, say) is a slip of the command line: it
+  // would be two ranks 0, or, in a trace that does not number its rank, a made-up second rank.
+  {
+    std::map<std::string, std::string> seen;  // canonical path -> as given
+    for (const auto& f : files) {
+      std::error_code ec;
+      std::string key = fs::weakly_canonical(f, ec).string();
+      if (ec) key = f;
+      const auto [it, fresh] = seen.emplace(key, f);
+      if (!fresh) {
+        throw TraceError(f, kNoOffset,
+                         "this file was given twice" +
+                             (it->second == f ? std::string() : " (also as " + it->second + ")") +
+                             ": give each rank's file once");
+      }
+    }
+  }
   Run run;
   // A file may hold several ranks (an Nsight Systems capture of several processes).
   std::vector<std::vector<ImportedRank>> read(files.size());
