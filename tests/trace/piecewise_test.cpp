@@ -355,3 +355,56 @@ TEST(MappedFile, SameModelAsFromMemoryAtEveryPageBoundary) {
   EXPECT_FALSE(readTraceBytes(small, defaultReadLimits()).mapped());
   std::filesystem::remove_all(dir);
 }
+
+// An inflated gzip's pages are given back as its pieces are parsed, as a map's are; its bytes
+// are then gone, so an error found after that reads the file again for the exact message.
+TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {
+  // Memory of our own: only once allowed, and then the bytes read as zeros.
+  {
+    const std::string text(std::size_t{1} << 20, 'x');
+    PaddedBuffer kept(text);
+    kept.releasePages(0, kept.size());
+    EXPECT_FALSE(kept.pagesDiscarded());
+    EXPECT_EQ(kept.view(), text);
+    PaddedBuffer dropped(text);
+    dropped.allowDiscard();
+    dropped.releasePages(100, dropped.size() - 100);
+    EXPECT_TRUE(dropped.pagesDiscarded());
+    EXPECT_EQ(dropped.data()[99], 'x');  // partial pages at either end are kept
+    EXPECT_EQ(dropped.data()[dropped.size() - 100], 'x');
+    EXPECT_EQ(dropped.data()[dropped.size() / 2], '\0');
+    for (std::size_t i = 0; i < PaddedBuffer::kPadding; ++i)
+      ASSERT_EQ(dropped.data()[dropped.size() + i], '\0') << i;
+  }
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-inflated-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string text = bigTrace(8'000, Layout{});
+  const auto path = (dir / "rank-0.json.gz").string();
+  std::ofstream(path, std::ios::binary) << gzipBytes(text);
+  ReadOptions options;
+  options.piece_bytes = std::size_t{64} << 10;
+  EXPECT_EQ(describeDifference(readTraceFile(path, options), parseWhole(text)), "");
+  EXPECT_GE(lastReadStats().pieces, 4u);
+
+  // Broken two thirds in: pieces before it were parsed (their pages dropped) when it fails.
+  std::string broken = text;
+  const auto colon = broken.find("\"ts\":", broken.size() * 2 / 3);
+  ASSERT_NE(colon, std::string::npos);
+  broken[colon + 4] = '}';
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << gzipBytes(broken);
+  std::string inflated_error, memory_error;
+  try {
+    readTraceFile(path, options);
+  } catch (const TraceError& e) {
+    inflated_error = e.what();
+  }
+  try {
+    parseTraceText(broken, path, {});
+  } catch (const TraceError& e) {
+    memory_error = e.what();
+  }
+  EXPECT_NE(inflated_error, "");
+  EXPECT_EQ(inflated_error, memory_error);
+  std::filesystem::remove_all(dir);
+}

@@ -63,14 +63,20 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
 }
 
 void PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept {
-  if (!mapped() || to <= from) return;
+  if ((!mapped() && !discardable_) || !data_) return;
+  to = std::min(to, size_);
+  if (to <= from) return;
   const long page_size = ::sysconf(_SC_PAGESIZE);
   if (page_size <= 0) return;
-  const auto page = static_cast<std::size_t>(page_size);
-  const std::size_t lo = (from + page - 1) / page * page;
-  const std::size_t hi = std::min(to, size_) / page * page;
-  // The map is private and never written: dropping its pages loses nothing.
-  if (hi > lo) ::madvise(data_.get() + lo, hi - lo, MADV_DONTNEED);
+  const auto page = static_cast<std::uintptr_t>(page_size);
+  const auto base = reinterpret_cast<std::uintptr_t>(data_.get());
+  const std::uintptr_t lo = (base + from + page - 1) / page * page;
+  const std::uintptr_t hi = (base + to) / page * page;
+  if (hi <= lo) return;
+  // A map is private and never written: dropping its pages loses nothing (they are the file's
+  // and read again if touched). Memory of our own reads as zeros once dropped.
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0 && !mapped())
+    released_ = true;
 }
 
 void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {

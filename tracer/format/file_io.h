@@ -34,6 +34,8 @@ class PaddedBuffer {
     data_ = std::move(other.data_);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
+    discardable_ = std::exchange(other.discardable_, false);
+    released_ = std::exchange(other.released_, false);
     other.data_ = std::unique_ptr<char[], Release>();
     return *this;
   }
@@ -49,8 +51,14 @@ class PaddedBuffer {
   std::string_view view() const { return {data_.get(), size_}; }
   bool mapped() const { return data_.get_deleter().mapped_bytes > 0; }
   // For a mapped buffer: gives back the resident pages lying wholly inside [from, to) (the bytes
-  // stay the file's and are read again if touched); nothing for memory of our own.
+  // stay the file's and are read again if touched). For memory of our own, only once
+  // allowDiscard() was called, and then the bytes are gone: those pages read as zeros after.
   void releasePages(std::size_t from, std::size_t to) const noexcept;
+  // The owner will not read bytes given to releasePages again (or reads them knowing they are
+  // zeros, and starts over from the source when pagesReleased() says so).
+  void allowDiscard() noexcept { discardable_ = true; }
+  // Whether releasePages gave back any page of memory of our own (whose bytes are then lost).
+  bool pagesDiscarded() const noexcept { return released_; }
   // Makes room for at least n more bytes past size(), keeping the padding. Grows by half at a
   // time, but not past at_most bytes of capacity (unless n itself needs more). Owned buffers
   // only, as are append and setSize.
@@ -63,6 +71,8 @@ class PaddedBuffer {
   std::unique_ptr<char[], Release> data_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
+  bool discardable_ = false;
+  mutable bool released_ = false;
 };
 
 struct ReadLimits {

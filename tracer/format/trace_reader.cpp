@@ -228,6 +228,21 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   // The file's bytes are given back as soon as every event is read, before the events are
   // written into the model's columns: the peak holds the one or the other, not both.
   PaddedBuffer bytes = readTraceBytes(path, options.limits);
+  if (bytes.mapped()) return parseBuffer(bytes, &bytes, path, options);
+  // Inflated (or read) into memory of our own: its pages are given back as the pieces are read,
+  // as a map's are. Those bytes are then gone, so a trace that fails after some were given back
+  // is read once more, whole, for the exact message (a failing file costs twice; none is lost).
+  bytes.allowDiscard();
+  try {
+    return parseBuffer(bytes, &bytes, path, options);
+  } catch (const LoadCancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {
+    if (!bytes.pagesDiscarded()) throw;
+  }
+  bytes = readTraceBytes(path, options.limits);
   return parseBuffer(bytes, &bytes, path, options);
 }
 
