@@ -96,17 +96,52 @@ void LaneEvents::finish() {
   long_end_.shrink_to_fit();
   block_max_end_.clear();
   block_max_end_.reserve((n + kBlock - 1) / kBlock);
+  block_summary_.clear();
+  block_summary_.reserve((n + kBlock - 1) / kBlock);
   TimeNs m = std::numeric_limits<TimeNs>::min();
+  BlockSummary b;
+  TimeNs first = 0, block_end = 0;  // the block's first start and its largest end so far
   for (std::size_t i = 0; i < n; ++i) {
-    m = std::max(m, end(i));
-    if (i % kBlock == kBlock - 1 || i + 1 == n) block_max_end_.push_back(m);
+    const TimeNs s = start_[i], e = end(i);
+    const std::uint8_t st = style_[i];
+    m = std::max(m, e);
+    if (i % kBlock == 0) {
+      b = {0, 0, 0, 0, st, st, 1};
+      first = s;
+      block_end = s;
+    }
+    if (e < s) {
+      b.styles = 0;
+    } else if (b.styles > 0 && st != b.style) {
+      if (b.styles == 1) {
+        b.second_style = st;
+        b.styles = 2;
+      }
+      if (st == b.second_style) {
+        b.second_busy += e - s;
+      } else {
+        b.styles = 0;
+      }
+    }
+    b.busy += e - s;
+    if (e > block_end) {  // the part of this event beyond every earlier one of the block
+      b.union_ns += e - std::max(s, block_end);
+      block_end = e;
+    }
+    if (i % kBlock == kBlock - 1 || i + 1 == n) {
+      block_max_end_.push_back(m);
+      if (block_end - first > TimeNs{0xFFFFFFFF}) b.styles = 0;
+      b.end_offset = static_cast<std::uint32_t>(std::min<TimeNs>(block_end - first, 0xFFFFFFFF));
+      block_summary_.push_back(b);
+    }
   }
 }
 
 std::size_t LaneEvents::bytes() const {
   return start_.capacity() * sizeof(TimeNs) + dur_.capacity() * sizeof(std::uint32_t) +
          style_.capacity() * sizeof(std::uint8_t) + source_.capacity() * sizeof(std::uint32_t) +
-         long_end_.capacity() * sizeof(long_end_[0]) + block_max_end_.capacity() * sizeof(TimeNs);
+         long_end_.capacity() * sizeof(long_end_[0]) + block_max_end_.capacity() * sizeof(TimeNs) +
+         block_summary_.capacity() * sizeof(BlockSummary);
 }
 
 std::size_t firstEventEndingAfter(const LaneEvents& events, TimeNs t) {
@@ -127,8 +162,10 @@ std::size_t firstEventEndingAfter(const LaneEvents& events, TimeNs t) {
 namespace {
 
 // The time each style takes in a merged box, so that the box shows the style that takes most of
-// it (a box of many short hidden pieces and one long exposed tail is mostly hidden). A few styles
-// meet in one box; past kSlots, further styles are not counted.
+// it (a box of many short hidden pieces and one long exposed tail is mostly hidden; of two with
+// the same time, the lower style). A few styles meet in one box; past kSlots, further styles are
+// not counted. The style shown depends on the totals only, not on the order they were added in,
+// so a block of events added as one total per style shows what adding its events one by one does.
 class StyleTotals {
  public:
   void reset(std::uint8_t style, TimeNs dur) {
@@ -150,9 +187,12 @@ class StyleTotals {
       slots_[n_++] = {style, 0};
     }
     slots_[k].second += dur;
-    if (slots_[k].second > slots_[best_].second) best_ = k;
+    const auto& b = slots_[best_];
+    if (slots_[k].second > b.second || (slots_[k].second == b.second && style < b.first)) best_ = k;
     return slots_[best_].first;
   }
+  // Whether `styles` more styles would all be counted, whatever they are.
+  bool roomFor(int styles) const { return n_ + styles <= kSlots; }
 
  private:
   static constexpr int kSlots = 8;
@@ -190,6 +230,15 @@ class OccupancyAccumulator {
       sums_[static_cast<std::size_t>(c)] += 1.0;
     if (cb < w) sums_[static_cast<std::size_t>(cb)] += xb - static_cast<double>(cb);
   }
+  bool enabled() const { return out_ != nullptr; }
+  TimeNs covered() const { return covered_; }
+  // Events starting at or after covered() that lie in column c, their union `union_ns` long,
+  // the largest end `end`: what add() of each would give.
+  void addWithinColumn(int c, TimeNs union_ns, TimeNs end) {
+    if (!out_) return;
+    sums_[static_cast<std::size_t>(c)] += static_cast<double>(union_ns) * scale_;
+    covered_ = std::max(covered_, end);
+  }
   void finish() {
     if (!out_) return;
     out_->resize(sums_.size());
@@ -208,7 +257,8 @@ class OccupancyAccumulator {
 }  // namespace
 
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
-                                   int merge_below_px, std::vector<float>* occupancy) {
+                                   int merge_below_px, std::vector<float>* occupancy,
+                                   bool use_blocks) {
   std::vector<DrawBox> out;
   if (occupancy) occupancy->clear();
   if (view.width <= 0 || view.hi <= view.lo) return out;
@@ -225,9 +275,38 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
   const TimeNs* starts = events.startData();
   const std::uint32_t* durations = events.durationData();
   OccupancyAccumulator occ(occupancy, view, scale);
+  const auto& blocks = events.blockSummaries();
+  constexpr std::size_t kBlock = LaneEvents::kBlock;
   for (std::size_t i = firstEventEndingAfter(events, view.lo); i < n; ++i) {
     const TimeNs s = starts[i];
     if (s >= view.hi) break;
+    // A whole block that would join the run event by event (each passing the fast path below:
+    // of the run's style, or any style while the run is one column), in one column: taken at
+    // once. Its largest end lies strictly left of the run's end, so every event's end does,
+    // inside the window; the part of its events beyond what earlier events covered is their
+    // union when none of those reaches past the block's first start.
+    if (use_blocks && have_run && i % kBlock == 0 && s >= view.lo) {
+      const auto& b = blocks[i / kBlock];
+      const bool joins = b.styles == 1 && b.style == run.style
+                             ? true
+                             : b.styles > 0 && run.x1 - run.x0 == 1 && totals.roomFor(2);
+      if (joins) {
+        const TimeNs block_end = s + static_cast<TimeNs>(b.end_offset);
+        const double xe = static_cast<double>(block_end - view.lo) * scale;
+        const int column = static_cast<int>(static_cast<double>(s - view.lo) * scale);
+        if (xe < run.x1 &&
+            (!occ.enabled() || (occ.covered() <= s && static_cast<int>(xe) == column))) {
+          const std::size_t last = std::min(n, i + kBlock) - 1;
+          run.count += static_cast<std::uint32_t>(last + 1 - i);
+          run.busy_ns += b.busy;
+          run.style = totals.add(b.style, b.busy - b.second_busy);
+          if (b.styles == 2) run.style = totals.add(b.second_style, b.second_busy);
+          occ.addWithinColumn(column, b.union_ns, block_end);
+          i = last;
+          continue;
+        }
+      }
+    }
     const std::uint32_t d = durations[i];
     const TimeNs e = d != LaneEvents::kLongDuration ? s + static_cast<TimeNs>(d) : events.end(i);
     occ.add(s, e);

@@ -307,6 +307,77 @@ TEST_P(UiDrawListRandom, BoxesEqualThePixelRasterisationOfTheEvents) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, UiDrawListRandom, ::testing::Range(1, 9));
 
+// At a far zoom, whole blocks of events are taken from their summaries. On lanes made for it (long
+// runs of one style, thousands of events a column, some overlapping or zero-length events, and
+// style changes inside blocks, which must fall back to event by event), the boxes equal those of
+// the event-by-event walk field by field, and the occupancy equals it and the brute force.
+TEST(UiDrawList, WholeBlocksAtAFarZoomGiveWhatEventByEventGives) {
+  std::mt19937_64 rng(11);
+  // Lanes 6-8 change style at every event, as a communication stream's hidden and exposed
+  // kernels do: two styles (lane 7 with equal durations, so that styles tie on time), or three.
+  for (int lane = 0; lane < 9; ++lane) {
+    LaneEvents ev;
+    TimeNs t = 1000;
+    std::uint8_t style = 0;
+    for (std::uint32_t i = 0; i < 200'000; ++i) {
+      if (lane >= 6) {
+        style = static_cast<std::uint8_t>(1 + rng() % (lane == 8 ? 3 : 2));
+      } else if (rng() % (lane < 3 ? 5000 : 300) == 0) {
+        style = static_cast<std::uint8_t>(rng() % 3);
+      }
+      TimeNs dur = rng() % 50 == 0 ? 0 : static_cast<TimeNs>(20 + rng() % 400);
+      if (lane == 7) dur = 100;
+      if (lane % 2 == 1 && rng() % (lane == 5 ? 3 : 1000) == 0) {
+        ev.add(t - 300, t + 5000, style, i);  // overlaps its neighbours (lane 5: most events)
+      } else {
+        ev.add(t, t + dur, style, i);
+        t += dur;
+      }
+      t += static_cast<TimeNs>(rng() % (lane == 2 ? 5 : 200));
+    }
+    ev.finish();
+    std::size_t whole = 0;
+    for (const auto& b : ev.blockSummaries())
+      whole += b.styles > 0 ? 1 : 0;
+    if (lane == 8) {
+      EXPECT_EQ(whole, 0u);
+    } else {
+      EXPECT_GT(whole, ev.blockSummaries().size() / 2) << "lane " << lane;
+    }
+    const TimeNs lo = ev.start(0), hi = ev.maxEnd();
+    for (int zoom = 0; zoom < 12; ++zoom) {
+      const TimeNs width_ns = (hi - lo) / (1 + zoom * 3) + 7;
+      const TimeNs start = lo - 1000 + static_cast<TimeNs>(rng() % 1000) +
+                           static_cast<TimeNs>(zoom) * ((hi - lo) / 20);
+      const ViewWindow w{start, start + width_ns, 100 + static_cast<int>(rng() % 1700)};
+      SCOPED_TRACE(::testing::Message() << "lane " << lane << " zoom " << zoom << " [" << w.lo
+                                        << ", " << w.hi << ") x " << w.width);
+      for (const bool with_occupancy : {true, false}) {
+        std::vector<float> fast_occ, slow_occ;
+        const auto fast =
+            buildDrawList(ev, w, 3, with_occupancy ? &fast_occ : nullptr, /*use_blocks=*/true);
+        const auto slow =
+            buildDrawList(ev, w, 3, with_occupancy ? &slow_occ : nullptr, /*use_blocks=*/false);
+        ASSERT_EQ(fast.size(), slow.size());
+        for (std::size_t k = 0; k < fast.size(); ++k) {
+          ASSERT_EQ(fast[k].x0, slow[k].x0) << k;
+          ASSERT_EQ(fast[k].x1, slow[k].x1) << k;
+          ASSERT_EQ(fast[k].style, slow[k].style) << k;
+          ASSERT_EQ(fast[k].first, slow[k].first) << k;
+          ASSERT_EQ(fast[k].count, slow[k].count) << k;
+          ASSERT_EQ(fast[k].busy_ns, slow[k].busy_ns) << k;
+        }
+        ASSERT_EQ(fast_occ.size(), slow_occ.size());
+        for (std::size_t x = 0; x < fast_occ.size(); ++x)
+          ASSERT_NEAR(fast_occ[x], slow_occ[x], 1e-6) << "column " << x;
+        if (with_occupancy) {
+          EXPECT_EQ(occupancyMismatches(fast_occ, bruteOccupancy(ev, w)), 0);
+        }
+      }
+    }
+  }
+}
+
 // The first event whose running maximum of end reaches t, by brute force.
 std::size_t firstEndingAfterBrute(const LaneEvents& ev, TimeNs t) {
   TimeNs m = std::numeric_limits<TimeNs>::min();

@@ -75,6 +75,7 @@ RankTrace syntheticRank(const SyntheticSpec& spec, std::int32_t rank) {
       out.add(host, EventKind::Runtime, launch, runtime_cat, host_now, 1'500, corr, kNoBucket,
               kNoStep, kNoBytes);
       now = std::max(now, host_now + 2'000) + gap(rng) / 8;
+      host_now += 1'500;  // a thread's calls follow one another
       const TimeNs d = gemm_dur(rng);
       const bool is_copy = k % 10 == 9;
       if (is_copy) {
@@ -91,6 +92,7 @@ RankTrace syntheticRank(const SyntheticSpec& spec, std::int32_t rank) {
         host_now += 1'000;
         out.add(host, EventKind::Runtime, launch, runtime_cat, host_now, 1'500, corr, kNoBucket,
                 kNoStep, kNoBytes);
+        host_now += 1'500;
         const TimeNs start = std::max(now, comm_free);
         const TimeNs dur = 150'000 + gemm_dur(rng);
         out.add(comm, EventKind::Kernel, allreduce, kernel_cat, start, dur, corr, bucket, step,

@@ -106,9 +106,11 @@ void BM_DrawList(benchmark::State& state) {
 }
 
 // The same with each column's occupancy, as the timeline draws merged boxes (its cost beside
-// BM_DrawList's is what honest density costs).
+// BM_DrawList's is what honest density costs). Arg `blocks` 0 walks every event (the baseline
+// whole blocks taken from their summaries are measured against, in the same run).
 void BM_DrawListOccupancy(benchmark::State& state) {
   const auto run = runOf(1, static_cast<int>(state.range(1)), state.range(2) != 0);
+  const bool use_blocks = state.range(3) != 0;
   const auto& t = run->timeline;
   const double zoom = 1.0 / static_cast<double>(state.range(0));
   const TimeNs span = t.extent_hi - t.extent_lo;
@@ -122,11 +124,36 @@ void BM_DrawListOccupancy(benchmark::State& state) {
     jiggle = 1 - jiggle;
     boxes = 0;
     for (const auto& lane : t.lanes)
-      boxes += buildDrawList(lane.events, w, 3, &occupancy).size();
+      boxes += buildDrawList(lane.events, w, 3, &occupancy, use_blocks).size();
     benchmark::DoNotOptimize(boxes);
     benchmark::DoNotOptimize(occupancy.data());
   }
   state.counters["boxes"] = static_cast<double>(boxes);
+  double blocks = 0, plain = 0;  // how many blocks can be taken whole (at a far zoom)
+  for (const auto& lane : t.lanes)
+    for (const auto& b : lane.events.blockSummaries()) {
+      blocks += 1;
+      plain += b.styles > 0 ? 1 : 0;
+    }
+  state.counters["whole_blocks"] = blocks > 0 ? plain / blocks : 0;
+  if (std::getenv("DDPSCOPE_BENCH_LANES")) {  // each lane's blocks, style changes, overlaps
+    for (const auto& lane : t.lanes) {
+      std::size_t p = 0, runs = 0, zero = 0, overl = 0;
+      for (const auto& b : lane.events.blockSummaries())
+        p += b.styles > 0;
+      TimeNs m = 0;
+      for (std::size_t i = 0; i < lane.events.size(); ++i) {
+        if (i > 0 && lane.events.style(i) != lane.events.style(i - 1)) ++runs;
+        if (lane.events.end(i) == lane.events.start(i)) ++zero;
+        if (i > 0 && lane.events.start(i) < m) ++overl;
+        m = std::max(m, lane.events.end(i));
+      }
+      std::fprintf(stderr,
+                   "%s kind %d n %zu plain %zu/%zu style changes %zu zero %zu overlap %zu\n",
+                   lane.label.c_str(), static_cast<int>(lane.kind), lane.events.size(), p,
+                   lane.events.blockSummaries().size(), runs, zero, overl);
+    }
+  }
 }
 
 // The widget: draw lists of every lane plus QCustomPlot's replot of the whole timeline.
@@ -224,11 +251,15 @@ const bool registered = [] {
                    ->Args({100, 2, 1})
                    ->Unit(benchmark::kMillisecond);
   auto* occupancy = benchmark::RegisterBenchmark("BM_DrawListOccupancy", BM_DrawListOccupancy)
-                        ->ArgNames({"zoom", "Mevents", "host"})
-                        ->Args({1, 2, 0})
-                        ->Args({100, 2, 0})
-                        ->Args({1, 2, 1})
-                        ->Args({100, 2, 1})
+                        ->ArgNames({"zoom", "Mevents", "host", "blocks"})
+                        ->Args({1, 2, 0, 0})
+                        ->Args({1, 2, 0, 1})
+                        ->Args({100, 2, 0, 0})
+                        ->Args({100, 2, 0, 1})
+                        ->Args({1, 2, 1, 0})
+                        ->Args({1, 2, 1, 1})
+                        ->Args({100, 2, 1, 0})
+                        ->Args({100, 2, 1, 1})
                         ->Unit(benchmark::kMillisecond);
   // Args: {1 / fraction of the run shown, ranks, M events, host lanes shown}.
   auto* replot = benchmark::RegisterBenchmark("BM_Replot", BM_Replot)
@@ -249,14 +280,19 @@ const bool registered = [] {
                       ->Unit(benchmark::kMillisecond);
   if (with10M()) {
     draw->Args({1, 10, 0})->Args({100, 10, 0})->Args({10000, 10, 0});
-    occupancy->Args({1, 10, 0})->Args({100, 10, 0})->Args({10000, 10, 0});
+    occupancy->Args({1, 10, 0, 1})->Args({100, 10, 0, 1})->Args({10000, 10, 0, 1});
     replot->Args({1, 8, 10, 0})->Args({100, 8, 10, 0})->Args({10000, 8, 10, 0});
     prepare->Args({8, 10});
   }
   // 10 M GPU events and their 10 M launches (20 M events, 1 rank): the GPU side's lanes alone,
   // then with the launches on their host lane.
   if (with20M()) {
-    occupancy->Args({1, 20, 0})->Args({100, 20, 0})->Args({1, 20, 1})->Args({100, 20, 1});
+    occupancy->Args({1, 20, 0, 0})
+        ->Args({1, 20, 0, 1})
+        ->Args({100, 20, 0, 1})
+        ->Args({1, 20, 1, 0})
+        ->Args({1, 20, 1, 1})
+        ->Args({100, 20, 1, 1});
     replot->Args({1, 1, 20, 0})->Args({100, 1, 20, 0})->Args({1, 1, 20, 1})->Args({100, 1, 20, 1});
   }
   return true;
