@@ -74,7 +74,8 @@ class LaneEvents {
   // events' durations, the length of their union, the largest end (as an offset from the first
   // start), and its styles: `styles` 1 when every event has `style`, 2 when they have `style` or
   // `second_style` (`second_busy` the time of the latter), 0 when the block cannot be taken
-  // whole (more styles, an event ending before it starts, or an end too far for the offset).
+  // whole (more styles, an event ending before it starts, or an end too far for the offset;
+  // end_offset is then at most 0xFFFFFFFF, and no less than any event's duration).
   struct BlockSummary {
     TimeNs busy = 0;
     TimeNs union_ns = 0;

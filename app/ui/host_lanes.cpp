@@ -134,9 +134,18 @@ void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int
 bool allSubPixel(const LaneEvents& events, const ViewWindow& view) {
   if (events.size() == 0 || view.hi <= view.lo || view.width <= 0) return false;
   const double column = static_cast<double>(view.hi - view.lo) / view.width;
+  const auto& blocks = events.blockSummaries();
   bool any = false;
   for (std::size_t i = firstEventEndingAfter(events, view.lo);
        i < events.size() && events.start(i) < view.hi; ++i) {
+    // A block whose events all lie within less than a column: every one is narrower than a
+    // column (the first event visited ends inside the window, so `any` holds either way).
+    if (i % LaneEvents::kBlock == 0 && blocks[i / LaneEvents::kBlock].end_offset < 0xFFFFFFFFu &&
+        static_cast<double>(blocks[i / LaneEvents::kBlock].end_offset) < column) {
+      any = true;
+      i += LaneEvents::kBlock - 1;
+      continue;
+    }
     if (events.end(i) < view.lo) continue;
     if (static_cast<double>(events.end(i) - events.start(i)) >= column) return false;
     any = true;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <random>
@@ -420,4 +421,56 @@ TEST(HostLanes, Resnet50ReferenceTrace) {
                                                            {kStyleHostAnnotation, 18},
                                                            {kStyleHostLaunch, 8740},
                                                            {kStyleHostComm, 72}}));
+}
+
+// Whether a row's ranges in a window are all narrower than a column, against a walk of every
+// event: blocks lying within less than a column are passed over whole, others event by event.
+TEST(HostLanes, AllSubPixelMatchesEveryEventChecked) {
+  {
+    // Calls of 100 ns every 150 ns, one of 5 µs: its block spans 14.5 µs. With 4 µs columns that
+    // block is wider than a column but holds a call as wide as one.
+    LaneEvents ev;
+    for (std::uint32_t i = 0; i < 1000; ++i) {
+      const TimeNs s = 150 * static_cast<TimeNs>(i) + (i > 100 ? 4900 : 0);
+      ev.add(s, s + (i == 100 ? 5000 : 100), kStyleHostLaunch, i);
+    }
+    ev.finish();
+    const TimeNs hi = ev.maxEnd();
+    EXPECT_FALSE(allSubPixel(ev, {0, hi, static_cast<int>(hi / 4000)}));
+    EXPECT_TRUE(allSubPixel(ev, {0, hi, static_cast<int>(hi / 6000)}));
+    EXPECT_FALSE(allSubPixel(ev, {hi + 1, hi + 100, 10}));  // nothing inside
+  }
+  std::mt19937_64 rng(5);
+  for (int lane = 0; lane < 4; ++lane) {
+    LaneEvents ev;
+    TimeNs t = 0;
+    for (std::uint32_t i = 0; i < 20'000; ++i) {
+      // Short calls, now and then a long one (lane 1: very long, over 32 bits of ns).
+      TimeNs dur = static_cast<TimeNs>(100 + rng() % 2000);
+      if (rng() % (lane == 0 ? 5000 : 200) == 0)
+        dur = lane == 1 ? TimeNs{6'000'000'000} : static_cast<TimeNs>(rng() % 3'000'000);
+      if (lane == 3 && rng() % 7 == 0) dur = 0;
+      ev.add(t, t + dur, kStyleHostLaunch, i);
+      t += dur + static_cast<TimeNs>(rng() % 500);
+    }
+    ev.finish();
+    const TimeNs lo = ev.start(0), hi = ev.maxEnd();
+    for (int k = 0; k < 400; ++k) {
+      const TimeNs width = std::max<TimeNs>(
+          10, static_cast<TimeNs>(static_cast<double>(hi - lo) *
+                                  std::pow(10.0, -static_cast<double>(rng() % 5000) / 1000.0)));
+      const TimeNs start =
+          lo - width / 10 + static_cast<TimeNs>(rng() % static_cast<std::uint64_t>(hi - lo));
+      const ViewWindow w{start, start + width, 50 + static_cast<int>(rng() % 2000)};
+      const double column = static_cast<double>(w.hi - w.lo) / w.width;
+      bool any = false, wide = false;
+      for (std::size_t i = 0; i < ev.size(); ++i) {
+        if (ev.start(i) >= w.hi || ev.end(i) < w.lo) continue;
+        any = true;
+        wide = wide || static_cast<double>(ev.end(i) - ev.start(i)) >= column;
+      }
+      ASSERT_EQ(allSubPixel(ev, w), any && !wide)
+          << "lane " << lane << " [" << w.lo << ", " << w.hi << ") x " << w.width;
+    }
+  }
 }

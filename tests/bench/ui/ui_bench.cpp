@@ -166,6 +166,12 @@ void BM_Replot(benchmark::State& state) {
   window.show();
   window.session()->addRun(run);
   QApplication::processEvents();
+  // Host lanes shown means every thread's rows open (they start closed, its first row alone).
+  if (state.range(3) != 0)
+    for (const Lane& l : run->timeline.lanes)
+      if (l.kind == LaneKind::Host && l.depth == 0 && l.rows > 1)
+        window.timeline()->setHostGroupExpanded(l.rank_index, l.track, true);
+  QApplication::processEvents();
   // The timeline as tall as the window allows, so that a rank's lanes (host lanes included) are
   // on screen and drawn: lanes scrolled out of view cost nothing.
   if (auto* split = qobject_cast<QSplitter*>(window.timeline()->parentWidget()))
