@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QToolTip>
@@ -201,9 +202,22 @@ void TimelineView::createMarks() {
   selection_label_->setVisible(false);
 }
 
+namespace {
+// A lane's name in menus and pinned labels: its label, or for a thread's deeper row (which has
+// none) the thread's and the row's depth. A thread's rows follow its first in the model.
+QString rowName(const Lane& lane) {
+  if (!lane.label.empty() || lane.kind != LaneKind::Host || lane.depth == 0)
+    return QString::fromStdString(lane.label);
+  const Lane& first = *(&lane - lane.depth);
+  return QString::fromStdString(first.label) + QStringLiteral(" · row %1").arg(lane.depth + 1);
+}
+}  // namespace
+
 void TimelineView::rebuild() {
   run_ = session_->current();
   expanded_.clear();
+  pinned_.clear();
+  hidden_.clear();
   clearMatches();
   // The previous run's launch flow points into that run's ranks and tracks: forget it before the
   // layout asks which rows it needs (updateFlowItems draws the new selection's, if any).
@@ -238,23 +252,44 @@ void TimelineView::relayout() {
   lanes_.clear();
   content_height_ = 0;
   QSharedPointer<QCPAxisTickerText> labels(new QCPAxisTickerText);
+  pinned_shown_ = 0;
   if (run_) {
+    const auto& all = run_->timeline.lanes;
     double y = 0;
-    for (const Lane& lane : run_->timeline.lanes) {
-      if (!laneShown(lane)) continue;
+    auto add = [&](const Lane& lane, bool pinned) {
       const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
-      if (lane.kind == LaneKind::Steps && lane.rank_index > 0) y += kRankGap;  // ranks apart
       auto* p = new LanePlottable(plot_->xAxis2, plot_->yAxis, &lane, &rank, y);
       p->setShaded(lane.rank_index % 2 == 1);
       lanes_.push_back(p);
       QString label = QString::fromStdString(lane.label);
-      // A thread of several rows opens and closes by a click on its label.
-      if (lane.kind == LaneKind::Host && lane.depth == 0 && lane.rows > 1)
+      if (pinned) {
+        // Away from its rank's lanes: the rank said, unless the label says it already.
+        if (lane.kind != LaneKind::Steps && !label.isEmpty())
+          label = tr("rank %1 · ").arg(lane.rank) + label;
+        if (label.isEmpty()) label = tr("rank %1 · ").arg(lane.rank) + rowName(lane);
+        label += tr(" · pinned");
+      } else if (lane.kind == LaneKind::Host && lane.depth == 0 && lane.rows > 1) {
+        // A thread of several rows opens and closes by a click on its label.
         label = (expanded_.contains({lane.rank_index, lane.track}) ? QStringLiteral("▾ ")
                                                                    : QStringLiteral("▸ ")) +
                 label;
+      }
       if (!label.isEmpty()) labels->addTick(y + lane.height / 2.0, label);
       y += lane.height;
+    };
+    for (const std::size_t i : pinned_)
+      add(all[i], true);
+    pinned_shown_ = lanes_.size();
+    if (pinned_shown_ > 0) y += kRankGap;
+    std::int32_t last_rank = -1;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const Lane& lane = all[i];
+      if (!laneShown(lane) || hidden_.contains(i) ||
+          std::find(pinned_.begin(), pinned_.end(), i) != pinned_.end())
+        continue;
+      if (last_rank >= 0 && lane.rank_index != last_rank) y += kRankGap;  // ranks apart
+      last_rank = lane.rank_index;
+      add(lane, false);
     }
     content_height_ = static_cast<int>(y);
   }
@@ -304,6 +339,75 @@ void TimelineView::setHostGroupExpanded(std::int32_t rank_index, std::int32_t tr
   relayout();
   updateBucketItems();
   updateEventItem();
+}
+
+std::size_t TimelineView::laneIndex(const LanePlottable* lane) const {
+  return static_cast<std::size_t>(&lane->lane() - run_->timeline.lanes.data());
+}
+
+void TimelineView::setLanePinned(std::size_t lane, bool pinned) {
+  if (!run_ || lane >= run_->timeline.lanes.size()) return;
+  const auto it = std::find(pinned_.begin(), pinned_.end(), lane);
+  if ((it != pinned_.end()) == pinned) return;
+  if (pinned) {
+    pinned_.push_back(lane);
+    hidden_.erase(lane);
+  } else {
+    pinned_.erase(it);
+  }
+  relayout();
+  updateBucketItems();
+  updateEventItem();
+}
+
+void TimelineView::setLaneHidden(std::size_t lane, bool hidden) {
+  if (!run_ || lane >= run_->timeline.lanes.size() || hidden_.contains(lane) == hidden) return;
+  if (hidden) {
+    hidden_.insert(lane);
+    pinned_.erase(std::remove(pinned_.begin(), pinned_.end(), lane), pinned_.end());
+    emit statusMessage(
+        tr("Lane \"%1\" hidden (%2 hidden): right-click any lane ▸ Show hidden lanes to bring "
+           "them back")
+            .arg(rowName(run_->timeline.lanes[lane]))
+            .arg(hidden_.size()));
+  } else {
+    hidden_.erase(lane);
+  }
+  relayout();
+  updateBucketItems();
+  updateEventItem();
+}
+
+void TimelineView::showHiddenLanes() {
+  if (hidden_.empty()) return;
+  hidden_.clear();
+  relayout();
+  updateBucketItems();
+  updateEventItem();
+}
+
+QMenu* TimelineView::laneMenu(const LanePlottable* lp, QWidget* parent) {
+  auto* menu = new QMenu(parent);
+  if (lp && run_) {
+    const std::size_t i = laneIndex(lp);
+    const Lane& lane = lp->lane();
+    const QString name = rowName(lane);
+    const bool pinned = std::find(pinned_.begin(), pinned_.end(), i) != pinned_.end();
+    menu->addAction(pinned ? tr("Unpin \"%1\"").arg(name) : tr("Pin \"%1\" to the top").arg(name),
+                    this, [this, i, pinned] { setLanePinned(i, !pinned); });
+    menu->addAction(tr("Hide \"%1\"").arg(name), this, [this, i] { setLaneHidden(i, true); });
+    if (lane.kind == LaneKind::Host && lane.rows > 1) {
+      const bool open = hostGroupExpanded(lane.rank_index, lane.track);
+      menu->addAction(
+          open ? tr("Close the thread's rows") : tr("Open the thread's rows"), this,
+          [this, r = lane.rank_index, t = lane.track, open] { setHostGroupExpanded(r, t, !open); });
+    }
+  }
+  menu->addSeparator();
+  QAction* show = menu->addAction(tr("Show hidden lanes (%1)").arg(hidden_.size()), this,
+                                  [this] { showHiddenLanes(); });
+  show->setEnabled(!hidden_.empty());
+  return menu;
 }
 
 void TimelineView::updateLegend() {
@@ -1022,6 +1126,11 @@ bool TimelineView::onWheel(QWheelEvent* w) {
 }
 
 bool TimelineView::onMousePress(QMouseEvent* m) {
+  if (m->button() == Qt::RightButton && run_) {
+    std::unique_ptr<QMenu> menu(laneMenu(laneAt(m->position().y()), this));
+    menu->exec(m->globalPosition().toPoint());
+    return true;
+  }
   if (m->button() != Qt::LeftButton) return false;
   plot_->setFocus();
   // A click on a host thread's label opens or closes its rows.
@@ -1115,7 +1224,8 @@ int TimelineView::exportedRanks(int* height) const {
   // A figure for a slide: the lanes of at most kExportRanks ranks (64 ranks stacked would make
   // an image five times taller than wide); the app scrolls through all of them.
   *height = content_height_;
-  for (const LanePlottable* lane : lanes_) {
+  for (std::size_t i = pinned_shown_; i < lanes_.size(); ++i) {  // pinned lanes are above them
+    const LanePlottable* lane = lanes_[i];
     if (lane->lane().rank_index >= kExportRanks) {
       *height = static_cast<int>(lane->top()) - kRankGap;
       return kExportRanks;

@@ -23,6 +23,7 @@ class QWheelEvent;
 class QCPItemRect;
 class QCPItemText;
 class QCPAbstractItem;
+class QMenu;
 
 namespace ddpscope::ui {
 
@@ -85,6 +86,21 @@ class TimelineView : public QWidget {
   void resetHostRows();
   int scrollPosition() const;
   void setHostGroupExpanded(std::int32_t rank_index, std::int32_t track, bool expanded);
+  // Pinned and hidden lanes (docs/UI.md "Pin and hide lanes"), by index in the run's
+  // TimelineModel::lanes. Pinned lanes are drawn above all others, in the order they were pinned
+  // (a host row even when its thread is closed); hidden lanes are not drawn until shown again.
+  // Pinning a hidden lane shows it, hiding a pinned one unpins it. A right-click on a lane opens
+  // laneMenu. Both are forgotten when another run is shown.
+  void setLanePinned(std::size_t lane, bool pinned);
+  void setLaneHidden(std::size_t lane, bool hidden);
+  void showHiddenLanes();
+  const std::vector<std::size_t>& pinnedLanes() const { return pinned_; }
+  const std::set<std::size_t>& hiddenLanes() const { return hidden_; }
+  // Index of a shown lane in TimelineModel::lanes.
+  std::size_t laneIndex(const LanePlottable* lane) const;
+  // The menu of a lane (pin or unpin, hide, show the hidden lanes, open or close a thread's rows);
+  // the view runs it at the cursor, tests trigger its actions.
+  QMenu* laneMenu(const LanePlottable* lane, QWidget* parent);
   // The selected event's launch flow (for tests): the host call and the GPU work it launched,
   // drawn as an arrow from one to the other; none when the selection has no resolved launch.
   struct FlowMark {
@@ -181,6 +197,9 @@ class TimelineView : public QWidget {
   std::vector<QCPAbstractItem*> flow_items_;
   std::optional<FlowMark> flow_mark_;
   std::set<std::pair<std::int32_t, std::int32_t>> expanded_;  // (rank index, host track)
+  std::vector<std::size_t> pinned_;                           // lanes, in the order pinned
+  std::set<std::size_t> hidden_;
+  std::size_t pinned_shown_ = 0;  // the first lanes_ are the pinned ones
   QCPItemRect* match_rect_ = nullptr;
   std::vector<SearchMatch> matches_;
   std::vector<LaneEvents> match_lanes_;  // per lane: its matches, for drawing

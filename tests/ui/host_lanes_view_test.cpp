@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QDir>
+#include <QMenu>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTest>
@@ -418,4 +419,90 @@ TEST(UiHostLanes, AnotherRunForgetsTheLaunchFlowOfTheLast) {
   // A selection in the new run gets its own flow.
   ASSERT_TRUE(selectKernelWithLaunch(w.get(), 0).has_value());
   EXPECT_EQ(w->timeline()->flowMark()->rank_index, 0);
+}
+
+// Pin and hide lanes (docs/UI.md "Pin and hide lanes"), through the lane menu's actions.
+TEST(UiHostLanes, PinAndHideLanesFromTheLaneMenu) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 800);
+  w->show();
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  TimelineView* view = w->timeline();
+  const auto& all = w->session()->current()->timeline.lanes;
+  const std::size_t shown = view->lanes().size();
+  const int height = view->contentHeight();
+  auto trigger = [&](const LanePlottable* lane, const QString& starts) {
+    std::unique_ptr<QMenu> menu(view->laneMenu(lane, view));
+    for (QAction* a : menu->actions())
+      if (a->text().startsWith(starts) && a->isEnabled()) {
+        a->trigger();
+        QApplication::processEvents();
+        return true;
+      }
+    return false;
+  };
+  auto find = [&](LaneKind kind) -> const LanePlottable* {
+    for (const auto* l : view->lanes())
+      if (l->lane().kind == kind) return l;
+    return nullptr;
+  };
+  // The compute stream pinned: drawn first, its rank in its label, and nowhere else.
+  const LanePlottable* compute = nullptr;
+  for (const auto* l : view->lanes())
+    if (l->lane().kind == LaneKind::Stream && l->lane().role == analysis::StreamRole::Compute)
+      compute = l;
+  ASSERT_NE(compute, nullptr);
+  const std::size_t compute_index = view->laneIndex(compute);
+  const TimeNs first_kernel = compute->lane().events.start(0);
+  ASSERT_TRUE(trigger(compute, "Pin "));
+  ASSERT_EQ(view->pinnedLanes(), std::vector<std::size_t>{compute_index});
+  EXPECT_EQ(view->laneIndex(view->lanes().front()), compute_index);
+  EXPECT_EQ(view->lanes().front()->top(), 0.0);
+  EXPECT_EQ(view->lanes().size(), shown);
+  std::size_t copies = 0;
+  for (const auto* l : view->lanes())
+    copies += view->laneIndex(l) == compute_index ? 1 : 0;
+  EXPECT_EQ(copies, 1u);
+  EXPECT_EQ(view->lanes().front()->lane().events.start(0), first_kernel);
+  const auto ticks = view->plot()->yAxis->tickVectorLabels();
+  EXPECT_TRUE(std::any_of(ticks.begin(), ticks.end(), [](const QString& t) {
+    return t.startsWith("rank 0 · compute") && t.endsWith("pinned");
+  })) << ticks.join(" | ").toStdString();
+  // A thread's deeper row pinned while the thread is closed: shown, named after its thread.
+  std::size_t deep = all.size();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i].kind == LaneKind::Host && all[i].depth == 2) deep = i;
+  ASSERT_LT(deep, all.size());
+  view->setLanePinned(deep, true);
+  EXPECT_EQ(view->laneIndex(view->lanes()[1]), deep);
+  EXPECT_EQ(view->lanes().size(), shown + 1);
+  if (const QByteArray keep = qgetenv("DDPSCOPE_TEST_PNGS"); !keep.isEmpty()) {
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    w->grab().save(QDir(QString::fromLocal8Bit(keep)).filePath("timeline-pinned.png"));
+  }
+  // The steps lane hidden: not drawn, the content shorter by its height; the menu brings it back.
+  const LanePlottable* steps = find(LaneKind::Steps);
+  ASSERT_NE(steps, nullptr);
+  const int steps_height = steps->lane().height;
+  const std::size_t steps_index = view->laneIndex(steps);
+  const int before_hide = view->contentHeight();
+  ASSERT_TRUE(trigger(steps, "Hide "));
+  EXPECT_TRUE(view->hiddenLanes().contains(steps_index));
+  EXPECT_EQ(find(LaneKind::Steps), nullptr);
+  EXPECT_EQ(view->contentHeight(), before_hide - steps_height);
+  // Unpinning and hiding a pinned lane: it leaves the top.
+  ASSERT_TRUE(trigger(view->lanes()[1], "Hide "));
+  EXPECT_EQ(view->pinnedLanes(), std::vector<std::size_t>{compute_index});
+  ASSERT_TRUE(trigger(view->lanes().front(), "Unpin "));
+  EXPECT_TRUE(view->pinnedLanes().empty());
+  ASSERT_TRUE(trigger(view->lanes().front(), "Show hidden lanes (2)"));
+  EXPECT_TRUE(view->hiddenLanes().empty());
+  EXPECT_EQ(view->lanes().size(), shown);
+  EXPECT_EQ(view->contentHeight(), height);
+  // Nothing hidden: the menu's "Show hidden lanes (0)" is disabled.
+  EXPECT_FALSE(trigger(view->lanes().front(), "Show hidden lanes"));
 }
