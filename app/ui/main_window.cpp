@@ -87,6 +87,12 @@ void MainWindow::buildPanels() {
   timeline_ = new TimelineView(session_, this);
   headline_ = new HeadlineBar(session_, this);
   summary_ = new SummaryPanel(session_, this);
+  // The Summary's chart bars and rank rows lead to the timeline, as the Steps and Statistics
+  // tabs' do.
+  connect(summary_, &SummaryPanel::stepActivated, this,
+          [this](std::int32_t step) { timeline_->goToStep(step); });
+  connect(summary_, &SummaryPanel::rankActivated, this,
+          [this](std::int32_t rank_index) { timeline_->revealRank(rank_index); });
   buckets_ = new BucketsPanel(session_, this);
   details_ = new DetailsPanel(session_, this);
   runs_ = new RunListPanel(session_, this);

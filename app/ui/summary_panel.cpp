@@ -4,10 +4,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <cmath>
 #include <map>
 
 #include "app/ui/collectives_model.h"
@@ -80,11 +82,32 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   putLegendBelow(chart_);
   applyPlotTheme(chart_, PlotTheme::System);
   connect(session_, &Session::currentRunChanged, this, &SummaryPanel::refresh);
+  // A bar clicked: its step on the timeline; a rank's row clicked: its lanes.
+  connect(chart_, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton) return;
+    if (const int step = stepAt(e->position().toPoint()); step >= 0) emit stepActivated(step);
+  });
+  connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) {
+    const int row = sorted_->mapToSource(index).row();
+    const auto run = session_->current();
+    if (run && row >= 0 && row < static_cast<int>(run->report.ranks.size()))
+      emit rankActivated(row);
+  });
   refresh();
+}
+
+int SummaryPanel::stepAt(const QPoint& pos) const {
+  if (!chart_->axisRect()->rect().contains(pos)) return -1;
+  const double key = chart_->xAxis->pixelToCoord(pos.x());
+  const double value = chart_->yAxis->pixelToCoord(pos.y());
+  for (const auto& [step, top] : bars_)
+    if (std::abs(key - step) <= kBarWidth / 2 && value >= 0 && value <= top) return step;
+  return -1;
 }
 
 void SummaryPanel::refresh() {
   chart_->clearPlottables();
+  bars_.clear();
   const auto run = session_->current();
   model_->setRun(run);
   kinds_->setRun(run);
@@ -132,7 +155,9 @@ void SummaryPanel::refreshNote(const LoadedRun& run) {
 void SummaryPanel::refreshChart(const LoadedRun& run) {
   // Per step, mean over ranks: the exposed communication stacked on the rest of the step.
   QVector<double> keys, rest, exposed;
+  bars_.clear();
   for (const auto& m : analysis::stepMeans(run.report)) {
+    bars_.emplace_back(m.step, static_cast<double>(m.step_ns) / 1e6);
     keys.push_back(m.step);
     rest.push_back(static_cast<double>(m.step_ns - m.exposed_ns) / 1e6);
     exposed.push_back(static_cast<double>(m.exposed_ns) / 1e6);

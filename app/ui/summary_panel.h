@@ -5,6 +5,9 @@
 // rest).
 
 #include <QWidget>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "app/ui/plot_export.h"
 
@@ -32,12 +35,20 @@ class SummaryPanel : public QWidget, public ChartExport {
   QCustomPlot* chart() const { return chart_; }
   // The chart with the run's title line (name, source, headline numbers).
   bool exportChart(const QString& path, double scale, QString* error) override;
+  // The step whose bar is at a position of the chart (-1: none). A click on a bar emits
+  // stepActivated; a click on a rank's row of the table, rankActivated (its index in the run).
+  int stepAt(const QPoint& chart_pos) const;
+
+ signals:
+  void stepActivated(std::int32_t step);
+  void rankActivated(std::int32_t rank_index);
 
  private:
   void refresh();
   void refreshNote(const LoadedRun& run);
   void refreshChart(const LoadedRun& run);
   Session* session_;
+  std::vector<std::pair<std::int32_t, double>> bars_;  // step, its bar's height (ms)
   QLabel* note_;
   SummaryModel* model_;
   QSortFilterProxyModel* sorted_;

@@ -675,6 +675,14 @@ void TimelineView::revealStream(std::int32_t rank_index, std::int64_t device, st
   }
 }
 
+void TimelineView::revealRank(std::int32_t rank_index) {
+  for (std::size_t i = pinned_shown_; i < lanes_.size(); ++i)
+    if (lanes_[i]->lane().rank_index == rank_index) {
+      if (!exporting_) vscroll_->setValue(static_cast<int>(lanes_[i]->top()) - kRankGap);
+      return;
+    }
+}
+
 void TimelineView::revealLane(const LanePlottable* lane) {
   if (!lane || exporting_) return;
   const int visible = plot_->axisRect()->height();

@@ -69,6 +69,8 @@ class TimelineView : public QWidget {
   bool goToStep(std::int32_t step, std::int32_t rank_index = -1);
   // Scrolls the lanes to show the stream lane of a rank.
   void revealStream(std::int32_t rank_index, std::int64_t device, std::int64_t stream);
+  // Scrolls the lanes to put a rank's first lane at the top (a pinned lane left aside).
+  void revealRank(std::int32_t rank_index);
   // The lanes outlined as the selected kernel's collective, one per rank that has it (for tests):
   // (rank index, track, index) of each rank's kernel.
   struct CollectiveMark {

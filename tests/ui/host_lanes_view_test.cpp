@@ -12,7 +12,9 @@
 #include <QDir>
 #include <QMenu>
 #include <QScrollBar>
+#include <QSignalSpy>
 #include <QSplitter>
+#include <QTableView>
 #include <QTest>
 #include <cmath>
 
@@ -22,6 +24,7 @@
 #include "app/ui/main_window.h"
 #include "app/ui/palette.h"
 #include "app/ui/session.h"
+#include "app/ui/summary_panel.h"
 #include "app/ui/timeline_view.h"
 #include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
@@ -505,4 +508,47 @@ TEST(UiHostLanes, PinAndHideLanesFromTheLaneMenu) {
   EXPECT_EQ(view->contentHeight(), height);
   // Nothing hidden: the menu's "Show hidden lanes (0)" is disabled.
   EXPECT_FALSE(trigger(view->lanes().front(), "Show hidden lanes"));
+}
+
+// The Summary's chart bars and rank rows lead to the timeline: a bar zooms to its step, as
+// "Go to step" does; a rank's row is announced for the timeline to scroll to.
+TEST(UiHostLanes, SummaryChartBarZoomsToItsStep) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1500, 900);
+  w->show();
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  QApplication::processEvents();
+  auto* summary = w->findChild<SummaryPanel*>();
+  ASSERT_NE(summary, nullptr);
+  QCustomPlot* chart = summary->chart();
+  chart->replot(QCustomPlot::rpImmediateRefresh);
+  // The middle of step 5's bar (ResNet-50: steps 4, 5 and 6, each about 220 ms).
+  const QPoint bar(static_cast<int>(chart->xAxis->coordToPixel(5.0)),
+                   static_cast<int>(chart->yAxis->coordToPixel(100.0)));
+  EXPECT_EQ(summary->stepAt(bar), 5);
+  EXPECT_EQ(summary->stepAt({bar.x(), static_cast<int>(chart->yAxis->coordToPixel(400.0))}), -1);
+  EXPECT_EQ(summary->stepAt({static_cast<int>(chart->xAxis->coordToPixel(5.5)), bar.y()}), -1);
+  const TimeRange whole = w->session()->viewRange();
+  QTest::mouseClick(chart, Qt::LeftButton, Qt::NoModifier, bar);
+  QApplication::processEvents();
+  const TimeRange clicked = w->session()->viewRange();
+  EXPECT_LT(clicked.length(), whole.length() / 2);
+  w->timeline()->fit();
+  ASSERT_TRUE(w->timeline()->goToStep(5));
+  EXPECT_EQ(w->session()->viewRange().lo, clicked.lo);
+  EXPECT_EQ(w->session()->viewRange().hi, clicked.hi);
+
+  QSignalSpy ranks(summary, &SummaryPanel::rankActivated);
+  QTableView* table = summary->table();
+  const QRect row0 = table->visualRect(table->model()->index(0, 0));
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, row0.center());
+  ASSERT_EQ(ranks.size(), 1);
+  EXPECT_EQ(ranks.front().front().toInt(), 0);
+  // The second row is rank 1, which has no trace: nothing to show.
+  const QRect row1 = table->visualRect(table->model()->index(1, 0));
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, row1.center());
+  EXPECT_EQ(ranks.size(), 1);
 }
