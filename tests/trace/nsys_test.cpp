@@ -900,6 +900,37 @@ TEST(NsysHostile, UnfinishedRangesAndMarks) {
   EXPECT_EQ(t.steps[0].number, 4);
   EXPECT_TRUE(hasWarning(t, "1 NVTX ranges that never ended"));
   EXPECT_TRUE(hasWarning(t, "1 NVTX marks"));
+  EXPECT_FALSE(hasWarning(t, "binary payload"));  // no binaryData column
+  fs::remove_all(dir);
+}
+
+// NCCL's ranges with an extended payload (binaryData) are kept and the payloads counted, not
+// decoded; ranges without one are not counted.
+TEST(NsysHostile, NvtxPayloadsAreCountedNotDecoded) {
+  const auto dir = freshDir("payload");
+  FakeExport e(dir / "r.sqlite");
+  const std::string tid = std::to_string((7ll << 24) | 7);
+  e.basics()
+      .kernel(7, 2000, 3000)
+      .sql(
+          "CREATE TABLE NVTX_EVENTS(start INTEGER, end INTEGER, eventType INTEGER, globalTid "
+          "INTEGER, text TEXT, textId INTEGER, binaryData TEXT);"
+          "INSERT INTO NVTX_EVENTS VALUES(1500, 1800, 59, " +
+          tid +
+          ", 'ncclAllReduce', NULL, x'0100000000000000000010000000000000'),(1900, 2100, 59, " +
+          tid +
+          ", 'ncclAllReduce', NULL, x'0100000000000000000020000000000000'),(2200, 2300, 59, " +
+          tid + ", 'aten::add', NULL, NULL);");
+  const auto ranks = importFile(e.path());
+  ASSERT_EQ(ranks.size(), 1u);
+  const auto& t = ranks[0].trace;
+  std::size_t annotations = 0;
+  for (const auto& tr : t.tracks)
+    for (std::size_t i = 0; i < tr.size(); ++i)
+      annotations += tr.kind_of[i] == EventKind::UserAnnotation ? 1 : 0;
+  EXPECT_EQ(annotations, 3u);
+  EXPECT_TRUE(hasWarning(t, "2 NVTX ranges carry a binary payload"))
+      << ::testing::PrintToString(t.warnings);
   fs::remove_all(dir);
 }
 

@@ -69,6 +69,7 @@ struct NsysNvtxRow {
   std::int64_t global_tid = 0;
   std::optional<std::string_view> text;  // inline text
   std::int64_t text_id = kNsysNone;      // or a StringIds id
+  bool binary_payload = false;           // binaryData holds an extended payload
 };
 
 struct NsysProcess {

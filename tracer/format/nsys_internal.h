@@ -201,6 +201,7 @@ struct NsysRowMapper::Process {
   bool cats_made = false;
   std::int64_t before_capture = 0, bad_duration = 0, bad_time = 0, missing_strings = 0;
   std::int64_t open_ranges = 0;
+  std::int64_t nvtx_payloads = 0;  // ranges kept whose binary payload is not decoded
 
   NameId cat(EventKind k) {
     if (!cats_made) {

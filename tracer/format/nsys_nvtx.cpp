@@ -1,5 +1,7 @@
 // NVTX ranges of an Nsight Systems export (NVTX_EVENTS): kept as user annotations on their
-// threads' host tracks; marks and unfinished ranges are counted, not kept.
+// threads' host tracks; marks and unfinished ranges are counted, not kept. Extended payloads
+// (binaryData: NCCL's message sizes, for one) are counted and not decoded: how an event names
+// the schema of its payload is not part of the export's documented schema.
 #include "nsys_internal.h"
 
 namespace ddpscope::trace {
@@ -28,7 +30,8 @@ void readNvtxRanges(ExportReader& r) {
        {"eventType", true},
        {"globalTid", true},
        {"text", false},
-       {"textId", false}},
+       {"textId", false},
+       {"binaryData", false}},
       [&](sqlite3_stmt* st) {
         NsysNvtxRow row;
         row.start = intOr(st, 0);
@@ -44,6 +47,7 @@ void readNvtxRanges(ExportReader& r) {
                                       static_cast<std::size_t>(sqlite3_column_bytes(st, 4)));
         }
         row.text_id = intOr(st, 5);
+        row.binary_payload = sqlite3_column_type(st, 6) != SQLITE_NULL;
         r.mapper.addNvtx(row);
       });
   if (!missing.empty()) {
@@ -95,6 +99,7 @@ void NsysRowMapper::addNvtx(const NsysNvtxRow& row) {
   }
   if (!s.empty()) e.name = p.trace.names.intern(s);
   p.hostTrack(row.global_tid).push(e);
+  if (row.binary_payload) ++p.nvtx_payloads;
 }
 
 }  // namespace ddpscope::trace

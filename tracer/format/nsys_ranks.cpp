@@ -200,6 +200,9 @@ std::vector<ImportedRank> NsysRowMapper::finish() {
     warnCount(tr, p.missing_strings,
               "names point to string ids that are not in StringIds (shown as unnamed)");
     warnCount(tr, p.open_ranges, "NVTX ranges that never ended were skipped");
+    warnCount(tr, p.nvtx_payloads,
+              "NVTX ranges carry a binary payload (NCCL's message sizes, for one) that is not "
+              "decoded: the ranges are kept, their payloads are not read");
     if (i == 0)
       warnCount(tr, incomplete_rows_, "rows lacking a required value (NULL) were skipped");
     finishImportedRank(tr);
