@@ -168,11 +168,18 @@ void LanePlottable::draw(QCPPainter* painter) {
   // Communication not hidden under compute: its collective's colour over a band of the exposed
   // colour along the bottom.
   const int band = std::max(2, box_h / 4);
+  // A synchronisation record is a wait (the host's, or the stream's for an event), not work: a
+  // band along the top of the lane, so that the kernel it may lie over stays visible.
+  const int sync_band = std::max(2, box_h / 4);
   for (const DrawBox& b : boxes) {
     const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
+    if (b.style == kStyleSync) {
+      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, sync_band), c);
+      continue;
+    }
     const bool exposed_band = isCommKindStyle(b.style) && isExposedCommStyle(b.style);
     if (drawnWhole(b)) {
-      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, box_h), c);
+      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, sync_band), c);
       if (exposed_band)
         painter->fillRect(QRect(left + b.x0, box_top + box_h - band, b.x1 - b.x0, band),
                           colours::kCommExposed);
@@ -198,7 +205,7 @@ void LanePlottable::draw(QCPPainter* painter) {
   // Edges and names only where there is room: a darker right edge separates back-to-back events.
   for (const DrawBox& b : boxes) {
     const int w = b.x1 - b.x0;
-    if (w < 6 || b.count != 1) continue;
+    if (w < 6 || b.count != 1 || b.style == kStyleSync) continue;
     const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
     painter->fillRect(QRect(left + b.x1 - 1, box_top, 1, box_h), c.darker(140));
     if (w < 40 || box_h < 10) continue;

@@ -111,7 +111,9 @@ void putLegendBelow(QCustomPlot* plot) {
   const int row = layout->rowCount();
   layout->addElement(row, 0, plot->legend);
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-  plot->legend->setMargins(QMargins(4, 0, 4, 2));
+  // Room under the last row: rendered at 2x, text is a little taller than twice its 1x
+  // height, and a row flush with the bottom edge lost its descenders ("_", "p").
+  plot->legend->setMargins(QMargins(4, 0, 4, 6));
   layout->setRowStretchFactor(row, 0.001);
 }
 

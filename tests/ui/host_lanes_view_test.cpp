@@ -552,3 +552,41 @@ TEST(UiHostLanes, SummaryChartBarZoomsToItsStep) {
   QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, row1.center());
   EXPECT_EQ(ranks.size(), 1);
 }
+
+// A synchronisation record lying over a kernel on its stream (a host waiting in
+// cudaStreamSynchronize while the kernel runs) is a band along the top of the lane: the kernel
+// stays visible under it.
+TEST(UiHostLanes, ASyncOverAKernelLeavesTheKernelVisible) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  w.resize(1400, 900);
+  w.show();
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("flash_fwd_kernel", 0, 1'000'000);
+  b.add({"Stream Sync", 100'000, 900'000, 7, 0, trace::EventKind::Sync});
+  trace::Run r;
+  r.ranks.push_back(b.build());
+  w.session()->addRun(prepareRun(std::move(r), {QStringLiteral("sync")}));
+  QApplication::processEvents();
+  TimelineView* view = w.timeline();
+  const LanePlottable* stream = nullptr;
+  for (const auto* l : view->lanes())
+    if (l->lane().kind == LaneKind::Stream) stream = l;
+  ASSERT_NE(stream, nullptr);
+  w.session()->setViewRange({-50'000, 1'050'000});
+  view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+  const QImage img = view->plot()->grab().toImage();
+  auto* plot = view->plot();
+  const int x = static_cast<int>(std::lround(plot->xAxis2->coordToPixel(500'000.0)));
+  const int top = static_cast<int>(std::lround(plot->yAxis->coordToPixel(stream->top())));
+  const int bottom = static_cast<int>(std::lround(plot->yAxis->coordToPixel(stream->bottom())));
+  int compute = 0, sync = 0;
+  for (int y = top; y < bottom; ++y) {
+    const QColor c = img.pixelColor(x, y);
+    compute += c == styleColour(kStyleCompute) ? 1 : 0;
+    sync += c == styleColour(kStyleSync) ? 1 : 0;
+  }
+  EXPECT_GT(sync, 0);            // the wait is shown
+  EXPECT_GT(compute, 2 * sync);  // and most of the lane is the kernel under it
+}
