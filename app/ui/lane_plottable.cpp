@@ -179,7 +179,7 @@ void LanePlottable::draw(QCPPainter* painter) {
     }
     const bool exposed_band = isCommKindStyle(b.style) && isExposedCommStyle(b.style);
     if (drawnWhole(b)) {
-      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, sync_band), c);
+      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, box_h), c);
       if (exposed_band)
         painter->fillRect(QRect(left + b.x0, box_top + box_h - band, b.x1 - b.x0, band),
                           colours::kCommExposed);
