@@ -101,7 +101,11 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   std::vector<std::size_t> covered;
   for (std::size_t i = 0; i < rr.buckets.size(); ++i)
     if (analysis::inSelection(run->summary.selection, rr.buckets[i].step)) covered.push_back(i);
-  if (covered.empty()) return true;
+  if (covered.empty()) {
+    err(QStringLiteral("no bucket in the steps the figures cover: timeline-bucket-selected.png and "
+                       "timeline-kernel-details.png not written"));
+    return true;
+  }
   const std::size_t pick = covered[std::min<std::size_t>(covered.size() - 1, 2)];
   const auto& b = rr.buckets[pick];
   session->setViewRange({b.ready_ns - 4'000'000, b.end_ns + 6'000'000});
@@ -121,6 +125,10 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
     session->setSelection(std::nullopt);
     session->selectEvent(EventRef{0, static_cast<std::int32_t>(ti),
                                   static_cast<std::uint32_t>(it - t.start.begin())});
+    settle(window);
+    // The kernel among its rank's lanes (steps, buckets, compute), not scrolled down to the
+    // launching thread the selection opened.
+    window.timeline()->revealRank(0);
     settle(window);
     ok = saveScreenshot(window, dir, "timeline-kernel-details.png") && ok;
     session->selectEvent(std::nullopt);
@@ -197,6 +205,8 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
     window.tabs()->setCurrentIndex(0);
     settle(window);
     ok = saveScreenshot(window, dir, "timeline-one-step.png") && ok;
+  } else {
+    err(QStringLiteral("no training step in this run: timeline-one-step.png not written"));
   }
   session->selectBucket(std::nullopt);
   session->setSelection(std::nullopt);
