@@ -279,11 +279,37 @@ void ComparePanel::rebuild() {
   auto* title_b = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(2, 0));
   const auto* sa = a_ ? findStep(*a_, step()) : nullptr;
   const auto* sb = b_ ? findStep(*b_, step()) : nullptr;
-  if (!a_ || !b_ || !sa || !sb) {
-    title_a->setText(session_->runs().size() < 2 ? tr("Open or run two runs to compare them")
-                                                 : tr("The two runs have no step in common"));
+  for (int i = 0; i < 2; ++i)  // no lane labels left from the runs shown before
+    plot_->axisRect(i)
+        ->axis(QCPAxis::atLeft)
+        ->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  if (!a_ || !b_) {
+    title_a->setText(tr("Open or run two runs to compare them"));
     title_b->setText(QString());
     plot_->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  if (!sa || !sb) {
+    // No step in common (a run without steps, or other step numbers): the figures still compare,
+    // and the lanes are aligned at each run's first GPU activity.
+    auto title = [this](const QString& tag, const LoadedRun& run) {
+      return tr("%1: %2 [%3] · from its first GPU activity")
+          .arg(tag, run.name, sourceBadge(run.source()));
+    };
+    title_a->setText(title(QStringLiteral("A"), *a_));
+    title_b->setText(title(QStringLiteral("B"), *b_));
+    const auto& ta = a_->timeline;
+    const auto& tb = b_->timeline;
+    showAligned(ta.extent_lo, tb.extent_lo,
+                std::max(ta.extent_hi - ta.extent_lo, tb.extent_hi - tb.extent_lo),
+                tr("time since the first GPU activity"));
+    fillTable();
+    step_note_->setText(
+        tr("The two runs have no step in common: lanes aligned at each run's first GPU activity. "
+           "The table compares each run's figures over the steps in brackets: for A %1, for B "
+           "%2.")
+            .arg(QString::fromStdString(a_->summary.selection.rule),
+                 QString::fromStdString(b_->summary.selection.rule)));
     return;
   }
   auto title = [this](const QString& tag, const LoadedRun& run, const analysis::StepReport& s) {
@@ -295,7 +321,8 @@ void ComparePanel::rebuild() {
   };
   title_a->setText(title(QStringLiteral("A"), *a_, *sa));
   title_b->setText(title(QStringLiteral("B"), *b_, *sb));
-  showSteps(*sa, *sb);
+  showAligned(sa->start_ns, sb->start_ns, std::max(sa->dur_ns, sb->dur_ns),
+              tr("time since the step's start"));
   fillTable();
   const auto covered = [this](const LoadedRun& run) {
     return analysis::inSelection(run.summary.selection, step()) &&
@@ -315,25 +342,26 @@ QString ComparePanel::stepNote() const {
   return step_note_->text();
 }
 
-void ComparePanel::showSteps(const analysis::StepReport& sa, const analysis::StepReport& sb) {
+void ComparePanel::showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b,
+                               trace::TimeNs length_ns, const QString& axis_label) {
   QCPAxisRect* rect_a = plot_->axisRect(0);
   QCPAxisRect* rect_b = plot_->axisRect(1);
-  buildRect(rect_a, *a_, sa.start_ns);
-  buildRect(rect_b, *b_, sb.start_ns);
-  // Both steps in full, from just before their start.
-  const double length = static_cast<double>(std::max(sa.dur_ns, sb.dur_ns));
+  buildRect(rect_a, *a_, origin_a);
+  buildRect(rect_b, *b_, origin_b);
+  // Both in full, from just before their origin.
+  const double length = static_cast<double>(std::max<trace::TimeNs>(length_ns, 1));
   syncing_ = true;
-  keyAxis(rect_b)->setRange(static_cast<double>(sb.start_ns) - 0.03 * length,
-                            static_cast<double>(sb.start_ns) + 1.05 * length);
+  keyAxis(rect_b)->setRange(static_cast<double>(origin_b) - 0.03 * length,
+                            static_cast<double>(origin_b) + 1.05 * length);
   syncing_ = false;
-  keyAxis(rect_a)->setRange(static_cast<double>(sa.start_ns) - 0.03 * length,
-                            static_cast<double>(sa.start_ns) + 1.05 * length);
+  keyAxis(rect_a)->setRange(static_cast<double>(origin_a) - 0.03 * length,
+                            static_cast<double>(origin_a) + 1.05 * length);
   // Room for every lane at its height, the titles and the time axes.
   const double lanes =
       rect_a->axis(QCPAxis::atLeft)->range().size() + rect_b->axis(QCPAxis::atLeft)->range().size();
   plot_->setMinimumHeight(static_cast<int>(lanes) + 170);
-  keyAxis(rect_a)->setLabel(tr("time since the step's start"));
-  keyAxis(rect_b)->setLabel(tr("time since the step's start"));
+  keyAxis(rect_a)->setLabel(axis_label);
+  keyAxis(rect_b)->setLabel(axis_label);
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }

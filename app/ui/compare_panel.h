@@ -60,7 +60,10 @@ class ComparePanel : public QWidget, public ChartExport {
   void refreshSteps();
   // Titles, lanes and table for the runs and step picked.
   void rebuild();
-  void showSteps(const analysis::StepReport& sa, const analysis::StepReport& sb);
+  // Both runs' lanes from their origins (a step's start, or the first GPU activity), `length`
+  // of each shown, the time axes labelled `axis_label`.
+  void showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b, trace::TimeNs length,
+                   const QString& axis_label);
   void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
   void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
 

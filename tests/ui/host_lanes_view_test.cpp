@@ -18,6 +18,7 @@
 #include <QTest>
 #include <cmath>
 
+#include "app/ui/compare_panel.h"
 #include "app/ui/details_panel.h"
 #include "app/ui/lane_plottable.h"
 #include "app/ui/loaded_run.h"
@@ -589,4 +590,50 @@ TEST(UiHostLanes, ASyncOverAKernelLeavesTheKernelVisible) {
   }
   EXPECT_GT(sync, 0);            // the wait is shown
   EXPECT_GT(compute, 2 * sync);  // and most of the lane is the kernel under it
+}
+
+// Two runs without a step in common (here one has no step at all) still compare: the table of
+// figures, and each run's lanes from its first GPU activity, labelled.
+TEST(UiHostLanes, CompareRunsWithoutACommonStep) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(1400, 900);
+  w->show();
+  w->openPaths({kResnet});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 5'000'000, 1'000'000);
+  b.comm(5'500'000, 2'000'000);
+  trace::Run r;
+  r.ranks.push_back(b.build());
+  w->session()->addRun(prepareRun(std::move(r), {QStringLiteral("no steps")}));
+  QApplication::processEvents();
+  ComparePanel* compare = w->comparePanel();
+  compare->setRuns(0, 1);
+  QApplication::processEvents();
+  EXPECT_EQ(compare->step(), -1);
+  EXPECT_TRUE(compare->stepNote().contains(QStringLiteral("no step in common")))
+      << compare->stepNote().toStdString();
+  ASSERT_FALSE(compare->rows().empty());
+  EXPECT_EQ(compare->table()->model()->rowCount(), static_cast<int>(compare->rows().size()));
+  QCustomPlot* plot = compare->findChild<QCustomPlot*>();
+  ASSERT_NE(plot, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    auto* rect = plot->axisRect(i);
+    auto ticker = rect->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+    ASSERT_FALSE(ticker.isNull());
+    EXPECT_GT(ticker->ticks().size(), 1) << "rect " << i;
+    EXPECT_GT(rect->axis(QCPAxis::atLeft)->range().size(), 20.0);  // the lanes' height
+  }
+  if (const QByteArray keep = qgetenv("DDPSCOPE_TEST_PNGS"); !keep.isEmpty()) {
+    w->tabs()->setCurrentWidget(compare);
+    QApplication::processEvents();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    w->grab().save(QDir(QString::fromLocal8Bit(keep)).filePath("compare-no-common-step.png"));
+  }
+  // Back to a pair with steps in common: the steps' view again.
+  compare->setRuns(0, 0);
+  QApplication::processEvents();
+  EXPECT_GE(compare->step(), 4);
 }
