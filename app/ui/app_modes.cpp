@@ -102,7 +102,8 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   for (std::size_t i = 0; i < rr.buckets.size(); ++i)
     if (analysis::inSelection(run->summary.selection, rr.buckets[i].step)) covered.push_back(i);
   if (covered.empty()) {
-    err(QStringLiteral("no bucket in the steps the figures cover: timeline-bucket-selected.png and "
+    err(
+        QStringLiteral("no bucket in the steps the figures cover: timeline-bucket-selected.png and "
                        "timeline-kernel-details.png not written"));
     return true;
   }
