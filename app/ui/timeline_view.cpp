@@ -501,6 +501,9 @@ bool TimelineView::search(const QString& pattern) {
   const QRegularExpression re(pattern);
   if (!re.isValid()) {
     search_->showError(re.errorString());
+    // The status bar no longer speaks of the last search's matches.
+    emit statusMessage(
+        tr("Search: %1 is not a valid regular expression (%2)").arg(pattern, re.errorString()));
     plot_->replot(QCustomPlot::rpQueuedReplot);
     return false;
   }

@@ -360,10 +360,15 @@ TEST(UiTimelineSearch, ARegularExpressionFindsHighlightsAndStepsThroughKernels) 
   EXPECT_TRUE(view->matches().empty());
   EXPECT_EQ(view->searchBar()->countText(), QStringLiteral("no match"));
   // An expression that does not compile says so and highlights nothing.
+  // The status bar no longer says "match 2 of 21" from before.
+  QString status;
+  QObject::connect(view, &TimelineView::statusMessage, [&](const QString& t) { status = t; });
   view->searchBar()->field()->setText(QStringLiteral("gemm("));
   EXPECT_FALSE(view->search(QStringLiteral("gemm(")));
   EXPECT_TRUE(view->matches().empty());
   EXPECT_EQ(view->searchBar()->countText(), QStringLiteral("invalid expression"));
+  EXPECT_TRUE(status.contains(QStringLiteral("not a valid regular expression")))
+      << status.toStdString();
 }
 
 TEST(UiTimelineSearch, HostLanesCpuOpsAnnotationsAndLaunchesAreSearched) {
