@@ -136,12 +136,16 @@ void SummaryPanel::refreshNote(const LoadedRun& run) {
                        .arg(colours::kWarningText.name(), warningCount(warnings.size())));
   }
   // Which figures cover what: the whole trace, or the steps the headline covers.
+  const QString rule = QString::fromStdString(run.summary.selection.rule).toHtmlEscaped();
   note_->setText(
       note_->text() +
-      tr("<br><span style='color:%1'>Per rank: overlap, comm, hidden, exposed, waiting and "
-         "transfer over the whole trace; step, exposed/step, DP eff. and GPU idle over %2.</span>")
-          .arg(colours::kLabelGrey.name(),
-               QString::fromStdString(run.summary.selection.rule).toHtmlEscaped()));
+      (run.summary.selection.whole_trace
+           ? tr("<br><span style='color:%1'>Per rank: every figure over the whole trace "
+                "(%2).</span>")
+           : tr("<br><span style='color:%1'>Per rank: overlap, comm, hidden, exposed, waiting and "
+                "transfer over the whole trace; step, exposed/step, DP eff. and GPU idle over "
+                "%2.</span>"))
+          .arg(colours::kLabelGrey.name(), rule));
   // Whether exposed communication is a late rank's doing or transfer, and which rank.
   if (const QString late = stragglerText(run); !late.isEmpty())
     note_->setText(note_->text() + QStringLiteral("<br>") + late.toHtmlEscaped());

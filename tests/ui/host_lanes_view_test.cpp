@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QDir>
+#include <QLabel>
 #include <QMenu>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -609,6 +610,11 @@ TEST(UiHostLanes, CompareRunsWithoutACommonStep) {
   r.ranks.push_back(b.build());
   w->session()->addRun(prepareRun(std::move(r), {QStringLiteral("no steps")}));
   QApplication::processEvents();
+  // Its Summary says every figure covers the whole trace (not "over no step markers").
+  const QString note = w->summary()->note()->text();
+  EXPECT_TRUE(note.contains(QStringLiteral("every figure over the whole trace")))
+      << note.toStdString();
+  EXPECT_FALSE(note.contains(QStringLiteral("over no step"))) << note.toStdString();
   ComparePanel* compare = w->comparePanel();
   compare->setRuns(0, 1);
   QApplication::processEvents();
