@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "app/analysis/bucket_steps.h"
 #include "app/ui/compare_model.h"
@@ -298,10 +299,16 @@ void ComparePanel::rebuild() {
     };
     title_a->setText(title(QStringLiteral("A"), *a_));
     title_b->setText(title(QStringLiteral("B"), *b_));
-    const auto& ta = a_->timeline;
-    const auto& tb = b_->timeline;
-    showAligned(ta.extent_lo, tb.extent_lo,
-                std::max(ta.extent_hi - ta.extent_lo, tb.extent_hi - tb.extent_lo),
+    // Rank 0's first GPU activity (its stream lanes', the ones shown).
+    const auto firstGpu = [](const LoadedRun& run) {
+      trace::TimeNs t = std::numeric_limits<trace::TimeNs>::max();
+      for (const Lane& l : run.timeline.lanes)
+        if (l.kind == LaneKind::Stream && l.rank_index == 0 && l.events.size() > 0)
+          t = std::min(t, l.events.start(0));
+      return t == std::numeric_limits<trace::TimeNs>::max() ? run.timeline.extent_lo : t;
+    };
+    const trace::TimeNs oa = firstGpu(*a_), ob = firstGpu(*b_);
+    showAligned(oa, ob, std::max(a_->timeline.extent_hi - oa, b_->timeline.extent_hi - ob),
                 tr("time since the first GPU activity"));
     fillTable();
     step_note_->setText(

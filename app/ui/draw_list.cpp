@@ -258,7 +258,7 @@ class OccupancyAccumulator {
 
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
                                    int merge_below_px, std::vector<float>* occupancy,
-                                   bool use_blocks) {
+                                   bool use_blocks, std::size_t* blocks_taken) {
   std::vector<DrawBox> out;
   if (occupancy) occupancy->clear();
   if (view.width <= 0 || view.hi <= view.lo) return out;
@@ -287,9 +287,8 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
     // union when none of those reaches past the block's first start.
     if (use_blocks && have_run && i % kBlock == 0 && s >= view.lo) {
       const auto& b = blocks[i / kBlock];
-      const bool joins = b.styles == 1 && b.style == run.style
-                             ? true
-                             : b.styles > 0 && run.x1 - run.x0 == 1 && totals.roomFor(2);
+      const bool joins = (b.styles == 1 && b.style == run.style) ||
+                         (b.styles > 0 && run.x1 - run.x0 == 1 && totals.roomFor(2));
       if (joins) {
         const TimeNs block_end = s + static_cast<TimeNs>(b.end_offset);
         const double xe = static_cast<double>(block_end - view.lo) * scale;
@@ -302,6 +301,7 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
           run.style = totals.add(b.style, b.busy - b.second_busy);
           if (b.styles == 2) run.style = totals.add(b.second_style, b.second_busy);
           occ.addWithinColumn(column, b.union_ns, block_end);
+          if (blocks_taken) ++*blocks_taken;
           i = last;
           continue;
         }

@@ -126,11 +126,12 @@ struct DrawBox {
 //
 // At a far zoom a whole block of events (LaneEvents::kBlock) that joins the box being merged, in
 // one column, is taken at once from its summary (`use_blocks`; false walks every event, the
-// oracle the tests compare with): the same boxes and occupancy, at a cost of about
-// kBlock events per column plus one step per block instead of one per event.
+// oracle the tests compare with; `blocks_taken` counts them): the same boxes, and the same
+// occupancy up to rounding, at a cost of about kBlock events per column plus one step per block
+// instead of one per event.
 std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& view,
                                    int merge_below_px = 3, std::vector<float>* occupancy = nullptr,
-                                   bool use_blocks = true);
+                                   bool use_blocks = true, std::size_t* blocks_taken = nullptr);
 
 // Whether a box is drawn whole (one event at least `merge_below_px` columns wide) rather than
 // column by column at each column's occupancy.

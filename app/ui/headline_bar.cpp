@@ -69,9 +69,13 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
     l->setFont(f);
     layout->addWidget(l);
   }
-  layout->addWidget(scope_);
+  // The scope and the run's name give way (clipped; whole in their tooltips) before the window
+  // is forced wider than a screen.
+  for (QLabel* l : {scope_, name_, reading_})
+    l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  layout->addWidget(scope_, 3);
   layout->addStretch(1);
-  layout->addWidget(name_);
+  layout->addWidget(name_, 2);
   layout->addWidget(incomplete_);
   layout->addWidget(badge_);
   connect(session_, &Session::currentRunChanged, this, &HeadlineBar::refresh);

@@ -67,7 +67,16 @@ bool LanePlottable::hiddenAtZoom() const {
 const DrawBox* LanePlottable::boxAt(double pixel_x) const {
   if (hiddenAtZoom()) return nullptr;
   const int x = static_cast<int>(std::floor(pixel_x)) - keyAxis()->axisRect()->left();
-  return boxAtColumn(drawList(), x);
+  const auto& boxes = drawList();
+  const DrawBox* found = boxAtColumn(boxes, x);
+  // A sync band over a kernel: the kernel, which fills the lane below the band.
+  if (found && found->style == kStyleSync && drawnWhole(*found)) {
+    for (const DrawBox& b : boxes) {
+      if (b.x0 > x) break;
+      if (x < b.x1 && &b != found && b.style != kStyleSync) return &b;
+    }
+  }
+  return found;
 }
 
 QCPRange LanePlottable::getKeyRange(bool& found, QCP::SignDomain) const {
@@ -118,7 +127,7 @@ void LanePlottable::draw(QCPPainter* painter) {
   const int lane_h = static_cast<int>(std::lround(std::fabs(y1 - y0)));
   if (top_px + lane_h < rect->top() || top_px > rect->bottom()) return;
   if (shaded_) painter->fillRect(QRect(left, top_px, rect->width(), lane_h), colours::kLaneShade);
-  if (lane_->kind == LaneKind::Steps && lane_->rank_index > 0) {
+  if (rule_above_) {
     // A rule between ranks, in the gap above this rank's first lane.
     painter->fillRect(QRect(left, top_px - 5, rect->width(), 1), colours::kRankRule);
   }
@@ -168,15 +177,14 @@ void LanePlottable::draw(QCPPainter* painter) {
   // Communication not hidden under compute: its collective's colour over a band of the exposed
   // colour along the bottom.
   const int band = std::max(2, box_h / 4);
-  // A synchronisation record is a wait (the host's, or the stream's for an event), not work: a
-  // band along the top of the lane, so that the kernel it may lie over stays visible.
+  // A synchronisation record drawn whole is a wait (the host's, or the stream's for an event), not
+  // work: a band along the top of the lane, painted after the rest, so that a kernel it lies over
+  // stays visible and a kernel starting inside it does not hide it.
   const int sync_band = std::max(2, box_h / 4);
+  const auto isSyncBand = [](const DrawBox& b) { return b.style == kStyleSync && drawnWhole(b); };
   for (const DrawBox& b : boxes) {
     const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
-    if (b.style == kStyleSync) {
-      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, sync_band), c);
-      continue;
-    }
+    if (isSyncBand(b)) continue;
     const bool exposed_band = isCommKindStyle(b.style) && isExposedCommStyle(b.style);
     if (drawnWhole(b)) {
       painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, box_h), c);
@@ -202,10 +210,13 @@ void LanePlottable::draw(QCPPainter* painter) {
       x = x_end;
     }
   }
+  for (const DrawBox& b : boxes)
+    if (isSyncBand(b))
+      painter->fillRect(QRect(left + b.x0, box_top, b.x1 - b.x0, sync_band), fills[kStyleSync]);
   // Edges and names only where there is room: a darker right edge separates back-to-back events.
   for (const DrawBox& b : boxes) {
     const int w = b.x1 - b.x0;
-    if (w < 6 || b.count != 1 || b.style == kStyleSync) continue;
+    if (w < 6 || b.count != 1 || isSyncBand(b)) continue;
     const QColor& c = fills[std::min<int>(b.style, kStyleCount - 1)];
     painter->fillRect(QRect(left + b.x1 - 1, box_top, 1, box_h), c.darker(140));
     if (w < 40 || box_h < 10) continue;

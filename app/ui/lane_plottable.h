@@ -23,6 +23,8 @@ class LanePlottable : public QCPAbstractPlottable {
   double top() const { return top_; }
   double bottom() const { return top_ + lane_->height; }
   void setShaded(bool shaded) { shaded_ = shaded; }
+  // A rule in the gap above this lane: the first lane of a rank after another rank's.
+  void setRuleAbove(bool rule) { rule_above_ = rule; }
   // Search matches in this lane (null: none), outlined over the events; the list must outlive
   // the plottable or be reset.
   void setMatches(const LaneEvents* matches) {
@@ -70,6 +72,7 @@ class LanePlottable : public QCPAbstractPlottable {
   const trace::RankTrace* rank_;
   double top_;
   bool shaded_ = false;
+  bool rule_above_ = false;
   mutable ViewWindow cached_window_{0, 0, -1};
   mutable std::vector<DrawBox> cache_;
   mutable std::vector<float> occupancy_;

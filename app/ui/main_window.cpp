@@ -166,6 +166,7 @@ QWidget* MainWindow::buildCentre() {
 
 void MainWindow::buildStatusBar() {
   status_ = new QLabel(this);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long messages clip
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1000);
   progress_->setMaximumWidth(220);

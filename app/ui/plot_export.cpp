@@ -203,12 +203,6 @@ int TitleRow::lines() const {
   return line_ ? static_cast<int>(line_->text().count(QLatin1Char('\n'))) + 1 : 0;
 }
 
-int TitleRow::height() const {
-  if (!line_) return 0;
-  const QFontMetrics metrics(line_->font());
-  return lines() * metrics.height() + line_->margins().top() + line_->margins().bottom();
-}
-
 int TitleRow::width() const {
   if (!line_) return 0;
   const QFontMetrics metrics(line_->font());

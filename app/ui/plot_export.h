@@ -71,8 +71,6 @@ class TitleRow {
   // The width its longest line needs, with a margin on each side (0 when there is none): a
   // figure at least this wide shows the whole title.
   int width() const;
-  // The height its lines take in the layout, margins included (0 when there is none).
-  int height() const;
 
  private:
   QCustomPlot* chart_;

@@ -203,13 +203,28 @@ void TimelineView::createMarks() {
 }
 
 namespace {
-// A lane's name in menus and pinned labels: its label, or for a thread's deeper row (which has
-// none) the thread's and the row's depth. A thread's rows follow its first in the model.
-QString rowName(const Lane& lane) {
-  if (!lane.label.empty() || lane.kind != LaneKind::Host || lane.depth == 0)
-    return QString::fromStdString(lane.label);
-  const Lane& first = *(&lane - lane.depth);
-  return QString::fromStdString(first.label) + QStringLiteral(" · row %1").arg(lane.depth + 1);
+// A lane's name in menus and pinned labels (lane i of the model): its label, or for a lane
+// without one the name of the lane it continues and its row.
+QString rowName(const std::vector<Lane>& all, std::size_t i) {
+  const Lane& lane = all[i];
+  if (!lane.label.empty()) return QString::fromStdString(lane.label);
+  // A lane without a label continues the one above it (a thread's deeper row, a further bucket
+  // row): that one's name and this row's number. A thread's rows, and a rank's bucket rows,
+  // follow one another in the model.
+  const Lane* first = &lane;
+  int row = 1;
+  if (lane.kind == LaneKind::Host) {
+    first = &lane - lane.depth;
+    row = lane.depth + 1;
+  } else {
+    while (first->label.empty() && first != all.data() && (first - 1)->kind == lane.kind &&
+           (first - 1)->rank_index == lane.rank_index) {
+      --first;
+      ++row;
+    }
+  }
+  if (first->label.empty()) return QObject::tr("row %1").arg(row);
+  return QString::fromStdString(first->label) + QObject::tr(" · row %1").arg(row);
 }
 }  // namespace
 
@@ -256,7 +271,8 @@ void TimelineView::relayout() {
   if (run_) {
     const auto& all = run_->timeline.lanes;
     double y = 0;
-    auto add = [&](const Lane& lane, bool pinned) {
+    auto add = [&](std::size_t index, bool pinned) {
+      const Lane& lane = all[index];
       const auto& rank = run_->run.ranks[static_cast<std::size_t>(lane.rank_index)];
       auto* p = new LanePlottable(plot_->xAxis2, plot_->yAxis, &lane, &rank, y);
       p->setShaded(lane.rank_index % 2 == 1);
@@ -266,7 +282,7 @@ void TimelineView::relayout() {
         // Away from its rank's lanes: the rank said, unless the label says it already.
         if (lane.kind != LaneKind::Steps && !label.isEmpty())
           label = tr("rank %1 · ").arg(lane.rank) + label;
-        if (label.isEmpty()) label = tr("rank %1 · ").arg(lane.rank) + rowName(lane);
+        if (label.isEmpty()) label = tr("rank %1 · ").arg(lane.rank) + rowName(all, index);
         label += tr(" · pinned");
       } else if (lane.kind == LaneKind::Host && lane.depth == 0 && lane.rows > 1) {
         // A thread of several rows opens and closes by a click on its label.
@@ -278,7 +294,7 @@ void TimelineView::relayout() {
       y += lane.height;
     };
     for (const std::size_t i : pinned_)
-      add(all[i], true);
+      add(i, true);
     pinned_shown_ = lanes_.size();
     if (pinned_shown_ > 0) y += kRankGap;
     std::int32_t last_rank = -1;
@@ -287,9 +303,11 @@ void TimelineView::relayout() {
       if (!laneShown(lane) || hidden_.contains(i) ||
           std::find(pinned_.begin(), pinned_.end(), i) != pinned_.end())
         continue;
-      if (last_rank >= 0 && lane.rank_index != last_rank) y += kRankGap;  // ranks apart
+      const bool next_rank = last_rank >= 0 && lane.rank_index != last_rank;
+      if (next_rank) y += kRankGap;  // ranks apart, a rule between them
       last_rank = lane.rank_index;
-      add(lane, false);
+      add(i, false);
+      lanes_.back()->setRuleAbove(next_rank);
     }
     content_height_ = static_cast<int>(y);
   }
@@ -368,7 +386,7 @@ void TimelineView::setLaneHidden(std::size_t lane, bool hidden) {
     emit statusMessage(
         tr("Lane \"%1\" hidden (%2 hidden): right-click any lane ▸ Show hidden lanes to bring "
            "them back")
-            .arg(rowName(run_->timeline.lanes[lane]))
+            .arg(rowName(run_->timeline.lanes, lane))
             .arg(hidden_.size()));
   } else {
     hidden_.erase(lane);
@@ -391,7 +409,7 @@ QMenu* TimelineView::laneMenu(const LanePlottable* lp, QWidget* parent) {
   if (lp && run_) {
     const std::size_t i = laneIndex(lp);
     const Lane& lane = lp->lane();
-    const QString name = rowName(lane);
+    const QString name = rowName(run_->timeline.lanes, i);
     const bool pinned = std::find(pinned_.begin(), pinned_.end(), i) != pinned_.end();
     menu->addAction(pinned ? tr("Unpin \"%1\"").arg(name) : tr("Pin \"%1\" to the top").arg(name),
                     this, [this, i, pinned] { setLanePinned(i, !pinned); });
@@ -902,6 +920,9 @@ void TimelineView::revealSelectedEvent() {
       expanded_.insert({ref->rank_index, track});
       changed = true;
     }
+    // A hidden lane holding it is shown again, as a closed thread is opened.
+    if (lane && hidden_.erase(static_cast<std::size_t>(lane - run_->timeline.lanes.data())) > 0)
+      changed = true;
   }
   if (changed) {
     relayout();

@@ -510,6 +510,17 @@ TEST(UiHostLanes, PinAndHideLanesFromTheLaneMenu) {
   EXPECT_EQ(view->contentHeight(), height);
   // Nothing hidden: the menu's "Show hidden lanes (0)" is disabled.
   EXPECT_FALSE(trigger(view->lanes().front(), "Show hidden lanes"));
+  // A kernel selected on a hidden lane (a Statistics row, a search) shows the lane again.
+  view->setLaneHidden(compute_index, true);
+  ASSERT_TRUE(view->hiddenLanes().contains(compute_index));
+  const Lane& compute_lane = all[compute_index];
+  w->session()->selectEvent(
+      EventRef{compute_lane.rank_index, compute_lane.track, compute_lane.events.source(0)});
+  QApplication::processEvents();
+  EXPECT_FALSE(view->hiddenLanes().contains(compute_index));
+  EXPECT_NE(
+      view->laneShowing(compute_lane.rank_index, compute_lane.track, compute_lane.events.source(0)),
+      nullptr);
 }
 
 // The Summary's chart bars and rank rows lead to the timeline: a bar zooms to its step, as

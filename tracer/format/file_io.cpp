@@ -76,7 +76,7 @@ void PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept
   // A map is private and never written: dropping its pages loses nothing (they are the file's
   // and read again if touched). Memory of our own reads as zeros once dropped.
   if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0 && !mapped())
-    released_ = true;
+    released_.store(true, std::memory_order_relaxed);
 }
 
 void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {

@@ -2,6 +2,7 @@
 // Reading possibly-compressed files into a buffer the JSON parser can use directly, and
 // writing files atomically (temporary file + rename) so a crash never leaves half a file.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,7 +36,8 @@ class PaddedBuffer {
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     discardable_ = std::exchange(other.discardable_, false);
-    released_ = std::exchange(other.released_, false);
+    released_.store(other.released_.exchange(false, std::memory_order_relaxed),
+                    std::memory_order_relaxed);
     other.data_ = std::unique_ptr<char[], Release>();
     return *this;
   }
@@ -55,10 +57,10 @@ class PaddedBuffer {
   // allowDiscard() was called, and then the bytes are gone: those pages read as zeros after.
   void releasePages(std::size_t from, std::size_t to) const noexcept;
   // The owner will not read bytes given to releasePages again (or reads them knowing they are
-  // zeros, and starts over from the source when pagesReleased() says so).
+  // zeros, and starts over from the source when pagesDiscarded() says so).
   void allowDiscard() noexcept { discardable_ = true; }
   // Whether releasePages gave back any page of memory of our own (whose bytes are then lost).
-  bool pagesDiscarded() const noexcept { return released_; }
+  bool pagesDiscarded() const noexcept { return released_.load(std::memory_order_relaxed); }
   // Makes room for at least n more bytes past size(), keeping the padding. Grows by half at a
   // time, but not past at_most bytes of capacity (unless n itself needs more). Owned buffers
   // only, as are append and setSize.
@@ -72,7 +74,8 @@ class PaddedBuffer {
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   bool discardable_ = false;
-  mutable bool released_ = false;
+  // Set by releasePages, which the threads parsing one file's pieces call at once.
+  mutable std::atomic<bool> released_{false};
 };
 
 struct ReadLimits {

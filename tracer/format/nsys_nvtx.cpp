@@ -47,7 +47,8 @@ void readNvtxRanges(ExportReader& r) {
                                       static_cast<std::size_t>(sqlite3_column_bytes(st, 4)));
         }
         row.text_id = intOr(st, 5);
-        row.binary_payload = sqlite3_column_type(st, 6) != SQLITE_NULL;
+        row.binary_payload =
+            sqlite3_column_type(st, 6) != SQLITE_NULL && sqlite3_column_bytes(st, 6) > 0;
         r.mapper.addNvtx(row);
       });
   if (!missing.empty()) {

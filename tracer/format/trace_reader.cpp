@@ -242,8 +242,11 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   } catch (...) {
     if (!bytes.pagesDiscarded()) throw;
   }
+  // Straight to the whole-document parse, which gives the message (the pieces failed already).
+  ReadOptions whole = options;
+  whole.piece_bytes = 0;
   bytes = readTraceBytes(path, options.limits);
-  return parseBuffer(bytes, &bytes, path, options);
+  return parseBuffer(bytes, &bytes, path, whole);
 }
 
 }  // namespace ddpscope::trace
