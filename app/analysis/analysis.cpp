@@ -688,6 +688,11 @@ std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
 
 }  // namespace
 
+bool recordedByDdpscope(const trace::RankTrace& rank) {
+  // `convert` writes an imported trace with a ddpscope block whose source says "imported".
+  return rank.ddpscope.present && rank.ddpscope.source != "imported";
+}
+
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
   if (out.ranks.empty()) return;
   auto& c = out.completeness;
@@ -740,9 +745,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
     out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
     checkSerialization(run.ranks[i], acts[i], out.ranks.back());
   }
-  checkRunCompleteness(out,
-                       std::any_of(run.ranks.begin(), run.ranks.end(),
-                                   [](const trace::RankTrace& r) { return r.ddpscope.present; }));
+  checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);
   splitStepExposed(out, acts);

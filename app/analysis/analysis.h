@@ -279,6 +279,9 @@ RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& opti
 // world, incomplete traces, disagreeing world sizes. `written_by_ddpscope`: some trace of the run
 // was written by ddpscope (then a missing rank makes the run incomplete).
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
+// Whether ddpscope recorded this trace (its agent, simulated or on a GPU): a ddpscope block whose
+// source is not "imported" (what `convert` writes for a trace it imported).
+bool recordedByDdpscope(const trace::RankTrace& rank);
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options = {},
                      std::vector<RankActivity>* activities = nullptr);
 

@@ -77,7 +77,7 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
     p.comm = shifted(act.comm, t.base_time_ns);
     p.compute = shifted(act.compute, t.base_time_ns);
     p.file = file;
-    p.written_by_ddpscope = t.ddpscope.present;
+    p.written_by_ddpscope = recordedByDdpscope(t);
     p.origin = imported.origin;
     p.file_index = file_index;
     p.identity = identityOf(std::move(t));

@@ -730,6 +730,20 @@ TEST(Oracle, ARankMissingAndAStepOnSomeRanksOnly) {
   EXPECT_EQ(analysis::runFigureText(analysis::summarizeRun(rep)).ranks, "3 of 4 ranks");
 }
 
+TEST(Oracle, AConvertedImportMissingARankIsNotIncomplete) {
+  // One rank of two: recorded by ddpscope, the run is incomplete; an imported trace converted to
+  // our files (its ddpscope block says "imported") is one rank shared, as a PyTorch trace is.
+  auto run = simulate(2, 3, 1, 1.2, 0.2);
+  run.ranks.pop_back();
+  ASSERT_TRUE(run.ranks.front().ddpscope.present);
+  ASSERT_NE(run.ranks.front().ddpscope.source, "imported");
+  EXPECT_TRUE(analysis::analyzeRun(run).completeness.incomplete());
+  run.ranks.front().ddpscope.source = "imported";
+  const auto rep = analysis::analyzeRun(run);
+  EXPECT_FALSE(rep.completeness.incomplete());
+  EXPECT_EQ(rep.completeness.missing_ranks, (std::vector<std::int32_t>{1}));
+}
+
 TEST(Oracle, ARankThatLostRecords) {
   // Rank 1's tracer dropped the record of one allreduce kernel in step 2 (CUPTI buffers full):
   // the ranks' communication totals differ, so pooling Σ hidden / Σ comm and averaging the
