@@ -54,6 +54,19 @@ QPoint pointIn(const TimelineView* view, const LanePlottable* lane, TimeNs t0, T
   return {static_cast<int>(std::lround(x)), static_cast<int>(std::lround(y))};
 }
 
+// A window of the given size with the ResNet-50 reference trace loaded and drawn.
+std::unique_ptr<MainWindow> openResnet(int width, int height) {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  w->resize(width, height);
+  w->show();
+  w->openPaths({kResnet});
+  waitFor([&] { return !w->session()->runs().empty(); });
+  QApplication::processEvents();
+  return w;
+}
+
 void click(TimelineView* view, QPoint p) {
   QTest::mouseClick(view->plot(), Qt::LeftButton, Qt::NoModifier, p);
   QApplication::processEvents();
@@ -62,14 +75,8 @@ void click(TimelineView* view, QPoint p) {
 }  // namespace
 
 TEST(UiHostLanes, ResnetKernelAndLaunchFlowAndCollapse) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1400, 900);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
-  QApplication::processEvents();
+  auto w = openResnet(1400, 900);
+  ASSERT_FALSE(w->session()->runs().empty());
   TimelineView* view = w->timeline();
   // Room for the timeline whatever divider position the settings keep.
   if (auto* split = qobject_cast<QSplitter*>(view->parentWidget())) split->setSizes({560, 300});
@@ -190,14 +197,8 @@ int expectedHiddenFrom(const std::vector<const LanePlottable*>& rows, const QCus
 }  // namespace
 
 TEST(UiHostLanes, DeeperRowsHiddenAtACoarseZoomShownZoomedIn) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1400, 900);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
-  QApplication::processEvents();
+  auto w = openResnet(1400, 900);
+  ASSERT_FALSE(w->session()->runs().empty());
   TimelineView* view = w->timeline();
   if (auto* split = qobject_cast<QSplitter*>(view->parentWidget())) split->setSizes({600, 260});
   QApplication::processEvents();
@@ -275,14 +276,8 @@ TEST(UiHostLanes, DeeperRowsHiddenAtACoarseZoomShownZoomedIn) {
 }
 
 TEST(UiHostLanes, ResetHostRowsClosesGroupsAndScrollsToTheTop) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1400, 700);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
-  QApplication::processEvents();
+  auto w = openResnet(1400, 700);
+  ASSERT_FALSE(w->session()->runs().empty());
   TimelineView* view = w->timeline();
   const auto run = w->session()->current();
   const auto& rank = run->run.ranks[0];
@@ -428,14 +423,8 @@ TEST(UiHostLanes, AnotherRunForgetsTheLaunchFlowOfTheLast) {
 
 // Pin and hide lanes (docs/UI.md "Pin and hide lanes"), through the lane menu's actions.
 TEST(UiHostLanes, PinAndHideLanesFromTheLaneMenu) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1400, 800);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
-  QApplication::processEvents();
+  auto w = openResnet(1400, 800);
+  ASSERT_FALSE(w->session()->runs().empty());
   TimelineView* view = w->timeline();
   const auto& all = w->session()->current()->timeline.lanes;
   const std::size_t shown = view->lanes().size();
@@ -526,14 +515,8 @@ TEST(UiHostLanes, PinAndHideLanesFromTheLaneMenu) {
 // The Summary's chart bars and rank rows lead to the timeline: a bar zooms to its step, as
 // "Go to step" does; a rank's row is announced for the timeline to scroll to.
 TEST(UiHostLanes, SummaryChartBarZoomsToItsStep) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1500, 900);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
-  QApplication::processEvents();
+  auto w = openResnet(1500, 900);
+  ASSERT_FALSE(w->session()->runs().empty());
   auto* summary = w->findChild<SummaryPanel*>();
   ASSERT_NE(summary, nullptr);
   QCustomPlot* chart = summary->chart();
@@ -607,13 +590,8 @@ TEST(UiHostLanes, ASyncOverAKernelLeavesTheKernelVisible) {
 // Two runs without a step in common (here one has no step at all) still compare: the table of
 // figures, and each run's lanes from its first GPU activity, labelled.
 TEST(UiHostLanes, CompareRunsWithoutACommonStep) {
-  app();
-  auto w = std::make_unique<MainWindow>();
-  w->setErrorDialogsEnabled(false);
-  w->resize(1400, 900);
-  w->show();
-  w->openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  auto w = openResnet(1400, 900);
+  ASSERT_FALSE(w->session()->runs().empty());
   ddpscope::testing::TraceBuilder b;
   b.kernel("gemm", 5'000'000, 1'000'000);
   b.comm(5'500'000, 2'000'000);
