@@ -203,12 +203,8 @@ void BreakdownPanel::refresh() {
 }
 
 int BreakdownPanel::rowAt(const QPoint& pos) const {
-  if (rows_.empty() || !chart_->axisRect()->rect().contains(pos)) return -1;
-  const double key = chart_->xAxis->pixelToCoord(pos.x());
-  const double value = chart_->yAxis->pixelToCoord(pos.y());
   for (std::size_t i = 0; i < rows_.size(); ++i) {
-    if (std::abs(key - rows_[i].step) <= kBarWidth / 2 && value >= 0 &&
-        value <= static_cast<double>(rows_[i].step_ns) / 1e6)
+    if (onBar(chart_, pos, rows_[i].step, static_cast<double>(rows_[i].step_ns) / 1e6))
       return static_cast<int>(i);
   }
   return -1;

@@ -126,6 +126,13 @@ void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_ke
   axis->setSubTicks(false);
 }
 
+bool onBar(const QCustomPlot* chart, const QPoint& pos, double key, double top) {
+  if (!chart->axisRect()->rect().contains(pos)) return false;
+  const double k = chart->xAxis->pixelToCoord(pos.x());
+  const double v = chart->yAxis->pixelToCoord(pos.y());
+  return std::abs(k - key) <= kBarWidth / 2 && v >= 0 && v <= top;
+}
+
 void setCategoryRange(QCPAxis* axis, double first, double last, double bar) {
   const double margin = std::max(bar, 0.02 * (last - first));
   axis->setRange(first - margin, last + margin);

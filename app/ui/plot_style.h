@@ -11,6 +11,7 @@ class QCPAxis;
 class QCPBars;
 class QCPTextElement;
 class QCustomPlot;
+class QPoint;
 class QColor;
 
 namespace ddpscope::ui {
@@ -29,6 +30,9 @@ void putLegendBelow(QCustomPlot* plot);
 void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key);
 // The range that shows bars of width `bar` at keys first..last with a margin on both sides.
 void setCategoryRange(QCPAxis* axis, double first, double last, double bar);
+// Whether a widget position of `chart` lies on the bar of category `key` that rises from 0 to
+// `top` (kBarWidth wide): the hit test of the charts whose bars lead to the timeline.
+bool onBar(const QCustomPlot* chart, const QPoint& pos, double key, double top);
 // The width of the bars of a category chart (keys 1 apart).
 inline constexpr double kBarWidth = 0.7;
 // A series of bars of the chart's key and value axes, filled with `colour`, no outline, named

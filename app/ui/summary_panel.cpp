@@ -97,11 +97,8 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
 }
 
 int SummaryPanel::stepAt(const QPoint& pos) const {
-  if (!chart_->axisRect()->rect().contains(pos)) return -1;
-  const double key = chart_->xAxis->pixelToCoord(pos.x());
-  const double value = chart_->yAxis->pixelToCoord(pos.y());
   for (const auto& [step, top] : bars_)
-    if (std::abs(key - step) <= kBarWidth / 2 && value >= 0 && value <= top) return step;
+    if (onBar(chart_, pos, step, top)) return step;
   return -1;
 }
 
