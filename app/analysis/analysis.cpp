@@ -196,6 +196,8 @@ RankActivity RankAnalyzer::activity() {
       const auto c = classOf(t, i);
       if (c == ActivityClass::None) continue;
       a.counts[static_cast<std::size_t>(c)]++;
+      // A synchronisation record is the host waiting: counted, but not GPU busy time.
+      if (!trace::occupiesGpu(t.kind_of[i])) continue;
       u.add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
     }
   }
@@ -327,7 +329,7 @@ void RankAnalyzer::computeSteps(RankReport& out) {
       const auto c = classOf(t, i);
       if (c == ActivityClass::None) continue;
       const auto s = stepIndexOf(t, i);
-      if (s < 0) continue;
+      if (s < 0 || !trace::occupiesGpu(t.kind_of[i])) continue;
       per_step[s].add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
       if (c == ActivityClass::Communication && isAllreduceName(r_.names[t.name[i]])) {
         allreduces[s]++;
@@ -599,6 +601,7 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
       const auto c = classOf(t, i);
       if (c == ActivityClass::None) continue;
       s.counts[static_cast<std::size_t>(c)]++;
+      if (!trace::occupiesGpu(t.kind_of[i])) continue;  // a sync: the host waiting
       busy[static_cast<std::size_t>(c)] += t.dur[i];
       extendUnion(u, t.start[i], t.end(i));
     }

@@ -30,8 +30,8 @@ struct OverlapMetrics {
   TimeNs overlap_ns = 0;              // |∪comm ∩ ∪compute|
   TimeNs exposed_ns = 0;              // |∪comm \ ∪compute|
   std::optional<double> overlap_pct;  // empty when there is no communication
-  TimeNs span_ns = 0;                 // first -> last GPU activity in scope
-  TimeNs busy_ns = 0;                 // |∪ all GPU activity|
+  TimeNs span_ns = 0;                 // first -> last GPU work in scope
+  TimeNs busy_ns = 0;                 // |∪ all GPU work| (not syncs)
   TimeNs idle_ns = 0;                 // span - busy
   double idle_pct = 0;                // of span
   double compute_pct = 0;             // |∪compute| of span
@@ -58,7 +58,7 @@ struct StepBreakdown {
   // collectives.h); none when no collective of the rank was matched (filled by analyzeRun).
   std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
   TimeNs memory_ns = 0;  // copies and sets under neither computation nor communication
-  TimeNs other_ns = 0;   // synchronisations under none of the above
+  TimeNs other_ns = 0;   // other-class kernels under none of the above (not cuda_sync records)
   TimeNs idle_ns = 0;    // no GPU work of the step
   // The idle time split by what the host was doing: a launch pending (its GPU work waited on a
   // stream or a dependency), else inside a data-loader range, else host-bound; none when the

@@ -78,7 +78,7 @@ TimeNs streamBusyWithin(const trace::Track& t, TimeNs lo, TimeNs hi) {
   TimeNs busy = 0;
   TimeNs covered = lo;
   for (std::size_t i = 0; i < t.size() && t.start[i] < hi; ++i) {
-    if (!trace::isGpuActivity(t.kind_of[i])) continue;
+    if (!trace::occupiesGpu(t.kind_of[i])) continue;
     const TimeNs e = std::min(t.end(i), hi);
     const TimeNs s = std::max(t.start[i], covered);
     if (e > s) {

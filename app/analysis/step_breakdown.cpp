@@ -82,7 +82,7 @@ HostActivity hostActivity(const trace::RankTrace& rank, const RankActivity& act,
     const auto& t = rank.tracks[ti];
     if (t.kind != trace::TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!trace::isGpuActivity(t.kind_of[i]) || !included(act, ti, i)) continue;
+      if (!trace::occupiesGpu(t.kind_of[i]) || !included(act, ti, i)) continue;
       if (act.classOf(ti, t.kind_of[i], t.name[i]) == ActivityClass::None) continue;
       const auto it = launch.find(t.correlation[i]);
       if (it == launch.end()) continue;

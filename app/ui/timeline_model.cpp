@@ -73,10 +73,10 @@ void addStepsLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
     TimeNs last_step_end = 0, last_end = 0;
     for (const auto& st : rank.steps)
       last_step_end = std::max(last_step_end, st.end);
-    // GPU activity only: a host wait until a watchdog fired may run on for minutes.
+    // GPU work only: a host wait until a watchdog fired may run on for minutes.
     for (const auto& t : rank.tracks)
       for (std::size_t i = 0; i < t.size(); ++i)
-        if (trace::isGpuActivity(t.kind_of[i])) last_end = std::max(last_end, t.end(i));
+        if (trace::occupiesGpu(t.kind_of[i])) last_end = std::max(last_end, t.end(i));
     if (last_end > last_step_end) {
       steps.events.add(last_step_end, last_end, kStyleCutShort,
                        static_cast<std::uint32_t>(rank.steps.size()));

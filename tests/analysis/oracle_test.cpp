@@ -74,6 +74,7 @@ Cls classOf(EventKind kind, const std::string& name) {
 struct Ev {
   TimeNs start = 0, end = 0;
   Cls cls = Cls::None;
+  bool work = true;            // false for a cuda_sync record: the host waiting, never busy time
   std::int32_t step = -1;      // the step number it belongs to, -1: none
   std::int32_t tag_step = -1;  // args.step as written
   std::int32_t bucket = -1;
@@ -108,6 +109,7 @@ std::vector<Ev> gpuEvents(const trace::RankTrace& r) {
       e.name = r.names[t.name[i]];
       e.cls = classOf(t.kind_of[i], e.name);
       if (e.cls == Cls::None) continue;
+      e.work = t.kind_of[i] != EventKind::Sync;
       e.start = t.start[i];
       e.end = t.start[i] + t.dur[i];
       e.bucket = t.bucket[i];
@@ -137,7 +139,7 @@ struct Cover {
 Cover cover(const std::vector<const Ev*>& evs) {
   std::vector<std::tuple<TimeNs, int, Cls>> marks;
   for (const Ev* e : evs) {
-    if (e->end <= e->start) continue;
+    if (e->end <= e->start || !e->work) continue;
     marks.emplace_back(e->start, +1, e->cls);
     marks.emplace_back(e->end, -1, e->cls);
   }

@@ -107,6 +107,41 @@ TEST(Overlap, MemoryAndSyncAreInNeitherTerm) {
   EXPECT_DOUBLE_EQ(r.whole.non_compute_pct, 100.0);
 }
 
+// A cuda_sync record is the host waiting on the GPU, not work the GPU runs: a GPU with nothing
+// but a 4000 ns sync between two 1000 ns kernels is idle for those 4000 ns (span 6000, busy
+// 2000: idle 4000 / 6000), and the sync's own stream is busy 0 ns while the sync is counted.
+TEST(Overlap, SyncRecordsAreNotGpuBusyTime) {
+  TraceBuilder b;
+  b.kernel("gemm", 0, 1000)
+      .add({"Context Sync", 1000, 4000, 9, 0, EventKind::Sync})
+      .kernel("gemm", 5000, 1000);
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.span_ns, 6000);
+  EXPECT_EQ(r.whole.busy_ns, 2000);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 100.0 * 4000 / 6000);
+  EXPECT_EQ(r.counts[3], 1);
+  bool seen = false;
+  for (const auto& s : r.streams) {
+    if (s.stream != 9) continue;
+    seen = true;
+    EXPECT_EQ(s.busy_ns, 0);
+    EXPECT_EQ(s.counts[3], 1);
+  }
+  EXPECT_TRUE(seen);
+}
+
+// A sync before the first or after the last kernel does not stretch the span.
+TEST(Overlap, SyncRecordsDoNotStretchTheSpan) {
+  TraceBuilder b;
+  b.add({"Context Sync", 0, 500, 9, 0, EventKind::Sync})
+      .kernel("gemm", 1000, 1000)
+      .add({"Stream Sync", 1500, 3000, 9, 0, EventKind::Sync});
+  const auto r = analyze(b);
+  EXPECT_EQ(r.whole.first_ns, 1000);
+  EXPECT_EQ(r.whole.span_ns, 1000);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 0.0);
+}
+
 TEST(Overlap, NoCommunicationIsUndefinedNotZero) {
   TraceBuilder b;
   b.kernel("gemm", 0, 1000);

@@ -36,7 +36,8 @@ void launch(TraceBuilder& b, TimeNs at, std::int64_t correlation) {
 //                                                          exposed [3000, 5000) = 2000
 //   memset   [2500, 2700) memory under the gemm (launched at 2400): in no part of its own
 //   memcpy   [5000, 6000) memory   (launched at 4000)  -> memory 1000
-//   sync     [6000, 6500) other    (no launch)         -> other 500
+//   Stream Wait Event [6000, 6500) an other-class kernel (no launch) -> other 500
+//   a cuda_sync record [9200, 9600): the host waiting, not GPU work -> still idle
 // Busy 5500, so idle = 10000 − 5500 = 4500: [0, 1000) and [6500, 10000).
 // Pending launches: [0, 1000) (the gemm's), [1500, 2000), [2400, 2500), [4000, 5000).
 // Data loader ranges: [0, 800) (inside the pending gemm launch: counted as pending) and
@@ -51,7 +52,8 @@ trace::RankTrace oneStep() {
          3});
   b.add(
       {"Memcpy HtoD", 5'000, 1'000, 8, 0, EventKind::Memcpy, trace::kNoBucket, trace::kNoStep, 4});
-  b.add({"Stream Sync", 6'000, 500, 9, 0, EventKind::Sync});
+  b.add({"Stream Wait Event", 6'000, 500, 9, 0, EventKind::Kernel});
+  b.add({"Context Sync", 9'200, 400, 9, 0, EventKind::Sync});
   launch(b, 0, 1);
   launch(b, 1'500, 2);
   launch(b, 2'400, 3);

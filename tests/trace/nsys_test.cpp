@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "app/analysis/analysis.h"
 #include "tracer/format/importer.h"
@@ -158,6 +160,47 @@ TEST(NsysExport, SummaryMatchesTheIndependentFigures) {
       }
     }
   }
+}
+
+// GPU busy time and span straight from the export's tables with SQL, apart from the importer:
+// the union of each process's kernels, copies and sets (a running maximum of the ends in start
+// order). The export's 366 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows (325 ms of host waiting,
+// more than the capture's 300 ms) are not GPU work and must not make the GPU look busy.
+TEST(NsysExport, GpuIdleIsTheUnionOfWorkFromTheTables) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(kExport.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  const char* sql =
+      "WITH w AS (SELECT start, end, globalPid >> 24 AS p FROM CUPTI_ACTIVITY_KIND_KERNEL "
+      " UNION ALL SELECT start, end, globalPid >> 24 FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+      " UNION ALL SELECT start, end, globalPid >> 24 FROM CUPTI_ACTIVITY_KIND_MEMSET), "
+      "o AS (SELECT p, start, end, MAX(end) OVER (PARTITION BY p ORDER BY start, end "
+      " ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev FROM w) "
+      "SELECT MAX(end) - MIN(start), SUM(MAX(0, end - MAX(start, COALESCE(prev, start)))), "
+      " (SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) FROM o GROUP BY p ORDER BY p";
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::vector<std::pair<TimeNs, TimeNs>> want;  // span, busy per process in pid order
+  std::int64_t syncs = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    want.emplace_back(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+    syncs = sqlite3_column_int64(st, 2);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_EQ(syncs, 366);
+  const auto report = analysis::analyzeRun(loadRun({kExport}));
+  ASSERT_EQ(report.ranks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("rank " + std::to_string(i));
+    const auto& w = report.ranks[i].whole;
+    EXPECT_EQ(w.span_ns, want[i].first);
+    EXPECT_EQ(w.busy_ns, want[i].second);
+    EXPECT_EQ(w.idle_ns, want[i].first - want[i].second);
+  }
+  // 8.68 % and 10.51 % idle: a GPU made busy by the syncs would read far less.
+  EXPECT_NEAR(report.ranks[0].whole.idle_pct, 8.68, 0.005);
+  EXPECT_NEAR(report.ranks[1].whole.idle_pct, 10.51, 0.005);
 }
 
 TEST(NsysExport, RanksAreProcessesInOrderAndSaySo) {

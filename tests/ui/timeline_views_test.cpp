@@ -475,13 +475,13 @@ TEST(UiTimelineExport, AZoomedExportTitleGivesTheWindowAndItsFigures) {
   analysis::analyzeRun(run->run, options, &activities);
   const auto f = analysis::windowFigures(activities, st.start, st.end);
   // Cross-checks of the function on this window: the status bar's overlap of a selected range,
-  // and the GPU busy time as the union of the trace's GPU activities inside it.
+  // and the GPU busy time as the union of the trace's GPU work inside it (syncs are not work).
   ASSERT_TRUE(f.overlap_pct.has_value());
   EXPECT_NEAR(*f.overlap_pct, *run->overlap[0].pctWithin(st.start, st.end), 1e-9);
   std::vector<analysis::Interval> gpu;
   for (const auto& t : run->run.ranks[0].tracks)
     for (std::size_t i = 0; i < t.size(); ++i)
-      if (trace::isGpuActivity(t.kind_of[i])) gpu.push_back({t.start[i], t.end(i)});
+      if (trace::occupiesGpu(t.kind_of[i])) gpu.push_back({t.start[i], t.end(i)});
   const TimeNs busy = analysis::lengthWithin(analysis::unionOf(gpu), st.start, st.end);
   EXPECT_EQ(f.busy_ns, busy);
   EXPECT_NEAR(*f.gpu_idle_pct,

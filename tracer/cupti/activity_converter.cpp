@@ -570,8 +570,7 @@ void ActivityConverter::projectAnnotations() {
     const auto& t = trace_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (trace::isGpuActivity(t.kind_of[i]) && t.kind_of[i] != EventKind::Sync &&
-          t.correlation[i] != trace::kNoCorrelation) {
+      if (trace::occupiesGpu(t.kind_of[i]) && t.correlation[i] != trace::kNoCorrelation) {
         gpu_of[t.correlation[i]].emplace_back(static_cast<std::int32_t>(ti), i);
       }
     }

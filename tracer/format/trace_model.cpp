@@ -83,6 +83,10 @@ bool isGpuActivity(EventKind kind) {
          kind == EventKind::Sync;
 }
 
+bool occupiesGpu(EventKind kind) {
+  return kind == EventKind::Kernel || kind == EventKind::Memcpy || kind == EventKind::Memset;
+}
+
 namespace {
 template <typename T>
 void reserveColumn(std::vector<T>& v, std::size_t n) {

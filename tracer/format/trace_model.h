@@ -71,6 +71,9 @@ std::string_view categoryName(EventKind kind);
 bool isGpuKind(EventKind kind);  // Kernel, Memcpy, Memset, Sync, GpuAnnotation
 // GPU activity proper (what overlap and counts are computed over): Kernel, Memcpy, Memset, Sync.
 bool isGpuActivity(EventKind kind);
+// Work the GPU itself runs: Kernel, Memcpy, Memset. A Sync record is GPU activity (classified,
+// counted, drawn) but not GPU work: it is the host waiting, so it is in no busy time or union.
+bool occupiesGpu(EventKind kind);
 
 enum class TrackKind : std::uint8_t { Gpu, Host };
 
