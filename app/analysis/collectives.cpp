@@ -238,11 +238,10 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
 }
 
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
-                       const IntervalSet& comm, const IntervalSet& compute, RankReport& rr) {
+                       const IntervalSet& exposed, RankReport& rr) {
   if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
   // The rank's exposed communication inside its waits, and the rest.
-  const IntervalSet waiting = intersect(unionOf(matching.waits[rank_index]), comm);
-  const TimeNs exposed_wait = totalLength(waiting) - intersectionLength(waiting, compute);
+  const TimeNs exposed_wait = intersectionLength(unionOf(matching.waits[rank_index]), exposed);
   rr.exposed_wait_ns = exposed_wait;
   rr.exposed_transfer_ns = rr.whole.exposed_ns - exposed_wait;
   // Per step: the waits and transfers of the rank's matched kernels of that step.
@@ -273,7 +272,9 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
   }
   CollectiveMatching matching = matchTimings(timings, rank_numbers);
   for (std::size_t r = 0; r < n; ++r)
-    applyMatchedSplit(matching, r, activities[r].comm, activities[r].compute, report.ranks[r]);
+    if (matching.involved[r])
+      applyMatchedSplit(matching, r, subtract(activities[r].comm, activities[r].compute),
+                        report.ranks[r]);
   report.matched = std::move(matching.matched);
   report.matched_by = std::move(matching.matched_by);
   for (auto& w : matching.warnings)

@@ -45,9 +45,9 @@ struct CollectiveMatching {
 CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>& timings,
                                 const std::vector<std::int32_t>& rank_numbers);
 // Fills the exposed_wait/transfer split of the rank at `rank_index` and its steps' matched wait
-// and transfer, from the rank's communication and computation unions.
+// and transfer, from the rank's exposed communication (∪comm \ ∪compute: all the split needs).
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
-                       const IntervalSet& comm, const IntervalSet& compute, RankReport& rr);
+                       const IntervalSet& exposed, RankReport& rr);
 
 // How close (ns) a collective's start must follow the end of another one of its process group
 // for the check below to say it waited for it.

@@ -74,8 +74,7 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
       k.start += t.base_time_ns;
       k.end += t.base_time_ns;
     }
-    p.comm = shifted(act.comm, t.base_time_ns);
-    p.compute = shifted(act.compute, t.base_time_ns);
+    p.exposed = shifted(subtract(act.comm, act.compute), t.base_time_ns);
     p.file = file;
     p.written_by_ddpscope = recordedByDdpscope(t);
     p.origin = imported.origin;
@@ -139,7 +138,7 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
   }
   CollectiveMatching matching = matchTimings(timings, rank_numbers);
   for (std::size_t r = 0; r < parts.size(); ++r)
-    applyMatchedSplit(matching, r, parts[r].comm, parts[r].compute, out.ranks[r]);
+    applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r]);
   out.matched = std::move(matching.matched);
   out.matched_by = std::move(matching.matched_by);
   for (auto& w : matching.warnings)
@@ -424,8 +423,7 @@ std::string encodePartials(const std::vector<RankPartial>& parts) {
       w.pod(k.step);
       w.pod(k.ref);
     }
-    putIntervals(w, p.comm);
-    putIntervals(w, p.compute);
+    putIntervals(w, p.exposed);
     w.str(p.file.name);
     w.pod(p.file.bytes);
     w.pod(p.file.hash);
@@ -463,8 +461,7 @@ std::vector<RankPartial> decodePartials(std::string_view bytes) {
       k.step = r.pod<std::int32_t>();
       k.ref = r.pod<EventRef>();
     }
-    p.comm = getIntervals(r);
-    p.compute = getIntervals(r);
+    p.exposed = getIntervals(r);
     p.file.name = r.str();
     p.file.bytes = r.pod<std::uint64_t>();
     p.file.hash = r.pod<std::uint64_t>();

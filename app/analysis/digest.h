@@ -33,7 +33,7 @@ std::uint64_t fileHash(const std::string& path);  // throws std::runtime_error w
 struct RankPartial {
   RankReport report;
   std::vector<CollectiveTiming> timings;
-  IntervalSet comm, compute;
+  IntervalSet exposed;  // ∪comm \ ∪compute (model time + base): for the matched split
   DigestFile file;
   bool written_by_ddpscope = false;
   trace::RankTrace identity;  // the trace without its events: to refuse files of other runs

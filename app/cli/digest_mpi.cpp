@@ -3,10 +3,12 @@
 // process would have written (docs/DIGEST.md). Built when MPI was found (DDPSCOPE_HAVE_MPI).
 #include <mpi.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/analysis/digest.h"
@@ -24,25 +26,51 @@ int intFromEnv(const char* name) {
   return v ? std::atoi(v) : 0;
 }
 
+// Waits for requests without spinning. MPI's blocking calls poll at full speed; a process that
+// finished its share and waits for process 0 (or process 0 waiting for a slower one) would take
+// a core from the processes still reading when there are more processes than cores.
+void waitQuietly(std::vector<MPI_Request>& requests) {
+  int done = 0;
+  for (;;) {
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
 // Bytes from one process to another in pieces MPI's int counts can hold.
 void sendBytes(const std::string& bytes, int to) {
   const std::uint64_t n = bytes.size();
-  MPI_Send(&n, 1, MPI_UINT64_T, to, 0, MPI_COMM_WORLD);
+  std::vector<MPI_Request> requests(1);
+  MPI_Isend(&n, 1, MPI_UINT64_T, to, 0, MPI_COMM_WORLD, &requests[0]);
   for (std::uint64_t at = 0; at < n; at += INT_MAX) {
     const int piece = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - at));
-    MPI_Send(bytes.data() + at, piece, MPI_BYTE, to, 1, MPI_COMM_WORLD);
+    MPI_Isend(bytes.data() + at, piece, MPI_BYTE, to, 1, MPI_COMM_WORLD, &requests.emplace_back());
   }
+  waitQuietly(requests);
 }
 
 std::string receiveBytes(int from) {
   std::uint64_t n = 0;
-  MPI_Recv(&n, 1, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::vector<MPI_Request> requests(1);
+  MPI_Irecv(&n, 1, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, &requests[0]);
+  waitQuietly(requests);
   std::string bytes(n, '\0');
+  requests.clear();
   for (std::uint64_t at = 0; at < n; at += INT_MAX) {
     const int piece = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - at));
-    MPI_Recv(bytes.data() + at, piece, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Irecv(bytes.data() + at, piece, MPI_BYTE, from, 1, MPI_COMM_WORLD,
+              &requests.emplace_back());
   }
+  waitQuietly(requests);
   return bytes;
+}
+
+// MPI_Bcast from process 0, waiting quietly.
+void broadcast(void* data, int count, MPI_Datatype type) {
+  std::vector<MPI_Request> requests(1);
+  MPI_Ibcast(data, count, type, 0, MPI_COMM_WORLD, &requests[0]);
+  waitQuietly(requests);
 }
 
 }  // namespace
@@ -76,12 +104,11 @@ int runDigestMpi(const DigestArgs& a) {
     }
   }
   std::uint64_t listing_size = listing.size();
-  MPI_Bcast(&listing_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  broadcast(&listing_size, 1, MPI_UINT64_T);
   listing.resize(listing_size);
   for (std::uint64_t at = 0; at < listing_size; at += INT_MAX) {
-    MPI_Bcast(listing.data() + at,
-              static_cast<int>(std::min<std::uint64_t>(INT_MAX, listing_size - at)), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
+    broadcast(listing.data() + at,
+              static_cast<int>(std::min<std::uint64_t>(INT_MAX, listing_size - at)), MPI_BYTE);
   }
   try {
     if (!message.empty()) throw std::runtime_error(message.substr(1));
@@ -141,7 +168,7 @@ int runDigestMpi(const DigestArgs& a) {
       }
     }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  broadcast(&rc, 1, MPI_INT);
   MPI_Finalize();
   return rc;
 }
