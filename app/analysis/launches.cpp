@@ -1,6 +1,8 @@
 #include "app/analysis/launches.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 
 namespace ddpscope::analysis {
 
@@ -70,6 +72,96 @@ std::span<const LaunchLink> launchesOf(const std::vector<LaunchLink>& links,
   const auto all = launchLinks(links, correlation);
   if (all.empty() || all.front().host_track != host_track || all.front().host_index != host_index)
     return {};
+  return all;
+}
+
+namespace {
+// Whether event i of track t can end a link: what resolveLaunches looks at on each side.
+bool linkEnd(const trace::Track& t, std::size_t i) {
+  if (t.correlation[i] == trace::kNoCorrelation) return false;
+  return t.kind == trace::TrackKind::Host ? isLaunchKind(t.kind_of[i])
+                                          : trace::isGpuActivity(t.kind_of[i]);
+}
+}  // namespace
+
+LaunchIndex::LaunchIndex(const trace::RankTrace& rank) {
+  std::uint64_t total = 0;
+  first_.reserve(rank.tracks.size() + 1);
+  for (const auto& t : rank.tracks) {
+    first_.push_back(total);
+    total += t.size();
+  }
+  first_.push_back(total);
+  if (total > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("a rank of more than 2^32 events");
+  // (correlation, position) pairs sorted, then the positions alone.
+  std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto& t = rank.tracks[ti];
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (linkEnd(t, i))
+        keyed.emplace_back(t.correlation[i], static_cast<std::uint32_t>(first_[ti] + i));
+  }
+  // No host call or no GPU work: no links at all (as resolveLaunches).
+  bool host = false, gpu = false;
+  for (const auto& [c, pos] : keyed)
+    (rank.tracks[static_cast<std::size_t>(at(pos).first)].kind == trace::TrackKind::Host ? host
+                                                                                         : gpu) =
+        true;
+  if (!host || !gpu) return;
+  std::sort(keyed.begin(), keyed.end());
+  order_.reserve(keyed.size());
+  for (const auto& [c, pos] : keyed)
+    order_.push_back(pos);
+}
+
+std::pair<std::int32_t, std::uint32_t> LaunchIndex::at(std::uint32_t position) const {
+  const auto it = std::upper_bound(first_.begin(), first_.end(), std::uint64_t{position});
+  const auto track = static_cast<std::size_t>(it - first_.begin()) - 1;
+  return {static_cast<std::int32_t>(track), static_cast<std::uint32_t>(position - first_[track])};
+}
+
+std::int64_t LaunchIndex::correlationAt(const trace::RankTrace& rank,
+                                        std::uint32_t position) const {
+  const auto [track, index] = at(position);
+  return rank.tracks[static_cast<std::size_t>(track)].correlation[index];
+}
+
+std::vector<LaunchLink> LaunchIndex::links(const trace::RankTrace& rank,
+                                           std::int64_t correlation) const {
+  std::vector<LaunchLink> out;
+  if (correlation == trace::kNoCorrelation || order_.empty()) return out;
+  const auto lo =
+      std::lower_bound(order_.begin(), order_.end(), correlation,
+                       [&](std::uint32_t p, std::int64_t c) { return correlationAt(rank, p) < c; });
+  auto hi = lo;
+  while (hi != order_.end() && correlationAt(rank, *hi) == correlation)
+    ++hi;
+  // The launch: the first host call in track order (positions are in track order).
+  std::int32_t host_track = -1;
+  std::uint32_t host_index = 0;
+  for (auto it = lo; it != hi && host_track < 0; ++it) {
+    const auto [track, index] = at(*it);
+    if (rank.tracks[static_cast<std::size_t>(track)].kind == trace::TrackKind::Host) {
+      host_track = track;
+      host_index = index;
+    }
+  }
+  if (host_track < 0) return out;
+  for (auto it = lo; it != hi; ++it) {
+    const auto [track, index] = at(*it);
+    if (rank.tracks[static_cast<std::size_t>(track)].kind == trace::TrackKind::Gpu)
+      out.push_back({correlation, host_track, host_index, track, index});
+  }
+  return out;
+}
+
+std::vector<LaunchLink> LaunchIndex::launchesOf(const trace::RankTrace& rank,
+                                                std::int64_t correlation, std::int32_t host_track,
+                                                std::uint32_t host_index) const {
+  auto all = links(rank, correlation);
+  if (all.empty() || all.front().host_track != host_track || all.front().host_index != host_index)
+    all.clear();
   return all;
 }
 

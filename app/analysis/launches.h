@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tracer/format/trace_model.h"
@@ -39,6 +40,32 @@ std::span<const LaunchLink> launchLinks(const std::vector<LaunchLink>& links,
 std::span<const LaunchLink> launchesOf(const std::vector<LaunchLink>& links,
                                        std::int64_t correlation, std::int32_t host_track,
                                        std::uint32_t host_index);
+
+// The same links, resolved on demand: every event that can end a link (a Runtime or Driver call
+// with a correlation id on a host track, GPU activity with one on a GPU track) as its position in
+// the rank, sorted by correlation id. 4 bytes per such event where the resolved links of a run
+// keep 24 per link; a lookup is a binary search. links() and launchesOf() give what
+// launchLinks() and launchesOf() give over resolveLaunches(rank), for the rank it was built from.
+class LaunchIndex {
+ public:
+  LaunchIndex() = default;
+  explicit LaunchIndex(const trace::RankTrace& rank);
+  std::vector<LaunchLink> links(const trace::RankTrace& rank, std::int64_t correlation) const;
+  std::vector<LaunchLink> launchesOf(const trace::RankTrace& rank, std::int64_t correlation,
+                                     std::int32_t host_track, std::uint32_t host_index) const;
+  bool empty() const { return order_.empty(); }
+  std::size_t capacityBytes() const {
+    return order_.capacity() * sizeof(std::uint32_t) + first_.capacity() * sizeof(std::uint64_t);
+  }
+
+ private:
+  // The track and index of a position, and the correlation id there.
+  std::pair<std::int32_t, std::uint32_t> at(std::uint32_t position) const;
+  std::int64_t correlationAt(const trace::RankTrace& rank, std::uint32_t position) const;
+
+  std::vector<std::uint64_t> first_;  // each track's first position; one past the last at the end
+  std::vector<std::uint32_t> order_;  // positions, by correlation id, then position
+};
 
 // Launch latency: from the start of the host call to the start of the GPU work it launched.
 inline trace::TimeNs launchLatency(trace::TimeNs launch_start, trace::TimeNs gpu_start) {

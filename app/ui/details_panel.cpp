@@ -168,8 +168,8 @@ QString hostDetails(const LoadedRun& run, std::int32_t rank_index, std::int32_t 
                 QString::fromStdString(rank.names[t.name[static_cast<std::size_t>(op)]]));
   const auto r = static_cast<std::size_t>(rank_index);
   if (r < run.timeline.launches.size()) {
-    for (const auto& l : analysis::launchesOf(run.timeline.launches[r], t.correlation[i], track,
-                                              static_cast<std::uint32_t>(i))) {
+    for (const auto& l : run.timeline.launches[r].launchesOf(rank, t.correlation[i], track,
+                                                             static_cast<std::uint32_t>(i))) {
       const auto& g = rank.tracks[static_cast<std::size_t>(l.gpu_track)];
       html += row(QObject::tr("launched"),
                   QObject::tr("%1 on stream %2 at %3 (launch latency %4)")
@@ -224,7 +224,7 @@ void DetailsPanel::refresh() {
                QString::fromUtf8(analysis::className(cls).data()), sourceBadge(run->source()));
   html += traceRows(rank, t, i, cls);
   if (const auto r = static_cast<std::size_t>(ref->rank_index); r < run->timeline.launches.size()) {
-    for (const auto& l : analysis::launchLinks(run->timeline.launches[r], t.correlation[i])) {
+    for (const auto& l : run->timeline.launches[r].links(rank, t.correlation[i])) {
       if (l.gpu_track != ref->track || l.gpu_index != i) continue;
       html += row(tr("launched by"), launchedBy(rank, l));
       break;

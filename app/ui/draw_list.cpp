@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -41,7 +42,8 @@ std::vector<T> permuted(const std::vector<T>& v, const std::vector<std::uint32_t
 }  // namespace
 
 void LaneEvents::add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src) {
-  const std::size_t i = start_.size();
+  assert(start_.size() == style_.size() && "LaneEvents::add after finish");
+  const std::size_t i = style_.size();
   // Sources are kept only from the first event whose source is not its index.
   if (!source_.empty()) {
     source_.push_back(src);
@@ -60,6 +62,26 @@ void LaneEvents::add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src) {
   }
 }
 
+TimeNs LaneEvents::farStart(std::size_t i) const {
+  const auto it = std::lower_bound(
+      far_start_.begin(), far_start_.end(), i,
+      [](const std::pair<std::uint32_t, TimeNs>& p, std::size_t k) { return p.first < k; });
+  return it->second;
+}
+
+std::size_t LaneEvents::firstStartingAtOrAfter(TimeNs t) const {
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (start(mid) < t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 TimeNs LaneEvents::longEnd(std::size_t i) const {
   const auto it = std::lower_bound(
       long_end_.begin(), long_end_.end(), i,
@@ -68,6 +90,7 @@ TimeNs LaneEvents::longEnd(std::size_t i) const {
 }
 
 void LaneEvents::finish() {
+  if (start_.size() != style_.size()) return;  // finished already: the starts are offsets now
   const std::size_t n = start_.size();
   if (!std::is_sorted(start_.begin(), start_.end())) {
     std::vector<std::uint32_t> order(n);
@@ -89,7 +112,24 @@ void LaneEvents::finish() {
   for (std::size_t i = 0; i < source_.size() && indices; ++i)
     indices = source_[i] == i;
   if (indices) source_ = {};
-  start_.shrink_to_fit();
+  // The starts as offsets from their block's first (sorted: offsets are never negative).
+  block_start_.clear();
+  block_start_.reserve((n + kBlock - 1) / kBlock);
+  start_offset_.clear();
+  start_offset_.reserve(n);
+  far_start_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % kBlock == 0) block_start_.push_back(start_[i]);
+    const TimeNs off = start_[i] - block_start_.back();
+    if (off < TimeNs{kFarStart}) {
+      start_offset_.push_back(static_cast<std::uint32_t>(off));
+    } else {
+      start_offset_.push_back(kFarStart);
+      far_start_.emplace_back(static_cast<std::uint32_t>(i), start_[i]);
+    }
+  }
+  std::vector<TimeNs>().swap(start_);  // (`= {}` would keep the capacity)
+  far_start_.shrink_to_fit();
   dur_.shrink_to_fit();
   style_.shrink_to_fit();
   source_.shrink_to_fit();
@@ -102,7 +142,7 @@ void LaneEvents::finish() {
   BlockSummary b;
   TimeNs first = 0, block_end = 0;  // the block's first start and its largest end so far
   for (std::size_t i = 0; i < n; ++i) {
-    const TimeNs s = start_[i], e = end(i);
+    const TimeNs s = start(i), e = end(i);
     const std::uint8_t st = style_[i];
     m = std::max(m, e);
     if (i % kBlock == 0) {
@@ -138,7 +178,9 @@ void LaneEvents::finish() {
 }
 
 std::size_t LaneEvents::bytes() const {
-  return start_.capacity() * sizeof(TimeNs) + dur_.capacity() * sizeof(std::uint32_t) +
+  return start_.capacity() * sizeof(TimeNs) + block_start_.capacity() * sizeof(TimeNs) +
+         start_offset_.capacity() * sizeof(std::uint32_t) +
+         far_start_.capacity() * sizeof(far_start_[0]) + dur_.capacity() * sizeof(std::uint32_t) +
          style_.capacity() * sizeof(std::uint8_t) + source_.capacity() * sizeof(std::uint32_t) +
          long_end_.capacity() * sizeof(long_end_[0]) + block_max_end_.capacity() * sizeof(TimeNs) +
          block_summary_.capacity() * sizeof(BlockSummary);
@@ -272,13 +314,12 @@ std::vector<DrawBox> buildDrawList(const LaneEvents& events, const ViewWindow& v
   bool have_run = false;
   bool sorted = true;
   const double scale = static_cast<double>(view.width) / static_cast<double>(view.hi - view.lo);
-  const TimeNs* starts = events.startData();
   const std::uint32_t* durations = events.durationData();
   OccupancyAccumulator occ(occupancy, view, scale);
   const auto& blocks = events.blockSummaries();
   constexpr std::size_t kBlock = LaneEvents::kBlock;
   for (std::size_t i = firstEventEndingAfter(events, view.lo); i < n; ++i) {
-    const TimeNs s = starts[i];
+    const TimeNs s = events.start(i);
     if (s >= view.hi) break;
     // A whole block that would join the run event by event (each passing the fast path below:
     // of the run's style, or any style while the run is one column), in one column: taken at

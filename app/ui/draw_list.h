@@ -35,24 +35,34 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view);
 // One lane's events, sorted by start. `style` picks the colour; `source` points back at the
 // record the event came from (a track event, a step, a bucket) for hover and selection.
 //
-// Stored compactly, about 13 bytes an event (a lane of a GPU stream holds one item per kernel):
-// the start as TimeNs; the duration in 32 bits, with the rare event that does not fit (4.29 s or
-// longer, or ending before it starts) kept exactly aside; the style in one byte; the source only
-// when it is not the event's own index (a stream lane whose events are its track's, in order, has
-// none); and the running maximum of end once per block of kBlock events, for
-// firstEventEndingAfter.
+// Stored compactly, about 9.5 bytes an event (a lane of a GPU stream holds one item per kernel):
+// the start as a 32-bit offset from its block's first start (kBlock events a block; an event more
+// than 4.29 s after its block's first keeps its start exactly aside); the duration in 32 bits, with
+// the rare event that does not fit (4.29 s or longer, or ending before it starts) kept exactly
+// aside; the style in one byte; the source only when it is not the event's own index (a stream lane
+// whose events are its track's, in order, has none); and the running maximum of end once per block
+// of kBlock events, for firstEventEndingAfter.
 class LaneEvents {
  public:
   static constexpr std::size_t kBlock = 64;
   // Stored in place of a duration that does not fit in 32 bits: the end is kept in long_end_.
   static constexpr std::uint32_t kLongDuration = 0xFFFFFFFFu;
 
-  std::size_t size() const { return start_.size(); }
-  TimeNs start(std::size_t i) const { return start_[i]; }
+  // Stored in place of a start offset that does not fit in 32 bits: the start is in far_start_.
+  static constexpr std::uint32_t kFarStart = 0xFFFFFFFFu;
+
+  std::size_t size() const { return style_.size(); }
+  // After finish() (add() keeps the starts whole until then).
+  TimeNs start(std::size_t i) const {
+    const std::uint32_t o = start_offset_[i];
+    return o != kFarStart ? block_start_[i / kBlock] + static_cast<TimeNs>(o) : farStart(i);
+  }
   TimeNs end(std::size_t i) const {
     const std::uint32_t d = dur_[i];
-    return d != kLongDuration ? start_[i] + static_cast<TimeNs>(d) : longEnd(i);
+    return d != kLongDuration ? start(i) + static_cast<TimeNs>(d) : longEnd(i);
   }
+  // The first event starting at or after t (size() when none).
+  std::size_t firstStartingAtOrAfter(TimeNs t) const;
   std::uint8_t style(std::size_t i) const { return style_[i]; }
   std::uint32_t source(std::size_t i) const {
     return source_.empty() ? static_cast<std::uint32_t>(i) : source_[i];
@@ -62,11 +72,10 @@ class LaneEvents {
 
   void add(TimeNs s, TimeNs e, std::uint8_t st, std::uint32_t src);
   // Sorts by start (stable), fits the columns to their size and fills the block maxima; call once
-  // after the last add().
+  // after the last add() (a second call does nothing; no add() after it), before reading.
   void finish();
 
-  // The columns as stored, for the draw-list builder's loop and for tests.
-  const TimeNs* startData() const { return start_.data(); }
+  // The durations as stored, for the draw-list builder's loop and for tests.
   const std::uint32_t* durationData() const { return dur_.data(); }
   // Running maximum of end at the last event of each block (monotonic: binary searched).
   const std::vector<TimeNs>& blockMaxEnd() const { return block_max_end_; }
@@ -88,14 +97,19 @@ class LaneEvents {
   const std::vector<BlockSummary>& blockSummaries() const { return block_summary_; }
   bool sourcesAreIndices() const { return source_.empty(); }
   std::size_t longDurationCount() const { return long_end_.size(); }
+  std::size_t farStartCount() const { return far_start_.size(); }
   // Bytes held by the columns (their capacity).
   std::size_t bytes() const;
 
  private:
   TimeNs longEnd(std::size_t i) const;
+  TimeNs farStart(std::size_t i) const;
 
-  std::vector<TimeNs> start_;
-  std::vector<std::uint32_t> dur_;  // end - start, or kLongDuration
+  std::vector<TimeNs> start_;                // the starts whole, from add() to finish() only
+  std::vector<TimeNs> block_start_;          // each block's first start
+  std::vector<std::uint32_t> start_offset_;  // start - its block's first start, or kFarStart
+  std::vector<std::pair<std::uint32_t, TimeNs>> far_start_;  // (index, start), sorted by index
+  std::vector<std::uint32_t> dur_;                           // end - start, or kLongDuration
   std::vector<std::uint8_t> style_;
   std::vector<std::uint32_t> source_;  // empty while source(i) == i for every event
   std::vector<std::pair<std::uint32_t, TimeNs>> long_end_;  // (index, end), sorted by index

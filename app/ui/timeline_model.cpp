@@ -206,10 +206,10 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
   addStreamLanes(m, rank, rank_index, rr, act, kinds);
   addOverlapLane(m, rank, rank_index, act);
   // The host side below the GPU's: annotated GPU ranges, then the CPU threads.
-  auto& launches = m.launches[static_cast<std::size_t>(rank_index)];
-  launches = analysis::resolveLaunches(rank);
   addGpuAnnotationLanes(m.lanes, rank, rank_index);
-  addHostLanes(m.lanes, rank, rank_index, launches);
+  // The links are resolved whole only to order the host lanes; the model keeps the index.
+  addHostLanes(m.lanes, rank, rank_index, analysis::resolveLaunches(rank));
+  m.launches[static_cast<std::size_t>(rank_index)] = analysis::LaunchIndex(rank);
 }
 
 }  // namespace
@@ -237,10 +237,8 @@ const Lane* laneOfEvent(const TimelineModel& m, const trace::RankTrace& rank,
     }
     if (l.kind != LaneKind::Host && l.kind != LaneKind::GpuAnnotation) continue;
     // The row's events are in start order: look among those starting with this one.
-    const TimeNs* starts = l.events.startData();
     const std::size_t n = l.events.size();
-    for (auto k = static_cast<std::size_t>(std::lower_bound(starts, starts + n, s) - starts);
-         k < n && starts[k] == s; ++k)
+    for (auto k = l.events.firstStartingAtOrAfter(s); k < n && l.events.start(k) == s; ++k)
       if (l.events.source(k) == index) return &l;
   }
   return nullptr;

@@ -116,9 +116,9 @@ struct TimelineModel {
   bool has_compute = false, has_memory = false, has_sync = false;
   // The host and GPU annotation styles drawn (for the legend), in style order.
   std::vector<std::uint8_t> host_styles;
-  // Per rank (run order): its GPU activity and the host calls that launched it
-  // (analysis::resolveLaunches), empty for a rank without host calls.
-  std::vector<std::vector<analysis::LaunchLink>> launches;
+  // Per rank (run order): its GPU activity and the host calls that launched it, resolved on
+  // demand (analysis::LaunchIndex over the rank's trace), empty for a rank without host calls.
+  std::vector<analysis::LaunchIndex> launches;
 
   int contentHeight() const;
   // Lanes of one rank kind, for tests: e.g. lanesOf(LaneKind::Stream, rank 0).

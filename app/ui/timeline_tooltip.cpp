@@ -112,7 +112,7 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
   // The host call that launched it (METRICS.md "Launches").
   const auto r = static_cast<std::size_t>(lane.rank_index);
   if (r < run.timeline.launches.size()) {
-    for (const auto& l : analysis::launchLinks(run.timeline.launches[r], t.correlation[src])) {
+    for (const auto& l : run.timeline.launches[r].links(rank, t.correlation[src])) {
       if (l.gpu_track != lane.track || l.gpu_index != src) continue;
       const auto& h = rank.tracks[static_cast<std::size_t>(l.host_track)];
       html += row("launched by", QStringLiteral("%1 on %2")
@@ -152,8 +152,8 @@ QString rangeTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box)
     html += row("correlation", QString::number(t.correlation[src]));
   const auto& links = run.timeline.launches[static_cast<std::size_t>(lane.rank_index)];
   const auto launched = lane.kind == LaneKind::Host
-                            ? analysis::launchesOf(links, t.correlation[src], lane.track, src)
-                            : std::span<const analysis::LaunchLink>{};
+                            ? links.launchesOf(rank, t.correlation[src], lane.track, src)
+                            : std::vector<analysis::LaunchLink>{};
   if (!launched.empty()) {
     const auto& l = launched.front();
     const auto& g = rank.tracks[static_cast<std::size_t>(l.gpu_track)];

@@ -881,16 +881,16 @@ std::optional<TimelineView::FlowMark> flowOf(const LoadedRun& run, const EventRe
   const auto r = static_cast<std::size_t>(ref.rank_index);
   if (r >= run.timeline.launches.size()) return std::nullopt;
   const auto& t = run.run.ranks[r].tracks[static_cast<std::size_t>(ref.track)];
+  const auto& rank = run.run.ranks[r];
   const auto& links = run.timeline.launches[r];
   if (t.kind == trace::TrackKind::Host) {
-    const auto launched =
-        analysis::launchesOf(links, t.correlation[ref.index], ref.track, ref.index);
+    const auto launched = links.launchesOf(rank, t.correlation[ref.index], ref.track, ref.index);
     if (launched.empty()) return std::nullopt;
     const auto& l = launched.front();
     return TimelineView::FlowMark{ref.rank_index, l.host_track, l.gpu_track, l.host_index,
                                   l.gpu_index};
   }
-  for (const auto& l : analysis::launchLinks(links, t.correlation[ref.index])) {
+  for (const auto& l : links.links(rank, t.correlation[ref.index])) {
     if (l.gpu_track == ref.track && l.gpu_index == ref.index)
       return TimelineView::FlowMark{ref.rank_index, l.host_track, l.gpu_track, l.host_index,
                                     l.gpu_index};

@@ -462,6 +462,47 @@ TEST(UiDrawList, DurationsThatDoNotFitIn32BitsAreKeptExactly) {
   EXPECT_EQ(boxes[0].x1, 100);
 }
 
+TEST(UiDrawList, StartsFarFromTheirBlocksFirstAreKeptExactly) {
+  // Starts are stored as 32-bit offsets from their block's first: gaps of up to hours between
+  // events put some more than 4.29 s after their block's first, kept aside. Every start, end
+  // and search must give the values added (sorted here on their own).
+  std::mt19937_64 rng(5);
+  struct Added {
+    TimeNs start, end;
+    std::uint32_t source;
+  };
+  std::vector<Added> added;
+  LaneEvents ev;
+  for (std::uint32_t i = 0; i < 3000; ++i) {
+    const TimeNs s = rng() % 3 == 0 ? static_cast<TimeNs>(rng() % 40'000'000'000'000)
+                                    : static_cast<TimeNs>(rng() % 2'000'000'000);
+    const TimeNs e = s + static_cast<TimeNs>(rng() % 1'000'000);
+    added.push_back({s, e, i});
+    ev.add(s, e, static_cast<std::uint8_t>(i % 3), i);
+  }
+  ev.finish();
+  std::stable_sort(added.begin(), added.end(),
+                   [](const Added& a, const Added& b) { return a.start < b.start; });
+  ASSERT_EQ(ev.size(), added.size());
+  EXPECT_GT(ev.farStartCount(), 100u);
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    ASSERT_EQ(ev.start(i), added[i].start) << i;
+    ASSERT_EQ(ev.end(i), added[i].end) << i;
+    ASSERT_EQ(ev.source(i), added[i].source) << i;
+  }
+  for (int k = 0; k < 500; ++k) {
+    const TimeNs t =
+        k % 2 ? added[rng() % added.size()].start : static_cast<TimeNs>(rng() % 41'000'000'000'000);
+    const auto want = std::lower_bound(added.begin(), added.end(), t,
+                                       [](const Added& a, TimeNs v) { return a.start < v; }) -
+                      added.begin();
+    ASSERT_EQ(ev.firstStartingAtOrAfter(t), static_cast<std::size_t>(want)) << t;
+  }
+  // A second finish() changes nothing.
+  ev.finish();
+  EXPECT_EQ(ev.start(added.size() - 1), added.back().start);
+}
+
 TEST(UiDrawList, SourcesAreStoredOnlyWhenTheyAreNotTheIndices) {
   LaneEvents same;  // a stream lane that is its track, in order
   for (std::uint32_t i = 0; i < 100; ++i)

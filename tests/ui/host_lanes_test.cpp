@@ -205,6 +205,15 @@ TEST(Launches, ResolvedByCorrelationBothWays) {
   EXPECT_TRUE(analysis::launchLinks(links, 5).empty());
   EXPECT_TRUE(analysis::launchLinks(links, 99).empty());
   EXPECT_TRUE(analysis::launchLinks(links, trace::kNoCorrelation).empty());
+  // The index resolves each id on demand to the same links.
+  const analysis::LaunchIndex index(rank);
+  for (const std::int64_t c :
+       {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{4}, std::int64_t{5},
+        std::int64_t{99}, std::int64_t{1000}, trace::kNoCorrelation}) {
+    const auto want = analysis::launchLinks(links, c);
+    EXPECT_EQ(index.links(rank, c), std::vector<analysis::LaunchLink>(want.begin(), want.end()))
+        << c;
+  }
   EXPECT_EQ(analysis::launchLatency(100, 130), 30);
   // No host calls, no links.
   EXPECT_TRUE(analysis::resolveLaunches(ddpscope::testing::twoBuckets().build()).empty());
@@ -224,21 +233,26 @@ TEST(Launches, OnlyTheLaunchReportsWhatItLaunched) {
   const std::shared_ptr<const LoadedRun> run = prepareRun(std::move(built), {});
   const auto& rank = run->run.ranks[0];
   const auto& links = run->timeline.launches[0];
-  ASSERT_EQ(links.size(), 1u);
+  ASSERT_EQ(links.links(rank, 5).size(), 1u);
   std::int32_t host = -1, gpu = -1;
   for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti)
     (rank.tracks[ti].kind == trace::TrackKind::Host ? host : gpu) = static_cast<std::int32_t>(ti);
   const auto& ht = rank.tracks[static_cast<std::size_t>(host)];
   ASSERT_EQ(ht.size(), 3u);  // track order: aten::mm, the call at 100, the call at 200
   ASSERT_EQ(ht.start, (std::vector<TimeNs>{0, 100, 200}));
-  const auto launched = analysis::launchesOf(links, 5, host, 1);
+  const auto launched = links.launchesOf(rank, 5, host, 1);
   ASSERT_EQ(launched.size(), 1u);
   EXPECT_EQ(launched[0].gpu_track, gpu);
   EXPECT_EQ(launched[0].gpu_index, 0u);
-  EXPECT_TRUE(analysis::launchesOf(links, 5, host, 0).empty());
-  EXPECT_TRUE(analysis::launchesOf(links, 5, host, 2).empty());
-  EXPECT_TRUE(analysis::launchesOf(links, 6, host, 1).empty());
-  EXPECT_TRUE(analysis::launchesOf(links, 5, gpu, 0).empty());
+  EXPECT_TRUE(links.launchesOf(rank, 5, host, 0).empty());
+  EXPECT_TRUE(links.launchesOf(rank, 5, host, 2).empty());
+  EXPECT_TRUE(links.launchesOf(rank, 6, host, 1).empty());
+  EXPECT_TRUE(links.launchesOf(rank, 5, gpu, 0).empty());
+  // The same over the links resolved whole.
+  const auto all = analysis::resolveLaunches(rank);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(analysis::launchesOf(all, 5, host, 1).size(), 1u);
+  EXPECT_TRUE(analysis::launchesOf(all, 5, host, 2).empty());
 
   // The tooltip and Details of each host event: only the call at 100 names gemm; and only it
   // gets the arrow to gemm.
@@ -305,7 +319,7 @@ TEST(HostLanes, ThreadsOrderedByLaunchCount) {
   built.ranks.push_back(b.build());
   const auto run = prepareRun(std::move(built), {});
   const auto& rank = run->run.ranks[0];
-  ASSERT_EQ(run->timeline.launches[0].size(), 7u);
+  ASSERT_EQ(analysis::resolveLaunches(rank).size(), 7u);
   std::vector<std::int64_t> host_tids;  // in track order
   for (const auto& t : rank.tracks)
     if (t.kind == trace::TrackKind::Host) host_tids.push_back(t.tid);
@@ -345,10 +359,11 @@ TEST(HostLanes, BuiltTraceGivesRowsPerDepthAndLaneOfEvent) {
   EXPECT_EQ(host[3]->events.style(0), kStyleHostLaunch);
   EXPECT_EQ(host[2]->events.style(0), kStyleHostOp);
   EXPECT_EQ(host[0]->events.style(0), kStyleHostAnnotation);
-  ASSERT_EQ(m.launches.size(), 1u);
-  ASSERT_EQ(m.launches[0].size(), 1u);
-  const auto& link = m.launches[0][0];
   const auto& rank = run->run.ranks[0];
+  ASSERT_EQ(m.launches.size(), 1u);
+  const auto found = m.launches[0].links(rank, 11);
+  ASSERT_EQ(found.size(), 1u);
+  const auto& link = found[0];
   EXPECT_EQ(laneOfEvent(m, rank, 0, link.host_track, link.host_index), host[3]);
   const Lane* stream = laneOfEvent(m, rank, 0, link.gpu_track, link.gpu_index);
   ASSERT_NE(stream, nullptr);
@@ -367,9 +382,22 @@ TEST(HostLanes, Resnet50ReferenceTrace) {
   // every one with a cuda_runtime call of the same correlation id; 2373 of them launched from
   // thread 2919752 (the autograd thread), 1401 from 2910249 (the main thread).
   ASSERT_EQ(m.launches.size(), 1u);
-  EXPECT_EQ(m.launches[0].size(), 3774u);
+  const auto resolved = analysis::resolveLaunches(rank);
+  EXPECT_EQ(resolved.size(), 3774u);
+  // The model's index gives every one of them, id by id.
+  std::size_t from_index = 0;
+  for (std::size_t k = 0; k < resolved.size();) {
+    const auto c = resolved[k].correlation;
+    const auto want = analysis::launchLinks(resolved, c);
+    ASSERT_EQ(m.launches[0].links(rank, c),
+              std::vector<analysis::LaunchLink>(want.begin(), want.end()))
+        << c;
+    from_index += want.size();
+    k += want.size();
+  }
+  EXPECT_EQ(from_index, 3774u);
   std::map<std::int64_t, std::size_t> per_thread;
-  for (const auto& l : m.launches[0]) {
+  for (const auto& l : resolved) {
     ++per_thread[rank.tracks[static_cast<std::size_t>(l.host_track)].tid];
     const auto& host = rank.tracks[static_cast<std::size_t>(l.host_track)];
     const auto& gpu = rank.tracks[static_cast<std::size_t>(l.gpu_track)];

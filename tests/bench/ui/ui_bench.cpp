@@ -220,15 +220,15 @@ void BM_PrepareRun(benchmark::State& state) {
     ::malloc_trim(0);  // what is left resident is what the loaded run holds
     per_event = static_cast<double>(residentBytes() - before) / events;
     // By column capacity: the GPU side's lanes (what a run without host lanes holds), the host
-    // lanes, and the resolved launches.
+    // lanes, and the launch index.
     double gpu_lanes = 0, host_lanes = 0, links = 0;
     for (const Lane& l : loaded->timeline.lanes)
       (l.kind == LaneKind::Host ? host_lanes : gpu_lanes) += static_cast<double>(l.events.bytes());
     for (const auto& v : loaded->timeline.launches)
-      links += static_cast<double>(v.capacity() * sizeof(v[0]));
+      links += static_cast<double>(v.capacityBytes());
     state.counters["gpu_lanes_B_per_event"] = gpu_lanes / events;
     state.counters["host_lanes_B_per_event"] = host_lanes / events;
-    state.counters["launch_links_B_per_event"] = links / events;
+    state.counters["launch_index_B_per_event"] = links / events;
     benchmark::DoNotOptimize(loaded);
     loaded.reset();
     state.ResumeTiming();
