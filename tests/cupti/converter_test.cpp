@@ -205,7 +205,7 @@ TEST(CuptiConverter, KernelsAreDemangledOnTheirStreamInNs) {
   EXPECT_EQ(k.track->start[k.index], 1400);
   EXPECT_EQ(k.track->dur[k.index], 10000);
   EXPECT_EQ(k.track->correlation[k.index], 11);
-  EXPECT_EQ(t.names[k.track->cat[k.index]], "kernel");
+  EXPECT_EQ(t.names[k.track->category(k.index)], "kernel");
   // Not mangled: kept as is.
   EXPECT_TRUE(only(t, "triton_poi_fused_add_0", EventKind::Kernel));
   EXPECT_EQ(t.base_time_ns, static_cast<std::int64_t>(kBase) + kEpochOffset);
@@ -215,7 +215,7 @@ TEST(CuptiConverter, CopiesAndSetsAreNamedLikeKineto) {
   const auto t = convertStep();
   const auto m = only(t, "Memcpy HtoD (Pageable -> Device)", EventKind::Memcpy);
   ASSERT_TRUE(m);
-  EXPECT_EQ(t.names[m.track->cat[m.index]], "gpu_memcpy");
+  EXPECT_EQ(t.names[m.track->category(m.index)], "gpu_memcpy");
   EXPECT_EQ(m.track->stream(), 7);
   EXPECT_EQ(m.track->start[m.index], 200);
   EXPECT_EQ(m.track->dur[m.index], 1000);
@@ -223,7 +223,7 @@ TEST(CuptiConverter, CopiesAndSetsAreNamedLikeKineto) {
   EXPECT_EQ(m.track->correlation[m.index], 10);
   const auto s = only(t, "Memset (Device)", EventKind::Memset);
   ASSERT_TRUE(s);
-  EXPECT_EQ(t.names[s.track->cat[s.index]], "gpu_memset");
+  EXPECT_EQ(t.names[s.track->category(s.index)], "gpu_memset");
   EXPECT_EQ(s.track->bytes[s.index], 4096);
   EXPECT_EQ(s.track->start[s.index], 15800);
 }
@@ -232,7 +232,7 @@ TEST(CuptiConverter, SyncRecordsLandOnTheirDeviceAndStream) {
   const auto t = convertStep();
   const auto wait = only(t, "Stream Wait Event", EventKind::Sync);
   ASSERT_TRUE(wait);
-  EXPECT_EQ(t.names[wait.track->cat[wait.index]], "cuda_sync");
+  EXPECT_EQ(t.names[wait.track->category(wait.index)], "cuda_sync");
   EXPECT_EQ(wait.track->stream(), 7);
   EXPECT_EQ(wait.track->start[wait.index], 16000);
   EXPECT_EQ(wait.track->dur[wait.index], 10);
@@ -272,13 +272,13 @@ TEST(CuptiConverter, ApiCallsAreHostEventsWithCorrelation) {
   int launches = 0, drivers = 0;
   for (std::size_t i = 0; i < h.size(); ++i) {
     if (h.kind_of[i] == EventKind::Runtime && t.names[h.name[i]] == "cudaLaunchKernel") {
-      EXPECT_EQ(t.names[h.cat[i]], "cuda_runtime");
+      EXPECT_EQ(t.names[h.category(i)], "cuda_runtime");
       EXPECT_TRUE(h.correlation[i] == 11 || h.correlation[i] == 12);
       ++launches;
     }
     if (h.kind_of[i] == EventKind::Driver) {
       EXPECT_EQ(t.names[h.name[i]], "cuLaunchKernel");
-      EXPECT_EQ(t.names[h.cat[i]], "cuda_driver");
+      EXPECT_EQ(t.names[h.category(i)], "cuda_driver");
       EXPECT_EQ(h.correlation[i], 13);  // the nested ones (110, 11) are dropped
       EXPECT_EQ(h.start[i], 15500);
       ++drivers;
@@ -353,7 +353,7 @@ TEST(CuptiConverter, NvtxRangesAndTheirGpuProjection) {
   const auto t = convertStep();
   const auto step = only(t, "ProfilerStep#3", EventKind::UserAnnotation);
   ASSERT_TRUE(step);
-  EXPECT_EQ(t.names[step.track->cat[step.index]], "user_annotation");
+  EXPECT_EQ(t.names[step.track->category(step.index)], "user_annotation");
   EXPECT_EQ(step.track->start[step.index], 0);
   EXPECT_EQ(step.track->dur[step.index], 17000);
   ASSERT_EQ(t.steps.size(), 1u);
@@ -365,7 +365,7 @@ TEST(CuptiConverter, NvtxRangesAndTheirGpuProjection) {
       if (tr.kind_of[i] != EventKind::GpuAnnotation || t.names[tr.name[i]] != "ProfilerStep#3") {
         continue;
       }
-      EXPECT_EQ(t.names[tr.cat[i]], "gpu_user_annotation");
+      EXPECT_EQ(t.names[tr.category(i)], "gpu_user_annotation");
       ++projected;
       if (tr.stream() == 7) {
         EXPECT_EQ(tr.start[i], 200);
@@ -384,7 +384,7 @@ TEST(CuptiConverter, NvtxRangesAndTheirGpuProjection) {
   EXPECT_EQ(instant.track->start[instant.index], 16800);
   const auto overhead = only(t, "CUPTI Buffer Flush", EventKind::Other);
   ASSERT_TRUE(overhead);
-  EXPECT_EQ(t.names[overhead.track->cat[overhead.index]], "overhead");
+  EXPECT_EQ(t.names[overhead.track->category(overhead.index)], "overhead");
   EXPECT_EQ(overhead.track->dur[overhead.index], 50);
 }
 

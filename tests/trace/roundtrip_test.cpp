@@ -263,3 +263,52 @@ TEST(StringTable, ACopyIndexesItsOwnStrings) {
   EXPECT_EQ(constructed.find("sgd_update"), 2u);
   EXPECT_EQ(constructed.size(), 3u);
 }
+
+// A track keeps each kind's usual category once and the events written with another aside; every
+// way of writing rows (push, setRow after resize, in any order), sorting and shrinking keeps
+// each event's category as written.
+TEST(TrackCategory, EveryEventKeepsTheCategoryItWasWrittenWith) {
+  StringTable names;
+  const NameId kernel = names.intern("kernel"), Kernel = names.intern("Kernel"),
+               overhead = names.intern("overhead"), python = names.intern("python_function");
+  Track t;
+  const auto row = [](TimeNs start, NameId cat, EventKind kind) {
+    EventRow e;
+    e.start = start;
+    e.dur = 10;
+    e.cat = cat;
+    e.kind = kind;
+    return e;
+  };
+  t.push(row(50, kernel, EventKind::Kernel));
+  t.push(row(40, Kernel, EventKind::Kernel));  // the same kind, written the other way
+  t.push(row(30, overhead, EventKind::Other));
+  t.push(row(20, python, EventKind::Other));
+  t.push(row(10, kernel, EventKind::Kernel));
+  const std::vector<NameId> written = {kernel, Kernel, overhead, python, kernel};
+  for (std::size_t i = 0; i < written.size(); ++i)
+    EXPECT_EQ(t.category(i), written[i]) << i;
+  // Rows written in place, out of order, and one overwritten back to its kind's usual category.
+  t.resize(8);
+  t.setRow(7, row(5, python, EventKind::Other));
+  t.setRow(5, row(7, Kernel, EventKind::Kernel));
+  t.setRow(6, row(6, overhead, EventKind::Other));
+  t.setRow(1, row(40, kernel, EventKind::Kernel));
+  const std::vector<NameId> after = {kernel, kernel, overhead, python,
+                                     kernel, Kernel, overhead, python};
+  for (std::size_t i = 0; i < after.size(); ++i)
+    EXPECT_EQ(t.category(i), after[i]) << i;
+  EXPECT_EQ(t.row(5).cat, Kernel);
+  // Sorted by start (5, 6, 7, 10, 20, 30, 40, 50): each category follows its event.
+  t.sortByStart();
+  const std::vector<NameId> sorted = {python, overhead, Kernel, kernel,
+                                      python, overhead, kernel, kernel};
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    EXPECT_EQ(t.category(i), sorted[i]) << i;
+  // Shrunk: the events cut off take their categories with them.
+  t.resize(3);
+  t.push(row(60, kernel, EventKind::Kernel));
+  EXPECT_EQ(t.category(2), Kernel);
+  EXPECT_EQ(t.category(3), kernel);
+  EXPECT_LT(t.categoryBytes(), 200u);
+}

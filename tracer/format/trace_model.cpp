@@ -104,7 +104,6 @@ void Track::reserve(std::size_t n) {
   reserveColumn(start, n);
   reserveColumn(dur, n);
   reserveColumn(name, n);
-  reserveColumn(cat, n);
   reserveColumn(kind_of, n);
   reserveColumn(correlation, n);
   reserveColumn(bucket, n);
@@ -112,12 +111,37 @@ void Track::reserve(std::size_t n) {
   reserveColumn(bytes, n);
 }
 
+Track::OtherCategories::const_iterator Track::otherCategory(std::size_t i) const {
+  return std::lower_bound(
+      cat_other_.begin(), cat_other_.end(), i,
+      [](const std::pair<std::uint32_t, NameId>& p, std::size_t k) { return p.first < k; });
+}
+
+void Track::setCategory(std::size_t i, EventKind event_kind, NameId cat) {
+  NameId& usual = cat_of_kind_[static_cast<std::size_t>(event_kind)];
+  if (usual == StringTable::npos) usual = cat;
+  const auto index = static_cast<std::uint32_t>(i);
+  // Events are written in index order (push, or setRow after resize): the end is the place.
+  auto it = cat_other_.empty() || cat_other_.back().first < index
+                ? cat_other_.end()
+                : cat_other_.begin() + (otherCategory(i) - cat_other_.cbegin());
+  const bool there = it != cat_other_.end() && it->first == index;
+  if (cat == usual) {
+    if (there) cat_other_.erase(it);
+  } else if (there) {
+    it->second = cat;
+  } else {
+    cat_other_.insert(it, {index, cat});
+  }
+}
+
 void Track::resize(std::size_t n) {
   start.resize(n);
   dur.resize(n);
   name.resize(n);
-  cat.resize(n);
   kind_of.resize(n);
+  while (!cat_other_.empty() && cat_other_.back().first >= n)
+    cat_other_.pop_back();
   correlation.resize(n);
   bucket.resize(n);
   step.resize(n);
@@ -150,8 +174,16 @@ void Track::sortByStart() {
   permute(start, order);
   permute(dur, order);
   permute(name, order);
-  permute(cat, order);
   permute(kind_of, order);
+  if (!cat_other_.empty()) {
+    OtherCategories moved;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const auto it = otherCategory(order[i]);
+      if (it != cat_other_.end() && it->first == order[i])
+        moved.emplace_back(static_cast<std::uint32_t>(i), it->second);
+    }
+    cat_other_.swap(moved);
+  }
   permute(correlation, order);
   permute(bucket, order);
   permute(step, order);
@@ -392,7 +424,7 @@ std::string describeDifference(const RankTrace& a, const RankTrace& b) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (a.names[x.name[i]] != b.names[y.name[i]])
         return where + "name differs at " + std::to_string(i);
-      if (a.names[x.cat[i]] != b.names[y.cat[i]])
+      if (a.names[x.category(i)] != b.names[y.category(i)])
         return where + "cat differs at " + std::to_string(i);
     }
   }

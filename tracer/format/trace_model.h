@@ -3,6 +3,7 @@
 // Times are int64 nanoseconds relative to the rank's base time; events are stored per track,
 // sorted by start, as structure-of-arrays; names are interned per rank.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -100,12 +101,25 @@ struct Track {
   std::vector<TimeNs> start;
   std::vector<TimeNs> dur;
   std::vector<NameId> name;
-  std::vector<NameId> cat;  // the category string as written in the file
   std::vector<EventKind> kind_of;
   std::vector<std::int64_t> correlation;  // kNoCorrelation when absent
   std::vector<std::int32_t> bucket;       // args.bucket, kNoBucket when absent
   std::vector<std::int32_t> step;         // args.step, kNoStep when absent
   std::vector<std::int64_t> bytes;        // bytes moved (memcpy/memset) or collective payload
+
+  // The category string as written in the file. Kept per kind (the first one each kind of the
+  // track was written with; a category decides its kind), with the events written with another
+  // kept aside: 4 bytes an event as a column, next to nothing this way.
+  NameId category(std::size_t i) const {
+    if (!cat_other_.empty()) {
+      const auto it = otherCategory(i);
+      if (it != cat_other_.end() && it->first == i) return it->second;
+    }
+    return cat_of_kind_[static_cast<std::size_t>(kind_of[i])];
+  }
+  std::size_t categoryBytes() const {
+    return sizeof(cat_of_kind_) + cat_other_.capacity() * sizeof(cat_other_[0]);
+  }
 
   std::int64_t device() const { return pid; }
   std::int64_t stream() const { return tid; }
@@ -117,8 +131,8 @@ struct Track {
     start.push_back(e.start);
     dur.push_back(e.dur);
     name.push_back(e.name);
-    cat.push_back(e.cat);
     kind_of.push_back(e.kind);
+    setCategory(kind_of.size() - 1, e.kind, e.cat);
     correlation.push_back(e.correlation);
     bucket.push_back(e.bucket);
     step.push_back(e.step);
@@ -130,19 +144,32 @@ struct Track {
     start[i] = e.start;
     dur[i] = e.dur;
     name[i] = e.name;
-    cat[i] = e.cat;
     kind_of[i] = e.kind;
+    setCategory(i, e.kind, e.cat);
     correlation[i] = e.correlation;
     bucket[i] = e.bucket;
     step[i] = e.step;
     bytes[i] = e.bytes;
   }
   EventRow row(std::size_t i) const {
-    return {start[i],       dur[i],    name[i], cat[i],  kind_of[i],
+    return {start[i],       dur[i],    name[i], category(i), kind_of[i],
             correlation[i], bucket[i], step[i], bytes[i]};
   }
   // Sorts every column by (start, -dur); stable for ties.
   void sortByStart();
+
+ private:
+  static constexpr std::size_t kKinds = static_cast<std::size_t>(EventKind::Other) + 1;
+  using OtherCategories = std::vector<std::pair<std::uint32_t, NameId>>;
+  OtherCategories::const_iterator otherCategory(std::size_t i) const;
+  void setCategory(std::size_t i, EventKind event_kind, NameId cat);
+
+  std::array<NameId, kKinds> cat_of_kind_ = [] {
+    std::array<NameId, kKinds> a{};
+    a.fill(StringTable::npos);
+    return a;
+  }();
+  OtherCategories cat_other_;  // (index, category) of the events that differ, sorted by index
 };
 
 // One Chrome-trace flow arrow (ph "s" -> ph "f"), e.g. a launch -> kernel ("ac2g").

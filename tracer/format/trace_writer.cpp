@@ -101,7 +101,7 @@ void appendCollectiveArgs(std::string& out, const CollectiveArgs& c, Sep& sep) {
 
 void appendEvent(std::string& out, const RankTrace& trace, const Track& t, std::size_t i) {
   out += ",\n  {\"ph\": \"X\", ";
-  appendKeyString(out, "cat", trace.names[t.cat[i]]);
+  appendKeyString(out, "cat", trace.names[t.category(i)]);
   out += ", ";
   appendKeyString(out, "name", trace.names[t.name[i]]);
   out += ", ";

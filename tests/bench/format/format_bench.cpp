@@ -165,7 +165,7 @@ double modelBytes(const trace::Run& run) {
     for (const auto& t : r.tracks) {
       n += static_cast<double>(
           t.start.capacity() * sizeof(trace::TimeNs) + t.dur.capacity() * sizeof(trace::TimeNs) +
-          t.name.capacity() * sizeof(trace::NameId) + t.cat.capacity() * sizeof(trace::NameId) +
+          t.name.capacity() * sizeof(trace::NameId) + t.categoryBytes() +
           t.kind_of.capacity() * sizeof(trace::EventKind) +
           t.correlation.capacity() * sizeof(std::int64_t) +
           t.bucket.capacity() * sizeof(std::int32_t) + t.step.capacity() * sizeof(std::int32_t) +
