@@ -28,7 +28,8 @@ std::vector<KernelStats> kernelStatistics(const trace::Run& run,
       const auto first = static_cast<std::size_t>(
           std::lower_bound(t.start.begin(), t.start.end(), window.lo) - t.start.begin());
       for (std::size_t i = first; i < t.size() && t.start[i] < window.hi; ++i) {
-        if (!trace::isGpuActivity(t.kind_of[i])) continue;
+        // GPU work only: a cuda_sync record is the host waiting, not GPU time.
+        if (!trace::occupiesGpu(t.kind_of[i])) continue;
         const Classification& c = cache.get(ti, i);
         if (c.cls == ActivityClass::None) continue;
         const TimeNs d = t.dur[i];

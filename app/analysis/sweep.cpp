@@ -73,7 +73,15 @@ SweepRecommendation recommendBucketSize(std::vector<SweepPoint>& points, double 
 std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
   const auto sa = summarizeRun(a), sb = summarizeRun(b);
   std::vector<ComparisonRow> rows;
-  auto addTime = [&](const char* metric, TimeNs x, TimeNs y) {
+  // A run summarised over its whole trace (no steps) has no per-step figure: n/a, not 0.
+  auto addTime = [&](const char* metric, std::optional<TimeNs> ox, std::optional<TimeNs> oy) {
+    if (!ox || !oy) {
+      rows.push_back({metric, ox ? formatDuration(*ox) : "n/a", oy ? formatDuration(*oy) : "n/a",
+                      "n/a", static_cast<double>(ox.value_or(0)),
+                      static_cast<double>(oy.value_or(0))});
+      return;
+    }
+    const TimeNs x = *ox, y = *oy;
     ComparisonRow r{metric, formatDuration(x),      formatDuration(y),
                     "",     static_cast<double>(x), static_cast<double>(y)};
     const TimeNs d = y - x;
@@ -103,18 +111,25 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     rows.push_back(r);
   };
   rows.push_back({"steps covered", sa.selection.rule, sb.selection.rule, "", 0, 0});
-  addTime("step time", sa.step_ns, sb.step_ns);
+  const auto perStep = [](const RunSummary& s, auto v) -> std::optional<decltype(v)> {
+    if (s.selection.whole_trace) return std::nullopt;
+    return v;
+  };
+  addTime("step time", perStep(sa, sa.step_ns), perStep(sb, sb.step_ns));
   // Differences of percentages are percentage points.
   addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 2, " pp");
-  addTime("exposed communication / step", sa.exposed_ns_per_step, sb.exposed_ns_per_step);
+  addTime("exposed communication / step", perStep(sa, sa.exposed_ns_per_step),
+          perStep(sb, sb.exposed_ns_per_step));
   // A count: whole numbers unless a run's steps differ in it (a mean with a fraction).
   const auto whole = [](double v) { return v == std::floor(v); };
-  addNumber("allreduces / step", sa.allreduces_per_step, sb.allreduces_per_step, "",
+  addNumber("allreduces / step", perStep(sa, sa.allreduces_per_step),
+            perStep(sb, sb.allreduces_per_step), "",
             whole(sa.allreduces_per_step) && whole(sb.allreduces_per_step) ? 0 : 1);
   addNumber(
       "DP efficiency", sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
       sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1, " pp");
-  addTime("mean bucket wait", sa.mean_bucket_wait_ns, sb.mean_bucket_wait_ns);
+  addTime("mean bucket wait", perStep(sa, sa.mean_bucket_wait_ns),
+          perStep(sb, sb.mean_bucket_wait_ns));
   return rows;
 }
 

@@ -56,8 +56,10 @@ std::vector<Series> seriesFor(const std::vector<analysis::StepBreakdownRow>& row
   }
   s.push_back({QObject::tr("memory (copies, sets)"), colours::kMemory,
                [](const B& b) { return b.memory_ns; }});
+  // Kernels of the other class (sync and wait kernels, rules of yours); cuda_sync records are
+  // the host waiting and fall in the idle parts.
   s.push_back(
-      {QObject::tr("synchronisation"), colours::kSync, [](const B& b) { return b.other_ns; }});
+      {QObject::tr("other kernels"), colours::kSync, [](const B& b) { return b.other_ns; }});
   if (everyRowHas(rows, &B::idle_host_bound_ns)) {
     s.push_back({QObject::tr("idle: launch pending"), colours::kIdlePending,
                  [](const B& b) { return b.idle_launch_pending_ns; }});

@@ -35,7 +35,7 @@ PixelSpan pixelSpan(TimeNs start, TimeNs end, const ViewWindow& view);
 // One lane's events, sorted by start. `style` picks the colour; `source` points back at the
 // record the event came from (a track event, a step, a bucket) for hover and selection.
 //
-// Stored compactly, about 9.5 bytes an event (a lane of a GPU stream holds one item per kernel):
+// Stored compactly, about 9.75 bytes an event (a lane of a GPU stream holds one item per kernel):
 // the start as a 32-bit offset from its block's first start (kBlock events a block; an event more
 // than 4.29 s after its block's first keeps its start exactly aside); the duration in 32 bits, with
 // the rare event that does not fit (4.29 s or longer, or ending before it starts) kept exactly

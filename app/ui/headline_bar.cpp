@@ -154,8 +154,8 @@ void HeadlineBar::refresh() {
   idle_->setText(
       metricHtml("GPU idle", q(t.gpu_idle), idle_matters ? colours::kWarningText : QColor()));
   idle_->setToolTip(
-      tr("Share of step time when the GPU ran nothing (no kernel, copy or "
-         "synchronisation), over ranks and steps"));
+      tr("Share of step time when the GPU ran nothing (no kernel, copy or set; the host "
+         "waiting in a synchronisation counts as idle), over ranks and steps"));
   const auto reading = q(analysis::idleReading(run->report, run->summary));
   reading_->setText(reading);
   reading_->setVisible(!reading.isEmpty());

@@ -92,11 +92,20 @@ int main(int argc, char** argv) {
   if (headless || !display)
     for (const QString& p : paths)
       if (QFileInfo(p).isFile() && ddpscope::analysis::isDigestFile(p.toStdString())) {
-        std::fprintf(stderr,
-                     "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it in "
-                     "the app's window (the Digest tab); --export, --report and --screenshots "
-                     "take traces\n",
-                     qPrintable(p));
+        if (headless) {
+          std::fprintf(stderr,
+                       "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it "
+                       "in the app's window (the Digest tab); --export, --report and "
+                       "--screenshots take traces\n",
+                       qPrintable(p));
+        } else {
+          std::fprintf(stderr,
+                       "ddpscope: %s is a run digest (ddpscope-cli digest): it opens in the app's "
+                       "window (the Digest tab), which needs a display (none was found: set "
+                       "DISPLAY or WAYLAND_DISPLAY); without one, `ddpscope-cli summary` and "
+                       "`ddpscope-cli digest` give its figures from the traces\n",
+                       qPrintable(p));
+        }
         return 2;
       }
 

@@ -695,6 +695,32 @@ TEST(Oracle, FourRanksWithASlowRankAndJitter) {
             2);
 }
 
+TEST(Oracle, SyncRecordsOverWholeStepsAreNotBusyTime) {
+  // The simulator records no cuda_sync; a host waiting on the GPU for each whole step (a
+  // cudaStreamSynchronize record on a stream of its own) must leave every busy, idle and step
+  // figure as the oracle computes it from the GPU work alone.
+  auto run = simulate(3, 4, 1, 1.2, 0.2);
+  for (auto& r : run.ranks) {
+    trace::Track sync;
+    sync.kind = trace::TrackKind::Gpu;
+    sync.pid = 0;
+    sync.tid = 9999;
+    for (const auto& st : r.steps) {
+      trace::EventRow e;
+      e.start = st.start;
+      e.dur = st.end - st.start;
+      e.name = r.names.intern("Stream Sync");
+      e.cat = r.names.intern("cuda_sync");
+      e.kind = EventKind::Sync;
+      sync.push(e);
+    }
+    ASSERT_GT(sync.size(), 0u);
+    r.tracks.push_back(std::move(sync));
+  }
+  const auto f = checkRun(run);
+  expectDiscriminating(f);
+}
+
 TEST(Oracle, ThreeRanksTheFirstOfThemSlow) {
   // Rank 0 the slowest: a step spread that cannot name the first rank would say "none".
   const auto run = simulate(3, 4, 0, 1.3, 0.3);

@@ -149,6 +149,29 @@ TEST(Compare, RowsForTheDesignReviewTable) {
   }
 }
 
+TEST(Compare, ARunWithoutStepsHasNoPerStepFigures) {
+  // A: a rank with communication but no steps (summarised over its whole trace). Its step time,
+  // exposed per step, allreduces per step and bucket wait are n/a, not 0, and so are the deltas.
+  RunReport a;
+  analysis::RankReport r;
+  r.whole.comm_ns = 1'000;
+  r.whole.exposed_ns = 1'000;
+  r.whole.overlap_pct = 0.0;
+  a.ranks.push_back(r);
+  const auto b = reportWithSteps({{100, 0}, {100, 0}, {100, 0}}, 20'000);
+  ASSERT_TRUE(analysis::summarizeRun(a).selection.whole_trace);
+  const auto rows = analysis::compareRuns(a, b);
+  for (const char* metric :
+       {"step time", "exposed communication / step", "allreduces / step", "mean bucket wait"}) {
+    const auto row =
+        std::find_if(rows.begin(), rows.end(), [&](const auto& x) { return x.metric == metric; });
+    ASSERT_NE(row, rows.end()) << metric;
+    EXPECT_EQ(row->a, "n/a") << metric;
+    EXPECT_NE(row->b, "n/a") << metric;
+    EXPECT_EQ(row->delta, "n/a") << metric;
+  }
+}
+
 TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
   auto run = smallSimulatedRun();
   const auto report = analysis::analyzeRun(run);

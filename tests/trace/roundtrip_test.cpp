@@ -311,4 +311,20 @@ TEST(TrackCategory, EveryEventKeepsTheCategoryItWasWrittenWith) {
   EXPECT_EQ(t.category(2), Kernel);
   EXPECT_EQ(t.category(3), kernel);
   EXPECT_LT(t.categoryBytes(), 200u);
+
+  // A track whose first Other event is a "Trace" range and the rest python_function: settled,
+  // python_function is the usual one and only the first is kept aside; every category reads
+  // the same.
+  Track h;
+  h.push(row(0, names.intern("Trace"), EventKind::Other));
+  for (int i = 1; i <= 1000; ++i)
+    h.push(row(i, python, EventKind::Other));
+  h.push(row(2000, Kernel, EventKind::Kernel));
+  const std::size_t before = h.categoryBytes();
+  h.settleCategories();
+  EXPECT_LT(h.categoryBytes(), before / 50);
+  EXPECT_EQ(h.category(0), names.find("Trace"));
+  for (std::size_t i = 1; i <= 1000; ++i)
+    ASSERT_EQ(h.category(i), python) << i;
+  EXPECT_EQ(h.category(1001), Kernel);
 }

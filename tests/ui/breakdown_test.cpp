@@ -66,7 +66,7 @@ TEST(StepsTab, EachStepsBarStacksItsPartsUpToItsStepTime) {
   // launches, so the idle time is.
   EXPECT_EQ(p->seriesNames(),
             QStringList({"compute", "hidden communication", "exposed communication",
-                         "memory (copies, sets)", "synchronisation", "idle: launch pending",
+                         "memory (copies, sets)", "other kernels", "idle: launch pending",
                          "idle: data loader", "idle: host-bound"}));
   // The reference's step times (ms), and step 4's host-bound idle time computed from the file by
   // a separate script: idle 173.003270 ms − launch pending 10.553622 ms.

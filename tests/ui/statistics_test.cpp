@@ -24,6 +24,7 @@
 #include "app/ui/statistics_panel.h"
 #include "app/ui/timeline_view.h"
 #include "tests/common/kineto_reference.h"
+#include "tests/common/trace_builder.h"
 #include "tests/ui/ui_test_app.h"
 
 using namespace ddpscope;
@@ -49,14 +50,17 @@ struct Tally {
   TimeNs total = 0, min = std::numeric_limits<TimeNs>::max(), max = 0;
 };
 
-// An independent tally of the trace: every event of a GPU track that is GPU activity, by name.
+// An independent tally of the trace: every event of a GPU track that is GPU work, by name.
 std::map<std::string, Tally> tallyByName(const trace::Run& run, TimeNs lo, TimeNs hi) {
   std::map<std::string, Tally> out;
   for (const auto& r : run.ranks)
     for (const auto& t : r.tracks) {
       if (t.kind != trace::TrackKind::Gpu) continue;
       for (std::size_t i = 0; i < t.size(); ++i) {
-        if (!trace::isGpuActivity(t.kind_of[i]) || t.start[i] < lo || t.start[i] >= hi) continue;
+        const bool work = t.kind_of[i] == trace::EventKind::Kernel ||
+                          t.kind_of[i] == trace::EventKind::Memcpy ||
+                          t.kind_of[i] == trace::EventKind::Memset;
+        if (!work || t.start[i] < lo || t.start[i] >= hi) continue;
         auto& k = out[r.names[t.name[i]]];
         ++k.count;
         k.total += t.dur[i];
@@ -67,6 +71,20 @@ std::map<std::string, Tally> tallyByName(const trace::Run& run, TimeNs lo, TimeN
   return out;
 }
 }  // namespace
+
+// A cuda_sync record is the host waiting: not a row of the kernels, not in their share. A
+// 1000 ns gemm beside a 5000 ns sync is the only row, with all of the GPU time.
+TEST(UiStatistics, SyncRecordsAreNotKernelTime) {
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 1000).add({"Stream Sync", 0, 5000, 9, 0, trace::EventKind::Sync});
+  trace::Run run;
+  run.ranks.push_back(b.build());
+  const auto stats = analysis::kernelStatistics(run, analysis::ClassRules::builtin());
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].name, "gemm");
+  EXPECT_EQ(stats[0].total_ns, 1000);
+  EXPECT_DOUBLE_EQ(stats[0].share, 1.0);
+}
 
 TEST(UiStatistics, TopKernelsMatchAnIndependentTallyOfTheReferenceTrace) {
   app();

@@ -135,6 +135,42 @@ void Track::setCategory(std::size_t i, EventKind event_kind, NameId cat) {
   }
 }
 
+void Track::settleCategories() {
+  if (cat_other_.empty()) return;
+  std::array<std::size_t, kKinds> events{};
+  for (const auto k : kind_of)
+    ++events[static_cast<std::size_t>(k)];
+  // Per kind, how many events carry each category kept aside.
+  std::map<std::pair<std::size_t, NameId>, std::size_t> aside;
+  for (const auto& [i, c] : cat_other_)
+    ++aside[{static_cast<std::size_t>(kind_of[i]), c}];
+  std::array<std::size_t, kKinds> aside_total{};
+  for (const auto& [key, n] : aside)
+    aside_total[key.first] += n;
+  auto usual = cat_of_kind_;
+  std::array<std::size_t, kKinds> best{};
+  for (const auto& [key, n] : aside) {
+    const std::size_t k = key.first;
+    const std::size_t usual_count = events[k] - aside_total[k];
+    if (n > usual_count && n > best[k]) {
+      best[k] = n;
+      usual[k] = key.second;
+    }
+  }
+  if (usual == cat_of_kind_) return;
+  OtherCategories kept;
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < kind_of.size(); ++i) {
+    const auto k = static_cast<std::size_t>(kind_of[i]);
+    NameId c = cat_of_kind_[k];
+    if (j < cat_other_.size() && cat_other_[j].first == i) c = cat_other_[j++].second;
+    if (c != usual[k]) kept.emplace_back(static_cast<std::uint32_t>(i), c);
+  }
+  cat_of_kind_ = usual;
+  kept.shrink_to_fit();
+  cat_other_.swap(kept);
+}
+
 void Track::resize(std::size_t n) {
   start.resize(n);
   dur.resize(n);
@@ -344,8 +380,10 @@ void canonicalize(RankTrace& trace) {
     sorted.push_back(std::move(trace.tracks[static_cast<std::size_t>(old)]));
   }
   trace.tracks = std::move(sorted);
-  for (auto& t : trace.tracks)
+  for (auto& t : trace.tracks) {
     t.sortByStart();
+    t.settleCategories();
+  }
   std::vector<Flow> flows;
   flows.reserve(trace.flows.size());
   for (auto f : trace.flows) {

@@ -157,6 +157,10 @@ struct Track {
   }
   // Sorts every column by (start, -dur); stable for ties.
   void sortByStart();
+  // Makes each kind's usual category the one most of its events carry (the first one written
+  // need not be: a trace's first host event is often its own "Trace" range), so that the fewest
+  // are kept aside. Categories read the same before and after.
+  void settleCategories();
 
  private:
   static constexpr std::size_t kKinds = static_cast<std::size_t>(EventKind::Other) + 1;
