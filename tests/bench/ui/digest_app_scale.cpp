@@ -23,8 +23,10 @@
 #include "app/ui/main_window.h"
 #include "app/ui/session.h"
 #include "qcustomplot.h"
+#include "tests/ui/ui_test_app.h"
 
 namespace {
+using ddpscope::ui::testing::waitFor;
 
 // VmRSS and VmHWM of this process, in MiB.
 std::pair<double, double> residentMiB() {
@@ -45,17 +47,6 @@ void report(const char* what, double ms = -1) {
   else
     std::printf("%-44s %12s   resident %7.1f MiB (peak %7.1f)\n", what, "", rss, hwm);
   std::fflush(stdout);
-}
-
-template <typename Pred>
-bool waitFor(const Pred& pred, int timeout_ms) {
-  QElapsedTimer t;
-  t.start();
-  while (!pred() && t.elapsed() < timeout_ms) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-    QThread::msleep(1);
-  }
-  return pred();
 }
 
 }  // namespace
