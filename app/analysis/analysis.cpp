@@ -232,6 +232,16 @@ std::int32_t RankAnalyzer::stepIndexOf(const Track& t, std::size_t i) const {
 
 }  // namespace
 
+std::string skippedFilesWarning(const std::vector<std::string>& files, std::string_view verb) {
+  std::string names;
+  for (std::size_t i = 0; i < files.size() && i < 3; ++i)
+    names += (i ? ", " : "") + std::filesystem::path(files[i]).filename().string();
+  if (files.size() > 3) names += " and " + std::to_string(files.size() - 3) + " more";
+  return std::to_string(files.size()) +
+         " trace file(s) beside the folder's rank-<r> files were not " + std::string(verb) + " (" +
+         names + "); open such a file on its own to see it";
+}
+
 OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
                               const IntervalSet& all) {
   OverlapMetrics m;
@@ -757,16 +767,8 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
     a.steps.clear();
     a.steps.shrink_to_fit();
   }
-  if (!run.skipped_files.empty()) {
-    std::string names;
-    for (std::size_t i = 0; i < run.skipped_files.size() && i < 3; ++i)
-      names += (i ? ", " : "") + std::filesystem::path(run.skipped_files[i]).filename().string();
-    if (run.skipped_files.size() > 3)
-      names += " and " + std::to_string(run.skipped_files.size() - 3) + " more";
-    out.warnings.push_back(std::to_string(run.skipped_files.size()) +
-                           " trace file(s) beside the folder's rank-<r> files were not loaded (" +
-                           names + "); open such a file on its own to see it");
-  }
+  if (!run.skipped_files.empty())
+    out.warnings.push_back(skippedFilesWarning(run.skipped_files, "loaded"));
   if (out.ranks.size() < 2) return out;
   // Stragglers: per (step, bucket), the rank whose bucket was ready last.
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>>

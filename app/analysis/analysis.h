@@ -268,6 +268,10 @@ struct RankActivity {
 };
 
 RankActivity rankActivity(const trace::RankTrace& rank, const AnalysisOptions& options = {});
+// The warning for trace files passed over beside a folder's rank-<r> files, naming up to three
+// (the run's and the digest's: `verb` "loaded" or "read").
+std::string skippedFilesWarning(const std::vector<std::string>& files, std::string_view verb);
+
 OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
                               const IntervalSet& all);
 

@@ -190,13 +190,10 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
 }
 
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
-                         std::size_t skipped_files) {
+                         const std::vector<std::string>& skipped_files) {
   RunReport report = mergePartials(parts);
   if (options.analysis.rules) report.rules = options.analysis.rules->description();
-  if (skipped_files > 0) {
-    report.warnings.push_back(std::to_string(skipped_files) +
-                              " trace file(s) beside the folder's rank-<r> files were not read");
-  }
+  if (!skipped_files.empty()) report.warnings.push_back(skippedFilesWarning(skipped_files, "read"));
   std::vector<DigestFile> digest_files;
   for (const auto& p : parts)
     digest_files.push_back(p.file);
@@ -208,7 +205,7 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
   const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
   if (files.empty()) throw std::runtime_error("no trace files found");
   auto parts = digestFiles(files, options);
-  return finishDigest(parts, options, skipped.size());
+  return finishDigest(parts, options, skipped);
 }
 
 }  // namespace ddpscope::analysis

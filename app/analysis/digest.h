@@ -73,8 +73,9 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
                                      const std::vector<std::size_t>& indices = {});
+// `skipped_files`: the folder's other trace files that were passed over (named in a warning).
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
-                         std::size_t skipped_files);
+                         const std::vector<std::string>& skipped_files);
 // Partials as bytes and back (everything the digest and the run summary use). Throws
 // std::runtime_error for bytes that are not an encoding of partials.
 std::string encodePartials(const std::vector<RankPartial>& parts);

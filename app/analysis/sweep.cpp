@@ -128,8 +128,12 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
   addNumber(
       "DP efficiency", sa.dp_efficiency ? std::optional(*sa.dp_efficiency * 100) : std::nullopt,
       sb.dp_efficiency ? std::optional(*sb.dp_efficiency * 100) : std::nullopt, " %", 1, " pp");
-  addTime("mean bucket wait", perStep(sa, sa.mean_bucket_wait_ns),
-          perStep(sb, sb.mean_bucket_wait_ns));
+  // Without buckets (an import with no DDP buckets) there is no wait to average, as in the JSON.
+  const auto bucketWait = [&](const RunSummary& s) -> std::optional<TimeNs> {
+    if (s.buckets_per_step <= 0) return std::nullopt;
+    return perStep(s, s.mean_bucket_wait_ns);
+  };
+  addTime("mean bucket wait", bucketWait(sa), bucketWait(sb));
   return rows;
 }
 

@@ -89,16 +89,14 @@ int runDigestMpi(const DigestArgs& a) {
   options.threads = a.threads;
   // Each process reads its files; a failure travels to process 0 as a message (first byte 0).
   std::string message;
-  std::size_t skipped_files = 0;
+  std::vector<std::string> skipped_files;  // (process 0's listing)
   // Process 0 lists the files and tells the others, so that every process splits one list
   // (a folder still being written, or seen late over a network file system, could differ).
   std::string listing;
   if (me == 0) {
     try {
-      std::vector<std::string> skipped;
-      for (const auto& f : trace::expandTracePaths(a.paths, &skipped))
+      for (const auto& f : trace::expandTracePaths(a.paths, &skipped_files))
         listing += f + '\n';
-      skipped_files = skipped.size();
     } catch (const std::exception& e) {
       message = std::string(1, '\0') + e.what();
     }

@@ -132,8 +132,9 @@ std::string StatisticsTableModel::csv(const std::vector<int>& order) const {
 void fillKernelTable(StatisticsTableModel& model, const LoadedRun* run,
                      const StatisticsScope& scope) {
   std::vector<Column> columns = {
-      {QObject::tr("name"), QObject::tr("Kernel, copy, set or synchronisation name"), "name",
-       false},
+      {QObject::tr("name"),
+       QObject::tr("Kernel, copy or set name (cuda_sync records, the host waiting, left out)"),
+       "name", false},
       {QObject::tr("class"), QObject::tr("Class (and collective) by the run's rules"), "class",
        false},
       {QObject::tr("count"), QObject::tr("How many, on every rank, starting in the scope"),
@@ -142,7 +143,7 @@ void fillKernelTable(StatisticsTableModel& model, const LoadedRun* run,
       {QObject::tr("mean"), QObject::tr("total / count"), "mean_us"},
       {QObject::tr("min"), {}, "min_us"},
       {QObject::tr("max"), {}, "max_us"},
-      {QObject::tr("share"), QObject::tr("total / Σ durations of every GPU activity in the scope"),
+      {QObject::tr("share"), QObject::tr("total / Σ durations of all GPU work in the scope"),
        "share_pct"},
   };
   std::vector<std::vector<Cell>> rows;

@@ -105,6 +105,16 @@ TEST(Digest, TheSameBytesWithAnyNumberOfThreads) {
   fs::remove_all(dir);
 }
 
+TEST(Digest, OtherTraceFilesBesideTheRankFilesAreNamedInAWarning) {
+  const fs::path dir = writeRun("skipped");
+  fs::copy_file(dir / "rank-0.json.gz", dir / "copy-of-rank-0.json.gz");
+  const std::string json = analysis::digestRun({dir.string()}, {});
+  EXPECT_NE(json.find("1 trace file(s) beside the folder's rank-<r> files were not read "
+                      "(copy-of-rank-0.json.gz)"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(Digest, FilesOfOtherRunsAndRepeatedRanksAreRefused) {
   const fs::path a = writeRun("a"), b = writeRun("b", 5);
   // Rank 1 of a 5 MiB run among the ranks of a 25 MiB run.
@@ -144,7 +154,7 @@ TEST(Digest, PartialsAsBytesGiveTheSameDigest) {
   auto more = analysis::decodePartials(analysis::encodePartials(b));
   for (auto& p : more)
     back.push_back(std::move(p));
-  EXPECT_EQ(analysis::finishDigest(back, options, 0), analysis::finishDigest(parts, options, 0));
+  EXPECT_EQ(analysis::finishDigest(back, options, {}), analysis::finishDigest(parts, options, {}));
   const std::string bytes = analysis::encodePartials(a);
   EXPECT_THROW(analysis::decodePartials(std::string_view(bytes).substr(0, bytes.size() / 2)),
                std::runtime_error);

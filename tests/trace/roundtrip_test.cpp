@@ -327,4 +327,19 @@ TEST(TrackCategory, EveryEventKeepsTheCategoryItWasWrittenWith) {
   for (std::size_t i = 1; i <= 1000; ++i)
     ASSERT_EQ(h.category(i), python) << i;
   EXPECT_EQ(h.category(1001), Kernel);
+
+  // Loading settles them: canonicalize (what every reader ends with) does it for each track.
+  RankTrace rank;
+  const NameId trace_cat = rank.names.intern("Trace"), py = rank.names.intern("python_function");
+  Track host;
+  host.push(row(0, trace_cat, EventKind::Other));
+  for (int i = 1; i <= 1000; ++i)
+    host.push(row(i, py, EventKind::Other));
+  rank.tracks.push_back(std::move(host));
+  const std::size_t unsettled = rank.tracks[0].categoryBytes();
+  canonicalize(rank);
+  ASSERT_EQ(rank.tracks.size(), 1u);
+  EXPECT_LT(rank.tracks[0].categoryBytes(), unsettled / 50);
+  EXPECT_EQ(rank.tracks[0].category(0), trace_cat);
+  EXPECT_EQ(rank.tracks[0].category(1000), py);
 }
