@@ -1,6 +1,11 @@
 #include "app/cli/digest_command.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <mutex>
 
 #include "app/analysis/digest.h"
 #include "app/analysis/rules.h"
@@ -29,7 +34,23 @@ int runDigest(const DigestArgs& a) {
   analysis::DigestOptions options;
   options.threads = a.threads;
   options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);
+  // On a terminal, how far the reading is (a thousand files take a while); nothing in a log.
+  std::mutex progress_mutex;
+  auto last = std::chrono::steady_clock::now();
+  bool shown = false;
+  if (::isatty(STDERR_FILENO)) {
+    options.progress = [&](std::size_t done, std::size_t total) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      const auto now = std::chrono::steady_clock::now();
+      if (done < total && now - last < std::chrono::milliseconds(500)) return;
+      last = now;
+      shown = true;
+      std::fprintf(stderr, "\rdigest: %zu of %zu trace files read", done, total);
+      std::fflush(stderr);
+    };
+  }
   const std::string digest = analysis::digestRun(a.paths, options);
+  if (shown) std::fprintf(stderr, "\n");
   if (a.out.empty()) {
     std::cout << digest;
     return 0;
