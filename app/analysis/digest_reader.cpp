@@ -372,8 +372,10 @@ std::string locateRankFile(const DigestRank& r, const std::vector<std::string>& 
   const std::string which = "the trace file " + want.name + " of rank " + std::to_string(r.rank);
   const auto found = candidateFiles(folders, want.name);
   if (found.empty())
-    throw std::runtime_error(which + " is in none of " + folderList(folders) +
-                             " (nor their subfolders): add the folder that holds it");
+    throw std::runtime_error(
+        which + " is in none of " + folderList(folders) +
+        " (nor their subfolders): add the folder that holds it (Trace folders… in the "
+        "Digest tab)");
   std::vector<std::string> same_size;
   std::string other;  // the first file of another size, and its size
   std::uint64_t other_size = 0;

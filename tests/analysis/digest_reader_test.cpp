@@ -247,8 +247,10 @@ TEST(DigestReader, RankFilesFromSeveralFolders) {
     }
     return std::string("(no error)");
   };
-  EXPECT_EQ(error(3), "the trace file rank-3.json of rank 3 is in none of " + root.string() +
-                          " (nor their subfolders): add the folder that holds it");
+  EXPECT_EQ(error(3),
+            "the trace file rank-3.json of rank 3 is in none of " + root.string() +
+                " (nor their subfolders): add the folder that holds it (Trace folders… in the "
+                "Digest tab)");
   EXPECT_EQ(error(4), "the trace file rank-4.json of rank 4 (" +
                           (root / "nodeE/rank-4.json").string() +
                           ") has changed since the digest was made (4 bytes; the digest says 9): "

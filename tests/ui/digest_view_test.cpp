@@ -218,7 +218,7 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   view->loadSelected();
   EXPECT_EQ(w->lastError(), QStringLiteral("the trace file rank-5.json.gz of rank 5 is in none of "
                                            "%1 (nor their subfolders): add the folder that holds "
-                                           "it")
+                                           "it (Trace folders… in the Digest tab)")
                                 .arg(QFileInfo(run.digest).absolutePath()));
   // Kept in a folder of its own (another node's), it is found once that folder is added.
   QDir(run.dir.path()).mkpath(QStringLiteral("elsewhere/node1"));
