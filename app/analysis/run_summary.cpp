@@ -266,7 +266,10 @@ RunFigureText runFigureText(const RunSummary& s) {
   t.scope = s.selection.rule;
   t.step = s.hasSteps() ? formatDuration(s.step_ns) : "n/a";
   t.overlap = percentText(s.overlap_pct, 2);
-  t.exposed = formatDuration(s.exposed_ns_per_step) + (s.hasSteps() ? "/step" : "");
+  // Without steps it is the mean per rank of the whole trace's: said so when there are several.
+  t.exposed = formatDuration(s.exposed_ns_per_step) + (s.hasSteps()  ? "/step"
+                                                       : s.ranks > 1 ? "/rank"
+                                                                     : "");
   t.dp_efficiency =
       percentText(s.dp_efficiency ? std::optional(*s.dp_efficiency * 100) : std::nullopt, 1);
   t.gpu_idle = percentText(s.gpu_idle_pct, 1);

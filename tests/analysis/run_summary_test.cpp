@@ -149,6 +149,6 @@ TEST(RunSummary, WithoutStepsTheWholeTraceIsSummarisedAndSaidToBe) {
   const auto t = analysis::runFigureText(s);
   EXPECT_EQ(t.ranks, "2 of 4 ranks");
   EXPECT_EQ(t.step, "n/a");
-  EXPECT_EQ(t.exposed, "112 ns");  // not "/step"
+  EXPECT_EQ(t.exposed, "112 ns/rank");  // the mean per rank, not "/step"
   EXPECT_EQ(t.dp_efficiency, "n/a");
 }
