@@ -156,6 +156,28 @@ std::vector<LaunchLink> LaunchIndex::links(const trace::RankTrace& rank,
   return out;
 }
 
+std::vector<std::size_t> LaunchIndex::launchesPerTrack(const trace::RankTrace& rank) const {
+  std::vector<std::size_t> out(rank.tracks.size(), 0);
+  // Each id's run of positions: its first host call takes every GPU end of the run.
+  for (std::size_t lo = 0; lo < order_.size();) {
+    const std::int64_t c = correlationAt(rank, order_[lo]);
+    std::size_t hi = lo;
+    std::int32_t host = -1;
+    std::size_t gpu = 0;
+    for (; hi < order_.size() && correlationAt(rank, order_[hi]) == c; ++hi) {
+      const auto track = at(order_[hi]).first;
+      if (rank.tracks[static_cast<std::size_t>(track)].kind == trace::TrackKind::Host) {
+        if (host < 0) host = track;
+      } else {
+        ++gpu;
+      }
+    }
+    if (host >= 0) out[static_cast<std::size_t>(host)] += gpu;
+    lo = hi;
+  }
+  return out;
+}
+
 std::vector<LaunchLink> LaunchIndex::launchesOf(const trace::RankTrace& rank,
                                                 std::int64_t correlation, std::int32_t host_track,
                                                 std::uint32_t host_index) const {

@@ -53,6 +53,8 @@ class LaunchIndex {
   std::vector<LaunchLink> links(const trace::RankTrace& rank, std::int64_t correlation) const;
   std::vector<LaunchLink> launchesOf(const trace::RankTrace& rank, std::int64_t correlation,
                                      std::int32_t host_track, std::uint32_t host_index) const;
+  // Per track of the rank, how many links have their host end on it (0 for GPU tracks): one pass.
+  std::vector<std::size_t> launchesPerTrack(const trace::RankTrace& rank) const;
   bool empty() const { return order_.empty(); }
   std::size_t capacityBytes() const {
     return order_.capacity() * sizeof(std::uint32_t) + first_.capacity() * sizeof(std::uint64_t);

@@ -72,20 +72,15 @@ std::string hostThreadLabel(const trace::RankTrace& rank, const trace::Track& t)
 }
 
 void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int32_t rank_index,
-                  const std::vector<analysis::LaunchLink>& launches) {
+                  const std::vector<std::size_t>& launches_per_track) {
   struct Thread {
     std::size_t track;
     std::size_t launches;
   };
-  // The launches of each track, counted in one pass over the links.
-  std::vector<std::size_t> launch_count(rank.tracks.size(), 0);
-  for (const auto& l : launches)
-    if (l.host_track >= 0 && static_cast<std::size_t>(l.host_track) < launch_count.size())
-      ++launch_count[static_cast<std::size_t>(l.host_track)];
   std::vector<Thread> threads;
   for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti)
     if (rank.tracks[ti].kind == trace::TrackKind::Host && rank.tracks[ti].size() > 0)
-      threads.push_back({ti, launch_count[ti]});
+      threads.push_back({ti, ti < launches_per_track.size() ? launches_per_track[ti] : 0});
   std::stable_sort(threads.begin(), threads.end(), [](const Thread& a, const Thread& b) {
     return (a.launches > 0) != (b.launches > 0) ? a.launches > 0 : a.launches > b.launches;
   });

@@ -3,12 +3,12 @@
 // with events, its ranges nested by containment, a row per depth; and a lane of the ranges
 // annotated on each GPU stream. Qt-free; built with the rest of the timeline model.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "app/analysis/launches.h"
 #include "app/ui/timeline_model.h"
 #include "tracer/format/trace_model.h"
 
@@ -45,7 +45,7 @@ std::string hostThreadLabel(const trace::RankTrace& rank, const trace::Track& t)
 // Appends the host lanes of a rank: the threads whose calls launched GPU work (most launches
 // first), then the other threads with events in track order; for each, one row per depth.
 void addHostLanes(std::vector<Lane>& out, const trace::RankTrace& rank, std::int32_t rank_index,
-                  const std::vector<analysis::LaunchLink>& launches);
+                  const std::vector<std::size_t>& launches_per_track);
 
 // Whether every event of `events` inside the window is narrower than one of its pixel columns
 // ((end − start) × width < hi − lo); false when no event is inside.

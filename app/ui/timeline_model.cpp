@@ -207,9 +207,9 @@ void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t r
   addOverlapLane(m, rank, rank_index, act);
   // The host side below the GPU's: annotated GPU ranges, then the CPU threads.
   addGpuAnnotationLanes(m.lanes, rank, rank_index);
-  // The links are resolved whole only to order the host lanes; the model keeps the index.
-  addHostLanes(m.lanes, rank, rank_index, analysis::resolveLaunches(rank));
-  m.launches[static_cast<std::size_t>(rank_index)] = analysis::LaunchIndex(rank);
+  auto& launches = m.launches[static_cast<std::size_t>(rank_index)];
+  launches = analysis::LaunchIndex(rank);
+  addHostLanes(m.lanes, rank, rank_index, launches.launchesPerTrack(rank));
 }
 
 }  // namespace

@@ -404,6 +404,13 @@ TEST(HostLanes, Resnet50ReferenceTrace) {
     ASSERT_EQ(host.correlation[l.host_index], gpu.correlation[l.gpu_index]);
   }
   EXPECT_EQ(per_thread, (std::map<std::int64_t, std::size_t>{{2910249, 1401}, {2919752, 2373}}));
+  // The index counts the same per track, in one pass.
+  const auto per_track = m.launches[0].launchesPerTrack(rank);
+  for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const auto it = per_thread.find(rank.tracks[ti].tid);
+    const bool launching = rank.tracks[ti].kind == trace::TrackKind::Host && it != per_thread.end();
+    EXPECT_EQ(per_track[ti], launching ? it->second : 0u) << ti;
+  }
   // Host lane groups: three threads with events (12174, 10912 and 42 events), the launching ones
   // first, most launches first; their rows hold every host event once.
   std::vector<std::int64_t> order;
