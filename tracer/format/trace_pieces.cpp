@@ -309,6 +309,7 @@ void TraceParser::moveStagedIntoTracks() {
   for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
     auto& t = out_.tracks[i];
     next[i] = t.size();
+    t.reserve(t.size() + count[i]);  // fresh columns: huge pages, populated in one call
     t.resize(t.size() + count[i]);
   }
   for (const auto& [begin, end] : segments) {
