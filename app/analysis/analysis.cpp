@@ -2,6 +2,7 @@
 
 #include "app/analysis/collectives.h"
 #include "app/analysis/step_breakdown.h"
+#include "tracer/format/memory.h"
 
 #include <algorithm>
 #include <cctype>
@@ -36,10 +37,13 @@ namespace {
 // Builds a union from several tracks, each visited in start order.
 class UnionBuilder {
  public:
-  void add(std::int32_t track, TimeNs start, TimeNs end) {
+  // `track_events`: how many events the track has, the most its union can hold (reserved up
+  // front: room never written stays virtual).
+  void add(std::int32_t track, TimeNs start, TimeNs end, std::size_t track_events) {
     if (track != track_) {
       flush();
       track_ = track;
+      trace::reserveAdvised(current_, track_events);
     }
     extendUnion(current_, start, end);
   }
@@ -60,24 +64,24 @@ class UnionBuilder {
 
 struct ClassUnions {
   UnionBuilder comm, compute, memory, other, all;
-  void add(ActivityClass c, std::int32_t track, TimeNs s, TimeNs e) {
+  void add(ActivityClass c, std::int32_t track, TimeNs s, TimeNs e, std::size_t track_events) {
     switch (c) {
       case ActivityClass::Communication:
-        comm.add(track, s, e);
+        comm.add(track, s, e, track_events);
         break;
       case ActivityClass::Computation:
-        compute.add(track, s, e);
+        compute.add(track, s, e, track_events);
         break;
       case ActivityClass::Memory:
-        memory.add(track, s, e);
+        memory.add(track, s, e, track_events);
         break;
       case ActivityClass::Other:
-        other.add(track, s, e);
+        other.add(track, s, e, track_events);
         break;
       case ActivityClass::None:
         return;
     }
-    all.add(track, s, e);
+    all.add(track, s, e, track_events);
   }
 };
 
@@ -117,9 +121,9 @@ class RankAnalyzer {
   std::vector<std::vector<char>> include_;  // empty: everything included
   std::vector<trace::StepRange> steps_;     // steps in scope, sorted by start
   std::unordered_map<std::int32_t, std::int32_t> step_by_number_;
-  std::unordered_map<std::int64_t, TimeNs> launch_ts_;  // correlation -> host launch time
-  HostActivity host_;                                   // for the steps' idle attribution
-  std::vector<RankActivity::StepUnions> step_unions_;   // per step: its comm and compute
+  LaunchTimes launch_ts_;                              // correlation -> host launch time
+  HostActivity host_;                                  // for the steps' idle attribution
+  std::vector<RankActivity::StepUnions> step_unions_;  // per step: its comm and compute
 };
 
 void RankAnalyzer::prepare() {
@@ -157,26 +161,16 @@ void RankAnalyzer::prepare() {
       need_launches = std::find(t.step.begin(), t.step.end(), trace::kNoStep) != t.step.end();
     }
   }
-  if (need_launches) {
-    for (const auto& t : r_.tracks) {
-      if (t.kind != TrackKind::Host) continue;
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        const auto k = t.kind_of[i];
-        if ((k == EventKind::Runtime || k == EventKind::Driver) &&
-            t.correlation[i] != trace::kNoCorrelation && t.start[i] < cut) {
-          launch_ts_.emplace(t.correlation[i], t.start[i]);
-        }
-      }
-    }
-  }
+  if (need_launches) launch_ts_ = LaunchTimes(r_, cut);
   if (options_.hta_compat) {
     include_.resize(r_.tracks.size());
     for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
       const auto& t = r_.tracks[ti];
       include_[ti].assign(t.size(), 0);
       if (t.kind != TrackKind::Gpu) continue;
+      std::size_t hint = 0;
       for (std::size_t i = 0; i < t.size(); ++i) {
-        include_[ti][i] = launch_ts_.count(t.correlation[i]) ? 1 : 0;
+        include_[ti][i] = launch_ts_.find(t.correlation[i], &hint) ? 1 : 0;
       }
     }
   }
@@ -198,7 +192,7 @@ RankActivity RankAnalyzer::activity() {
       a.counts[static_cast<std::size_t>(c)]++;
       // A synchronisation record is the host waiting: counted, but not GPU busy time.
       if (!trace::occupiesGpu(t.kind_of[i])) continue;
-      u.add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
+      u.add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i), t.size());
     }
   }
   a.comm = u.comm.finish();
@@ -224,8 +218,8 @@ std::int32_t RankAnalyzer::stepIndexOf(const Track& t, std::size_t i) const {
     return it == step_by_number_.end() ? -1 : it->second;
   }
   if (t.correlation[i] != trace::kNoCorrelation) {
-    auto it = launch_ts_.find(t.correlation[i]);
-    if (it != launch_ts_.end()) return stepContaining(it->second);
+    if (const TimeNs* launched = launch_ts_.find(t.correlation[i]))
+      return stepContaining(*launched);
   }
   return stepContaining(t.start[i]);
 }
@@ -340,7 +334,7 @@ void RankAnalyzer::computeSteps(RankReport& out) {
       if (c == ActivityClass::None) continue;
       const auto s = stepIndexOf(t, i);
       if (s < 0 || !trace::occupiesGpu(t.kind_of[i])) continue;
-      per_step[s].add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i));
+      per_step[s].add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i), 0);
       if (c == ActivityClass::Communication && isAllreduceName(r_.names[t.name[i]])) {
         allreduces[s]++;
       }
@@ -605,7 +599,7 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
     s.device = t.pid;
     s.stream = t.tid;
     std::array<TimeNs, kActivityClassCount> busy{};
-    IntervalSet u;
+    UnionLength u;
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!included(ti, i)) continue;
       const auto c = classOf(t, i);
@@ -613,13 +607,13 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
       s.counts[static_cast<std::size_t>(c)]++;
       if (!trace::occupiesGpu(t.kind_of[i])) continue;  // a sync: the host waiting
       busy[static_cast<std::size_t>(c)] += t.dur[i];
-      extendUnion(u, t.start[i], t.end(i));
+      u.add(t.start[i], t.end(i));
     }
     std::int64_t total = 0;
     for (auto n : s.counts)
       total += n;
     if (total == 0) continue;
-    s.busy_ns = totalLength(u);
+    s.busy_ns = u.total();
     // Collectives make a communication stream, or a mixed one when computation runs there too
     // (one stream for both: not a communication stream alone). Otherwise what runs there most
     // often: a compute stream that also does one long copy stays "compute" (busy time said "copy").

@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "tracer/format/memory.h"
+
 namespace ddpscope::analysis {
 
 IntervalSet unionOf(std::vector<Interval> intervals) {
   std::sort(intervals.begin(), intervals.end(),
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
   IntervalSet u;
-  u.reserve(intervals.size());
+  trace::reserveAdvised(u, intervals.size());
   for (const auto& i : intervals)
     extendUnion(u, i.start, i.end);
   return u;
@@ -16,7 +18,7 @@ IntervalSet unionOf(std::vector<Interval> intervals) {
 
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
   IntervalSet u;
-  u.reserve(a.size() + b.size());
+  trace::reserveAdvised(u, a.size() + b.size());
   std::size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
     const bool take_a = j == b.size() || (i < a.size() && a[i].start <= b[j].start);

@@ -29,6 +29,29 @@ inline void extendUnion(IntervalSet& u, TimeNs start, TimeNs end) {
   }
 }
 
+// The length of the union of intervals added in start order, without keeping the union: what
+// totalLength gives for the set extendUnion builds from the same intervals.
+class UnionLength {
+ public:
+  void add(TimeNs start, TimeNs end) {
+    if (end <= start) return;  // as extendUnion: covers nothing
+    if (open_ && start <= end_) {
+      if (end > end_) end_ = end;
+    } else {
+      total_ += end_ - start_;
+      start_ = start;
+      end_ = end;
+      open_ = true;
+    }
+  }
+  TimeNs total() const { return total_ + (end_ - start_); }
+
+ private:
+  bool open_ = false;
+  TimeNs start_ = 0, end_ = 0;  // the last interval, still growing (empty before the first)
+  TimeNs total_ = 0;            // the ones before it
+};
+
 // Union of intervals in any order (sorted internally).
 IntervalSet unionOf(std::vector<Interval> intervals);
 // Union of two normalised sets.

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "tracer/format/memory.h"
+
 namespace ddpscope::analysis {
 
 namespace {
@@ -185,6 +187,58 @@ std::vector<LaunchLink> LaunchIndex::launchesOf(const trace::RankTrace& rank,
   if (all.empty() || all.front().host_track != host_track || all.front().host_index != host_index)
     all.clear();
   return all;
+}
+
+LaunchTimes::LaunchTimes(const trace::RankTrace& rank, trace::TimeNs cut) {
+  auto launch = [&](const trace::Track& t, std::size_t i) {
+    const auto k = t.kind_of[i];
+    return (k == trace::EventKind::Runtime || k == trace::EventKind::Driver) &&
+           t.correlation[i] != trace::kNoCorrelation && t.start[i] < cut;
+  };
+  std::size_t n = 0;
+  for (const auto& t : rank.tracks) {
+    if (t.kind != trace::TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      n += launch(t, i) ? 1 : 0;
+  }
+  if (n == 0) return;
+  trace::reserveAdvised(by_correlation_, n);
+  for (const auto& t : rank.tracks) {
+    if (t.kind != trace::TrackKind::Host) continue;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (launch(t, i)) by_correlation_.emplace_back(t.correlation[i], t.start[i]);
+    }
+  }
+  auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  // One host thread launching in order is sorted already; stable: the first of equal ids stays
+  // first, and unique keeps it.
+  if (!std::is_sorted(by_correlation_.begin(), by_correlation_.end(), by_id))
+    std::stable_sort(by_correlation_.begin(), by_correlation_.end(), by_id);
+  by_correlation_.erase(
+      std::unique(by_correlation_.begin(), by_correlation_.end(),
+                  [](const auto& a, const auto& b) { return a.first == b.first; }),
+      by_correlation_.end());
+}
+
+const trace::TimeNs* LaunchTimes::find(std::int64_t correlation, std::size_t* hint) const {
+  const auto& v = by_correlation_;
+  std::size_t lo = 0, hi = v.size();
+  if (hint != nullptr && *hint < v.size() && v[*hint].first <= correlation) {
+    // Gallop forward from the hint: a few steps when lookups come in increasing order.
+    lo = *hint;
+    std::size_t step = 1;
+    while (lo + step < v.size() && v[lo + step].first <= correlation) {
+      lo += step;
+      step *= 2;
+    }
+    hi = std::min(v.size(), lo + step + 1);
+  }
+  const auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   v.begin() + static_cast<std::ptrdiff_t>(hi), correlation,
+                                   [](const auto& e, std::int64_t c) { return e.first < c; });
+  const auto at = static_cast<std::size_t>(it - v.begin());
+  if (hint != nullptr) *hint = at;
+  return it != v.end() && it->first == correlation ? &it->second : nullptr;
 }
 
 }  // namespace ddpscope::analysis

@@ -3,6 +3,7 @@
 // launched by the CUDA runtime or driver call of its rank that carries the same correlation id.
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -67,6 +68,27 @@ class LaunchIndex {
 
   std::vector<std::uint64_t> first_;  // each track's first position; one past the last at the end
   std::vector<std::uint32_t> order_;  // positions, by correlation id, then position
+};
+
+// Correlation id -> the start of the host call that launched it: every Runtime or Driver call
+// with a correlation id on a host track of the rank, starting before `cut`; when two calls carry
+// one id, the first in track order, then index (the launch, as for LaunchIndex). 16 bytes per
+// call in one sorted array (a hash map took about 40 and a fresh allocation per call); lookups
+// in increasing correlation order, as a GPU track's events mostly come, are found next to the
+// previous one (find's hint) instead of by a binary search.
+class LaunchTimes {
+ public:
+  LaunchTimes() = default;
+  explicit LaunchTimes(const trace::RankTrace& rank,
+                       trace::TimeNs cut = std::numeric_limits<trace::TimeNs>::max());
+  // The launch's start, or nullptr. `hint` (optional) is where the previous lookup ended; keep
+  // one per sequence of lookups.
+  const trace::TimeNs* find(std::int64_t correlation, std::size_t* hint = nullptr) const;
+  bool empty() const { return by_correlation_.empty(); }
+  std::size_t size() const { return by_correlation_.size(); }
+
+ private:
+  std::vector<std::pair<std::int64_t, trace::TimeNs>> by_correlation_;
 };
 
 // Launch latency: from the start of the host call to the start of the GPU work it launched.

@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "tracer/format/memory.h"
+
 namespace ddpscope::analysis {
 
 namespace {
@@ -54,9 +56,8 @@ StepBreakdown divided(StepBreakdown sum, TimeNs n) {
 }  // namespace
 
 HostActivity hostActivity(const trace::RankTrace& rank, const RankActivity& act,
-                          const std::unordered_map<std::int64_t, TimeNs>* launches) {
+                          const LaunchTimes* launches) {
   HostActivity h;
-  std::unordered_map<std::int64_t, TimeNs> own;  // correlation -> the launch's start
   std::vector<Interval> loader;
   // Which names are a data loader's, each name looked at once.
   std::vector<signed char> is_loader(rank.names.size(), -1);
@@ -64,30 +65,33 @@ HostActivity hostActivity(const trace::RankTrace& rank, const RankActivity& act,
     if (t.kind != trace::TrackKind::Host) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto k = t.kind_of[i];
-      if (k == trace::EventKind::Runtime || k == trace::EventKind::Driver) {
-        if (!launches && t.correlation[i] != trace::kNoCorrelation)
-          own.emplace(t.correlation[i], t.start[i]);
-        continue;
-      }
+      if (k == trace::EventKind::Runtime || k == trace::EventKind::Driver) continue;
       auto& known = is_loader[t.name[i]];
       if (known < 0) known = isDataLoaderRange(rank.names[t.name[i]]) ? 1 : 0;
       if (known) loader.push_back({t.start[i], t.end(i)});
     }
   }
   h.data_loader = unionOf(std::move(loader));
+  LaunchTimes own;
+  if (!launches) own = LaunchTimes(rank);
   const auto& launch = launches ? *launches : own;
   if (launch.empty()) return h;
   std::vector<Interval> pending;
+  std::size_t gpu_events = 0;
+  for (const auto& t : rank.tracks)
+    gpu_events += t.kind == trace::TrackKind::Gpu ? t.size() : 0;
+  trace::reserveAdvised(pending, gpu_events);
   for (std::size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const auto& t = rank.tracks[ti];
     if (t.kind != trace::TrackKind::Gpu) continue;
+    std::size_t hint = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (!trace::occupiesGpu(t.kind_of[i]) || !included(act, ti, i)) continue;
       if (act.classOf(ti, t.kind_of[i], t.name[i]) == ActivityClass::None) continue;
-      const auto it = launch.find(t.correlation[i]);
-      if (it == launch.end()) continue;
+      const TimeNs* launched = launch.find(t.correlation[i], &hint);
+      if (launched == nullptr) continue;
       h.has_launches = true;
-      pending.push_back({it->second, t.start[i]});
+      pending.push_back({*launched, t.start[i]});
     }
   }
   h.pending = unionOf(std::move(pending));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/launches.h"
 #include "app/analysis/run_summary.h"
 
 namespace ddpscope::analysis {
@@ -27,10 +28,10 @@ struct HostActivity {
   IntervalSet data_loader;    // ∪ data loader ranges (isDataLoaderRange)
 };
 // From the rank's GPU activities that `act` includes, and their launches (runtime or driver
-// calls with the same correlation id) on the rank's host tracks. `launches`: the rank's
-// correlation id -> launch start map when the caller has built it already (else built here).
+// calls with the same correlation id) on the rank's host tracks. `launches`: the rank's launch
+// times when the caller has built them already (else built here).
 HostActivity hostActivity(const trace::RankTrace& rank, const RankActivity& act,
-                          const std::unordered_map<std::int64_t, TimeNs>* launches = nullptr);
+                          const LaunchTimes* launches = nullptr);
 
 // The breakdown of the step [start, end) from the unions of the GPU work it owns (by class and
 // all of it) and its rank's host activity; without its exposed split (splitStepExposed).

@@ -66,3 +66,31 @@ TEST(Intervals, UniteAllOfManySets) {
   std::vector<IntervalSet> sets = {{{0, 2}}, {{1, 5}}, {{7, 8}}, {}, {{8, 9}}};
   EXPECT_EQ(uniteAll(sets), (IntervalSet{{0, 5}, {7, 9}}));
 }
+
+TEST(Intervals, UnionLengthIsTheLengthOfTheUnionOfSortedIntervals) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    const int n = 300;
+    std::uniform_int_distribution<int> pos(0, n - 1), len(-3, n / 10);
+    std::vector<Interval> v;
+    const int count = round % 40;
+    for (int k = 0; k < count; ++k) {
+      const int s = pos(rng);
+      v.push_back({s, std::min(n, s + len(rng))});  // some empty or reversed: cover nothing
+    }
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    UnionLength u;
+    for (const auto& i : v)
+      u.add(i.start, i.end);
+    // Independent: count the covered unit cells.
+    std::vector<char> c(static_cast<std::size_t>(n), 0);
+    for (const auto& i : v) {
+      for (auto t = i.start; t < i.end; ++t)
+        c[static_cast<std::size_t>(t)] = 1;
+    }
+    EXPECT_EQ(u.total(), std::count(c.begin(), c.end(), 1)) << "round " << round;
+  }
+  UnionLength none;
+  EXPECT_EQ(none.total(), 0);
+}

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -282,5 +285,61 @@ TEST(StepBreakdown, Resnet50PartsSumToTheStepTime) {
     EXPECT_EQ(*b.idle_launch_pending_ns, kPending[i]) << st.step;
     EXPECT_EQ(*b.idle_launch_pending_ns + *b.idle_data_loader_ns + *b.idle_host_bound_ns,
               b.idle_ns);
+  }
+}
+
+// Launch times against a map filled in track order (the first call carrying an id is its launch),
+// looked up in increasing order with a hint, in decreasing order, and without.
+TEST(LaunchTimes, FirstCallInTrackOrderBeforeTheCut) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 50; ++round) {
+    trace::RankTrace rank;
+    std::uniform_int_distribution<std::int64_t> id(0, 60), start(0, 1000);
+    for (std::int64_t tid : {1, 2, 3}) {
+      const auto ti = rank.trackIndex(trace::TrackKind::Host, 100, tid);
+      const int n = round % 7 == 0 ? 0 : 30;
+      for (int k = 0; k < n; ++k) {
+        // Thread 1 launches in increasing id order (sorted input), the others at random.
+        const std::int64_t c = tid == 1 ? k * 2 : id(rng);
+        const auto kind = k % 5 == 0 ? trace::EventKind::CpuOp
+                          : k % 2    ? trace::EventKind::Runtime
+                                     : trace::EventKind::Driver;
+        rank.tracks[static_cast<std::size_t>(ti)].push(
+            {start(rng), 5, rank.names.intern("call"), rank.names.intern("cuda_runtime"), kind,
+             k % 11 == 0 ? trace::kNoCorrelation : c, trace::kNoBucket, trace::kNoStep,
+             trace::kNoBytes});
+      }
+    }
+    const trace::TimeNs cut = round % 2 ? 600 : std::numeric_limits<trace::TimeNs>::max();
+    std::map<std::int64_t, trace::TimeNs> expected;
+    for (const auto& t : rank.tracks) {
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const bool launch =
+            t.kind_of[i] == trace::EventKind::Runtime || t.kind_of[i] == trace::EventKind::Driver;
+        if (launch && t.correlation[i] != trace::kNoCorrelation && t.start[i] < cut)
+          expected.emplace(t.correlation[i], t.start[i]);
+      }
+    }
+    const analysis::LaunchTimes times(rank, cut);
+    EXPECT_EQ(times.size(), expected.size());
+    EXPECT_EQ(times.empty(), expected.empty());
+    std::size_t up = 0, down = 0;
+    for (std::int64_t c = -2; c <= 130; ++c) {
+      const auto it = expected.find(c);
+      const trace::TimeNs* found = times.find(c, &up);
+      const trace::TimeNs* plain = times.find(c);
+      const trace::TimeNs* back = times.find(128 - c, &down);
+      const auto back_it = expected.find(128 - c);
+      ASSERT_EQ(found != nullptr, it != expected.end()) << "id " << c;
+      ASSERT_EQ(plain != nullptr, it != expected.end()) << "id " << c;
+      ASSERT_EQ(back != nullptr, back_it != expected.end()) << "id " << 128 - c;
+      if (found) {
+        EXPECT_EQ(*found, it->second);
+        EXPECT_EQ(*plain, it->second);
+      }
+      if (back) {
+        EXPECT_EQ(*back, back_it->second);
+      }
+    }
   }
 }
