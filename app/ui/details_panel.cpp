@@ -42,7 +42,9 @@ QString traceRows(const trace::RankTrace& rank, const trace::Track& t, std::size
   if (const auto s = rank.kernelShortName(t.name[i]); !s.empty())  // Nsight's kernel short name
     html += row(QObject::tr("short name"), QString::fromUtf8(s.data(), qsizetype(s.size())));
   html += row(QObject::tr("device · stream"),
-              QStringLiteral("%1 · %2").arg(t.device()).arg(t.stream()));
+              QStringLiteral("%1 · %2")
+                  .arg(t.device())
+                  .arg(QString::fromStdString(analysis::streamText(t.stream()))));
   html += row(QObject::tr("start"), exactTime(t.start[i]));
   html += row(QObject::tr("end"), exactTime(t.end(i)));
   html += row(QObject::tr("duration"), formatTime(dur));

@@ -293,6 +293,24 @@ TEST(Launches, OnlyTheLaunchReportsWhatItLaunched) {
       << details.text().toStdString();
 }
 
+TEST(Details, AStreamWithoutAnIdReadsNone) {
+  // A GPU record without a stream is written with -1 or 2^32 - 1; the Details tab says "none", as
+  // the lanes, tooltips and statistics do, not the sentinel.
+  ddpscope::testing::TraceBuilder b;
+  b.kernel("gemm", 0, 50, 0xFFFFFFFFll);
+  trace::Run built;
+  built.ranks.push_back(b.build());
+  const std::shared_ptr<const LoadedRun> run = prepareRun(std::move(built), {});
+  ddpscope::ui::testing::app();
+  Session session;
+  DetailsPanel details(&session);
+  session.addRun(run);
+  session.selectEvent(EventRef{0, 0, 0});
+  const QString text = details.text();
+  EXPECT_TRUE(text.contains(QStringLiteral("0 · none"))) << text.toStdString();
+  EXPECT_FALSE(text.contains(QStringLiteral("4294967295"))) << text.toStdString();
+}
+
 TEST(HostLanes, ThreadIdsShownUnsignedWhenWrittenSigned) {
   EXPECT_EQ(threadIdText(2910249), "2910249");
   EXPECT_EQ(threadIdText(0), "0");
