@@ -73,7 +73,6 @@ std::string_view streamRoleName(StreamRole r) {
 
 std::string_view streamRoleShortName(StreamRole r) {
   if (r == StreamRole::Communication) return "comm";
-  if (r == StreamRole::Mixed) return "comm+compute";
   return streamRoleName(r);
 }
 

@@ -37,7 +37,8 @@ bool isAllreduceName(std::string_view name);
 enum class StreamRole : std::uint8_t { Communication, Compute, Copy, Sync, Mixed };
 // "communication", "compute", "copy", "sync", "mixed"
 std::string_view streamRoleName(StreamRole r);
-// "comm", "compute", "copy", "sync", "comm+compute"
+// "comm", "compute", "copy", "sync", "mixed" (lane labels; the same word as streamRoleName but
+// for communication)
 std::string_view streamRoleShortName(StreamRole r);
 
 }  // namespace ddpscope::analysis

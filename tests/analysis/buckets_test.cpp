@@ -182,7 +182,8 @@ TEST(RunReport, StreamRoleFollowsWhatRunsThereMostOften) {
   EXPECT_EQ(role[20], "copy");
   EXPECT_EQ(role[40], "communication");
   EXPECT_EQ(role[50], "mixed");
-  EXPECT_EQ(analysis::streamRoleShortName(analysis::StreamRole::Mixed), "comm+compute");
+  EXPECT_EQ(analysis::streamRoleShortName(analysis::StreamRole::Mixed), "mixed");
+  EXPECT_EQ(analysis::streamRoleShortName(analysis::StreamRole::Communication), "comm");
 }
 
 TEST(Stragglers, TheSlowestRankByStepTimeIsNamedWhicheverRankItIs) {
