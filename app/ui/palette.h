@@ -72,8 +72,9 @@ inline const QColor kSendRecv{0x33, 0x22, 0x88};       // indigo
 inline const QColor kCommUnknown{0xDD, 0xDD, 0xDD};    // pale grey: the name says no collective
 // The host lanes (and the GPU annotation lanes): Paul Tol's "light" scheme, colour-blind safe,
 // lighter than the GPU lanes' colours so that the host side reads as context.
-inline const QColor kHostOp{0x77, 0xAA, 0xDD};          // light blue: CPU ops
-inline const QColor kHostAnnotation{0xEE, 0xDD, 0x88};  // light yellow: user annotations
+inline const QColor kHostOp{0x77, 0xAA, 0xDD};  // light blue: CPU ops
+// lilac: user annotations (Tol's light yellow sat next to synchronisation's yellow)
+inline const QColor kHostAnnotation{0xCC, 0x99, 0xEE};
 inline const QColor kHostLaunch{0xEE, 0x88, 0x66};      // orange: CUDA runtime/driver calls
 inline const QColor kHostComm{0xFF, 0xAA, 0xBB};        // pink: DDP's reducer, nccl:* ranges
 inline const QColor kHostDataLoader{0xBB, 0xCC, 0x33};  // pear: data loading
