@@ -251,6 +251,9 @@ SwatchLegendItem::SwatchLegendItem(QCPLegend* legend, const QColor& colour, cons
                                    bool band)
     : QCPAbstractLegendItem(legend), colour_(colour), text_(text), band_(band) {
   setSelectable(false);
+  // The item is drawn clipped to its outer rect, and a row exactly the font's height lost the
+  // antialiased bottom of its descenders ("p", "y", "g"): a pixel above, two below.
+  setMargins(QMargins(0, 1, 0, 2));
 }
 
 QSize SwatchLegendItem::minimumOuterSizeHint() const {

@@ -632,3 +632,23 @@ TEST(UiHostLanes, CompareRunsWithoutACommonStep) {
   QApplication::processEvents();
   EXPECT_GE(compare->step(), 4);
 }
+
+// The timeline's legend under the lanes: every row has room below the font's descent (a row
+// exactly the font's height lost the bottom of "p", "y", "g": items are clipped to their cell),
+// and the whole legend lies inside the plot at the window's first layout.
+TEST(UiHostLanes, LegendRowsKeepTheirDescenders) {
+  auto w = openResnet(1600, 1000);
+  auto* plot = w->timeline()->plot();
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  ASSERT_TRUE(plot->legend->visible());
+  int items = 0;
+  for (int i = 0; i < plot->legend->itemCount(); ++i) {
+    auto* item = plot->legend->item(i);
+    if (item == nullptr) continue;  // an empty cell of the last row
+    ++items;
+    const QFontMetrics fm(item->font());
+    EXPECT_GE(item->outerRect().height(), fm.height() + 2) << i;
+    EXPECT_LE(item->outerRect().bottom(), plot->height()) << i;
+  }
+  EXPECT_GE(items, 8);  // the stream colours and the host kinds
+}
