@@ -29,13 +29,17 @@ BucketsPanel::BucketsPanel(Session* session, QWidget* parent)
       chart_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  // Wrapped: a long scope line must not make the window wider than the screen.
+  note_->setWordWrap(true);
   layout->addWidget(note_);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
   split->addWidget(chart_);
   split->addWidget(params_);
-  table_->setMinimumWidth(640);
-  params_->setMinimumWidth(200);
+  // Room for the first columns (the rest scroll), not for all of them: the window's minimum
+  // width is the sum of these.
+  table_->setMinimumWidth(360);
+  params_->setMinimumWidth(160);
   split->setSizes({760, 420, 240});
   layout->addWidget(split, 1);
 

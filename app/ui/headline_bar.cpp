@@ -48,7 +48,6 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   reading_->setTextFormat(Qt::PlainText);
   reading_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kWarningText.name()));
   reading_->setVisible(false);
-  rows->addWidget(reading_);
   overlap_ = makeMetricLabel(this);
   exposed_ = makeMetricLabel(this);
   step_ = makeMetricLabel(this);
@@ -65,17 +64,31 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   incomplete_->setVisible(false);
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.1);
-  for (QLabel* l : {overlap_, exposed_, step_, efficiency_, idle_, split_}) {
+  for (QLabel* l : {overlap_, exposed_, step_, efficiency_, idle_}) {
     l->setFont(f);
     layout->addWidget(l);
   }
+  // A second row: how the exposed time splits (the longest chip, present only with a late rank)
+  // and what the host did while the GPU sat idle. Beside the others, the split pushed the run's
+  // name and scope out of a 1600-pixel window.
+  split_->setFont(f);
+  auto* second = new QHBoxLayout;
+  second->setSpacing(8);
+  second->addWidget(split_);
+  second->addWidget(reading_, 1);
+  rows->addLayout(second);
   // The scope and the run's name give way (clipped; whole in their tooltips) before the window
   // is forced wider than a screen.
-  for (QLabel* l : {scope_, name_, reading_})
-    l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  layout->addWidget(scope_, 3);
+  // They keep their whole width where there is room, and shrink to a stub where not.
+  reading_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  for (QLabel* l : {scope_, name_})
+    l->setMinimumWidth(40);
+  // So does the split of exposed communication ("waiting for rank N … · transfer …", whole in
+  // its tooltip): shown whole where there is room, clipped where not.
+  split_->setMinimumWidth(120);
+  layout->addWidget(scope_);
   layout->addStretch(1);
-  layout->addWidget(name_, 2);
+  layout->addWidget(name_);
   layout->addWidget(incomplete_);
   layout->addWidget(badge_);
   connect(session_, &Session::currentRunChanged, this, &HeadlineBar::refresh);

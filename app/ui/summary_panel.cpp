@@ -5,10 +5,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -34,8 +36,9 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
       chart_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  note_->setWordWrap(true);  // a long note must not make the window wider than the screen
   layout->addWidget(note_);
-  auto* split = new QSplitter(Qt::Horizontal, this);
+  auto* split = split_ = new QSplitter(Qt::Horizontal, this);
   // Per rank above, per collective kind and rank below.
   auto* tables = new QSplitter(Qt::Vertical, split);
   tables->addWidget(table_);
@@ -57,6 +60,7 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
+  connect(split, &QSplitter::splitterMoved, this, [this] { split_moved_ = true; });
   sorted_->setSourceModel(model_);
   sorted_->setSortRole(SummaryModel::kSortRole);
   table_->setModel(sorted_);
@@ -80,6 +84,8 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   chart_->setMinimumWidth(260);
   addChartTitle(chart_, tr("Step time: exposed communication vs the rest"));
   putLegendBelow(chart_);
+  // One entry a line: the chart is narrow beside the table, and two side by side were cut.
+  chart_->legend->setWrap(1);
   applyPlotTheme(chart_, PlotTheme::System);
   connect(session_, &Session::currentRunChanged, this, &SummaryPanel::refresh);
   // A bar clicked: its step on the timeline; a rank's row clicked: its lanes.
@@ -115,6 +121,24 @@ void SummaryPanel::refresh() {
   }
   refreshNote(*run);
   refreshChart(*run);
+  fitTableWidth();
+}
+
+void SummaryPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  fitTableWidth();
+}
+
+void SummaryPanel::fitTableWidth() {
+  if (split_moved_ || !model_->rowCount()) return;
+  const int total = split_->width() - split_->handleWidth();
+  if (total <= 0) return;
+  table_->resizeColumnsToContents();
+  // Every column, the frame, and a vertical scroll bar's room should the rows need one.
+  const int wanted = table_->horizontalHeader()->length() + 2 * table_->frameWidth() +
+                     table_->verticalScrollBar()->sizeHint().width();
+  const int chart = std::max(chart_->minimumWidth(), total - wanted);
+  split_->setSizes({total - chart, chart});
 }
 
 void SummaryPanel::refreshNote(const LoadedRun& run) {

@@ -15,6 +15,7 @@ class QTableView;
 class QSortFilterProxyModel;
 class QCustomPlot;
 class QLabel;
+class QSplitter;
 
 namespace ddpscope::ui {
 
@@ -43,8 +44,14 @@ class SummaryPanel : public QWidget, public ChartExport {
   void stepActivated(std::int32_t step);
   void rankActivated(std::int32_t rank_index);
 
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
  private:
   void refresh();
+  // Gives the per-rank table the width its columns take (the chart the rest, at least its
+  // minimum), until the user moves the divider.
+  void fitTableWidth();
   void refreshNote(const LoadedRun& run);
   void refreshChart(const LoadedRun& run);
   Session* session_;
@@ -57,6 +64,8 @@ class SummaryPanel : public QWidget, public ChartExport {
   QSortFilterProxyModel* kinds_sorted_;
   QTableView* kinds_table_;
   QCustomPlot* chart_;
+  QSplitter* split_ = nullptr;
+  bool split_moved_ = false;  // by the user: their sizes are kept
 };
 
 }  // namespace ddpscope::ui

@@ -118,5 +118,9 @@ int main(int argc, char** argv) {
   std::snprintf(what, sizeof what, "ranks %s loaded (%zu ranks, %zu events)", qPrintable(ranks),
                 run->run.ranks.size(), events);
   report(what, static_cast<double>(t.nsecsElapsed()) / 1e6);
+  // The smallest window the views now allow (a long label or a wide table raises it; a desktop
+  // grows the window to it).
+  std::printf("  window's minimum %d x %d\n", w.minimumSizeHint().width(),
+              w.minimumSizeHint().height());
   return 0;
 }
