@@ -72,6 +72,7 @@ HeadlineBar::HeadlineBar(Session* session, QWidget* parent) : QWidget(parent), s
   // and what the host did while the GPU sat idle. Beside the others, the split pushed the run's
   // name and scope out of a 1600-pixel window.
   split_->setFont(f);
+  split_->setVisible(false);  // until a run has a late rank (shown with the bar, it took a row)
   auto* second = new QHBoxLayout;
   second->setSpacing(8);
   second->addWidget(split_);
