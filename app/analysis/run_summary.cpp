@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "app/analysis/report_json.h"
@@ -28,16 +29,55 @@ std::string stepListText(const std::vector<std::int32_t>& steps) {
   return s;
 }
 
+namespace {
+// The rank's last step (by start) when it is under half the median of its other steps: the
+// trace ends inside it. The others leave out the first (warm-up, often several times longer)
+// when three or more remain; with fewer than three steps nothing is judged.
+std::optional<std::int32_t> cutShortStep(const RankReport& rank) {
+  if (rank.steps.size() < 3) return std::nullopt;
+  std::vector<std::size_t> order(rank.steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rank.steps[a].start_ns < rank.steps[b].start_ns;
+  });
+  const std::size_t last = order.back();
+  std::vector<TimeNs> others;
+  for (std::size_t k = order.size() - 1 >= 3 ? 1 : 0; k + 1 < order.size(); ++k)
+    others.push_back(rank.steps[order[k]].dur_ns);
+  // The median of the others (the lower middle one of an even count: slower to call a step cut).
+  const auto mid = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
+  std::nth_element(others.begin(), mid, others.end());
+  if (2 * rank.steps[last].dur_ns >= *mid) return std::nullopt;
+  return rank.steps[last].step;
+}
+}  // namespace
+
 StepSelection selectSteps(const RunReport& report) {
   StepSelection sel;
   std::map<std::int32_t, std::size_t> seen;  // step number -> ranks that have it
+  std::set<std::int32_t> cut;                // steps some rank's trace ends inside
   for (const auto& r : report.ranks) {
     std::set<std::int32_t> mine;  // a rank counts once per step number, however many ranges
     for (const auto& st : r.steps)
       if (mine.insert(st.step).second) seen[st.step]++;
+    if (const auto c = cutShortStep(r)) cut.insert(*c);
   }
-  for (const auto& [n, count] : seen)
-    (count == report.ranks.size() ? sel.used : sel.partial).push_back(n);
+  for (const auto& [n, count] : seen) {
+    if (count != report.ranks.size())
+      sel.partial.push_back(n);
+    else
+      (cut.count(n) ? sel.cut_short : sel.used).push_back(n);
+  }
+  if (!sel.cut_short.empty()) {
+    // The ranks whose cut step is one of those (a rank's cut step may be a partial one).
+    for (const auto& r : report.ranks) {
+      const auto c = cutShortStep(r);
+      if (c && std::binary_search(sel.cut_short.begin(), sel.cut_short.end(), *c))
+        sel.cut_short_ranks.push_back(r.rank);
+    }
+    std::sort(sel.cut_short_ranks.begin(), sel.cut_short_ranks.end());
+  }
   if (sel.used.size() >= 3) {
     sel.warm_up.push_back(sel.used.front());
     sel.used.erase(sel.used.begin());
@@ -47,8 +87,21 @@ StepSelection selectSteps(const RunReport& report) {
   if (!sel.warm_up.empty()) left_out.push_back(stepListText(sel.warm_up) + " left out as warm-up");
   if (!sel.partial.empty())
     left_out.push_back(stepListText(sel.partial) + " left out: not on every rank");
+  if (!sel.cut_short.empty()) {
+    std::string ranks;
+    for (std::size_t k = 0; k < sel.cut_short_ranks.size(); ++k)
+      ranks += (k == 0                                ? ""
+                : k + 1 == sel.cut_short_ranks.size() ? " and "
+                                                      : ", ") +
+               std::to_string(sel.cut_short_ranks[k]);
+    left_out.push_back(stepListText(sel.cut_short) +
+                       " left out: cut short by the end of the trace on " +
+                       (sel.cut_short_ranks.size() == 1 ? "rank " : "ranks ") + ranks);
+  }
   if (sel.whole_trace) {
-    sel.rule = seen.empty() ? "no step markers: whole trace" : "no step on every rank: whole trace";
+    sel.rule = seen.empty()             ? "no step markers: whole trace"
+               : !sel.cut_short.empty() ? "no whole step on every rank: whole trace"
+                                        : "no step on every rank: whole trace";
   } else {
     sel.rule = stepListText(sel.used);
     if (sel.used.size() < 3 && sel.warm_up.empty()) sel.rule += " (all: too few to drop warm-up)";

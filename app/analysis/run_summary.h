@@ -17,11 +17,16 @@ struct StepSelection {
   std::vector<std::int32_t> used;     // ascending step numbers
   std::vector<std::int32_t> warm_up;  // on every rank but left out as warm-up (the first)
   std::vector<std::int32_t> partial;  // on some ranks only: left out
-  bool whole_trace = false;           // no step on every rank: the whole trace is summarised
-  std::string rule;                   // in words, e.g. "steps 5–6 (step 4 left out as warm-up)"
+  // On every rank, but some rank's last step and under half that rank's median step: the trace
+  // ends inside it (a profiler stopped, a crash). Left out, with the ranks (cut_short_ranks).
+  std::vector<std::int32_t> cut_short;
+  std::vector<std::int32_t> cut_short_ranks;
+  bool whole_trace = false;  // no step on every rank: the whole trace is summarised
+  std::string rule;          // in words, e.g. "steps 5–6 (step 4 left out as warm-up)"
 };
-// Steps on every rank of the report; the first of three or more is left out as warm-up (it
-// pays allocator warm-up, communicator set-up and DDP's bucket rebuild).
+// Steps on every rank of the report, but a step cut short by the end of a rank's trace; the first
+// of three or more is left out as warm-up (it pays allocator warm-up, communicator set-up and
+// DDP's bucket rebuild).
 StepSelection selectSteps(const RunReport& report);
 
 // One rank's figures over the run's step selection (the same definitions as the run's, over

@@ -68,6 +68,59 @@ TEST(RunSummary, TheFirstOfThreeOrMoreCommonStepsIsWarmUpAndPartialStepsAreNamed
   EXPECT_TRUE(analysis::selectSteps(rep).whole_trace);
 }
 
+// A trace that ends inside its last step (a profiler stopped, a crash) leaves a short last step:
+// it is left out and named, so that it does not pull the step time down.
+TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
+  auto at = [](StepReport s, analysis::TimeNs start) {
+    s.start_ns = start;
+    return s;
+  };
+  RunReport rep;
+  // Rank 0: steps 0-4 of 100 ns after a 900 ns warm-up. Rank 1: the same, but its trace ends
+  // 40 ns into step 4.
+  for (std::int32_t r = 0; r < 2; ++r) {
+    std::vector<StepReport> steps{at(step(0, 900, 0, 0, 5), 0)};
+    for (std::int32_t n = 1; n <= 4; ++n)
+      steps.push_back(at(step(n, r == 1 && n == 4 ? 40 : 100, 0, 0, 5), 900 + 100 * (n - 1)));
+    rep.ranks.push_back(rank(r, std::move(steps)));
+  }
+  auto sel = analysis::selectSteps(rep);
+  EXPECT_EQ(sel.used, (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_EQ(sel.warm_up, (std::vector<std::int32_t>{0}));
+  EXPECT_EQ(sel.cut_short, (std::vector<std::int32_t>{4}));
+  EXPECT_EQ(sel.cut_short_ranks, (std::vector<std::int32_t>{1}));
+  EXPECT_EQ(sel.rule,
+            "steps 1–3; step 0 left out as warm-up, step 4 left out: cut short by the end of the "
+            "trace on rank 1");
+  // The step time is the slowest rank's over steps 1-3: 100, not pulled down by the 40.
+  EXPECT_EQ(analysis::summarizeRun(rep).step_ns, 100);
+
+  // Half the usual step or more is a step, not a cut (the lower median of 100, 100, 100: 100).
+  rep.ranks[1].steps.back().dur_ns = 50;
+  sel = analysis::selectSteps(rep);
+  EXPECT_TRUE(sel.cut_short.empty());
+  EXPECT_EQ(sel.used, (std::vector<std::int32_t>{1, 2, 3, 4}));
+  // Judged against the steps after warm-up: a long first step does not make the others look cut.
+  rep.ranks[1].steps.back().dur_ns = 100;
+  rep.ranks[1].steps[0].dur_ns = 100'000;
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  // With two steps nothing is judged (the first may be a long warm-up).
+  rep.ranks[0].steps.resize(2);
+  rep.ranks[1].steps.resize(2);
+  rep.ranks[1].steps[1].dur_ns = 1;
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  // The only common steps all cut: the whole trace is summarised, and the words say why.
+  RunReport cut;
+  cut.ranks.push_back(rank(0, {at(step(0, 100, 0, 0, 5), 0), at(step(1, 100, 0, 0, 5), 100),
+                               at(step(2, 100, 0, 0, 5), 200), at(step(3, 10, 0, 0, 5), 300)}));
+  cut.ranks.push_back(rank(1, {at(step(3, 10, 0, 0, 5), 300)}));
+  sel = analysis::selectSteps(cut);
+  EXPECT_TRUE(sel.whole_trace);
+  EXPECT_EQ(sel.rule,
+            "no whole step on every rank: whole trace; steps 0–2 left out: not on every rank, "
+            "step 3 left out: cut short by the end of the trace on rank 0");
+}
+
 TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
   // Step 0 is warm-up (left out). Steps 1 and 2 on ranks 0 and 1:
   //   rank 0: step 1 dur 100, comm 40, hidden 10, busy 70; step 2 dur 120, comm 20, hidden 20, busy
