@@ -276,13 +276,21 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
   }
   g.steps.assign(steps.begin(), steps.end());
   g.cells.assign(g.ranks.size() * g.steps.size(), std::nullopt);
+  // The scale spans the steps the run summary covers, when any of them has a value: a warm-up
+  // step, one not on every rank or one cut short stays drawn, without stretching the scale.
+  const auto& used = digest.run.selection.used;
+  bool any_used = false;
+  for (const auto& r : digest.ranks)
+    for (const auto& s : r.steps)
+      any_used = any_used || (std::binary_search(used.begin(), used.end(), s.step) &&
+                              figureOf(s, figure).has_value());
   for (std::size_t row = 0; row < digest.ranks.size(); ++row) {
     for (const auto& s : digest.ranks[row].steps) {
       const auto column = static_cast<std::size_t>(
           std::lower_bound(g.steps.begin(), g.steps.end(), s.step) - g.steps.begin());
       const auto v = figureOf(s, figure);
       g.cells[row * g.steps.size() + column] = v;
-      if (!v) continue;
+      if (!v || (any_used && !std::binary_search(used.begin(), used.end(), s.step))) continue;
       g.min_ns = g.min_ns ? std::min(*g.min_ns, *v) : *v;
       g.max_ns = g.max_ns ? std::max(*g.max_ns, *v) : *v;
     }

@@ -73,7 +73,9 @@ struct DigestGrid {
   std::vector<std::int32_t> steps;           // column → step number
   std::vector<std::int32_t> ranks;           // row → rank number (the digest's order)
   std::vector<std::optional<TimeNs>> cells;  // row-major: cells[row * steps.size() + column]
-  std::optional<TimeNs> min_ns, max_ns;      // over the cells that have a value
+  // The colour scale: over the cells of the run summary's selected steps that have a value (every
+  // cell with a value when none has, as for a whole-trace summary).
+  std::optional<TimeNs> min_ns, max_ns;
   const std::optional<TimeNs>& at(std::size_t row, std::size_t column) const {
     return cells[row * steps.size() + column];
   }

@@ -179,6 +179,18 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   EXPECT_EQ(w.at(0, 1), 500);
   EXPECT_EQ(w.min_ns, 0);
   EXPECT_EQ(w.max_ns, 4'000);
+  // The colour scale spans the steps the summary covers (2 and 3 here): a step left out (warm-up,
+  // not on every rank, cut short) is drawn, at the scale's end, without stretching it.
+  const auto long_first =
+      analysis::parseDigest(handDigest("[" + step(1, "900.000", "1.000", "null") + ", " +
+                                           step(2, "200.000", "2.000", "0.500") + "]",
+                                       "[" + step(2, "300.000", "3.000", "4.000") + ", " +
+                                           step(3, "50.250", "0.000", "0.000") + "]"),
+                            "d.json");
+  const auto scaled = analysis::digestGrid(long_first, DigestFigure::StepTime);
+  EXPECT_EQ(scaled.at(0, 0), 900'000);
+  EXPECT_EQ(scaled.max_ns, 300'000);
+  EXPECT_EQ(scaled.min_ns, 50'250);
   // Selected steps 2 and 3: only step 2 has two waits, and rank 0 waited least there.
   const auto late = analysis::digestLateRank(d);
   EXPECT_EQ(late.steps_compared, 1);
