@@ -55,13 +55,10 @@ void sendBytes(const std::string& bytes, int to) {
   waitQuietly(requests);
 }
 
-std::string receiveBytes(int from) {
-  std::uint64_t n = 0;
-  std::vector<MPI_Request> requests(1);
-  MPI_Irecv(&n, 1, MPI_UINT64_T, from, 0, MPI_COMM_WORLD, &requests[0]);
-  waitQuietly(requests);
+// The rest of a message from `from` whose length `n` has arrived.
+std::string receiveBytes(int from, std::uint64_t n) {
   std::string bytes(n, '\0');
-  requests.clear();
+  std::vector<MPI_Request> requests;
   for (std::uint64_t at = 0; at < n; at += INT_MAX) {
     const int piece = static_cast<int>(std::min<std::uint64_t>(INT_MAX, n - at));
     MPI_Irecv(bytes.data() + at, piece, MPI_BYTE, from, 1, MPI_COMM_WORLD,
@@ -69,6 +66,32 @@ std::string receiveBytes(int from) {
   }
   waitQuietly(requests);
   return bytes;
+}
+
+// Every other process's message, in the order they finish (a fast process's partial is taken,
+// and decoded by `take`, while a slower one still reads), without spinning.
+template <typename Take>
+void receiveFromAll(int processes, Take take) {
+  const auto others = static_cast<std::size_t>(processes - 1);
+  std::vector<std::uint64_t> sizes(others, 0);
+  std::vector<MPI_Request> requests(others);
+  for (std::size_t i = 0; i < others; ++i)
+    MPI_Irecv(&sizes[i], 1, MPI_UINT64_T, static_cast<int>(i + 1), 0, MPI_COMM_WORLD, &requests[i]);
+  std::chrono::microseconds sleep(10);
+  for (std::size_t left = others; left > 0;) {
+    int index = MPI_UNDEFINED, done = 0;
+    MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &done,
+                MPI_STATUS_IGNORE);
+    if (!done || index == MPI_UNDEFINED) {
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(500));
+      continue;
+    }
+    sleep = std::chrono::microseconds(10);
+    --left;
+    const int from = index + 1;
+    take(from, receiveBytes(from, sizes[static_cast<std::size_t>(index)]));
+  }
 }
 
 // MPI_Bcast from process 0, waiting quietly.
@@ -138,21 +161,33 @@ int runDigestMpi(const DigestArgs& a) {
   if (me != 0) {
     sendBytes(message, 0);
   } else {
-    std::vector<analysis::RankPartial> parts;
-    for (int p = 0; p < processes; ++p) {
-      const std::string bytes = p == 0 ? std::move(message) : receiveBytes(p);
+    // Per process, its partials or its error; merged and reported in process order whatever
+    // order they came in (the digest is the same bytes either way).
+    std::vector<std::vector<analysis::RankPartial>> by_process(static_cast<std::size_t>(processes));
+    std::vector<std::string> errors(static_cast<std::size_t>(processes));
+    auto take = [&](int p, const std::string& bytes) {
+      auto& error = errors[static_cast<std::size_t>(p)];
       if (bytes.empty() || bytes[0] == '\0') {
-        std::cerr << "ddpscope-cli: " << (bytes.empty() ? "no answer" : bytes.substr(1)) << "\n";
-        rc = 1;
-        continue;
+        error = bytes.empty() ? "no answer" : bytes.substr(1);
+        return;
       }
       try {
-        for (auto& part : analysis::decodePartials(std::string_view(bytes).substr(1)))
-          parts.push_back(std::move(part));
+        by_process[static_cast<std::size_t>(p)] =
+            analysis::decodePartials(std::string_view(bytes).substr(1));
       } catch (const std::exception& e) {
-        std::cerr << "ddpscope-cli: process " << p << ": " << e.what() << "\n";
+        error = "process " + std::to_string(p) + ": " + e.what();
+      }
+    };
+    take(0, message);
+    receiveFromAll(processes, take);
+    std::vector<analysis::RankPartial> parts;
+    for (int p = 0; p < processes; ++p) {
+      if (!errors[static_cast<std::size_t>(p)].empty()) {
+        std::cerr << "ddpscope-cli: " << errors[static_cast<std::size_t>(p)] << "\n";
         rc = 1;
       }
+      for (auto& part : by_process[static_cast<std::size_t>(p)])
+        parts.push_back(std::move(part));
     }
     if (rc == 0) {
       try {
