@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,9 +31,11 @@ std::string stepListText(const std::vector<std::int32_t>& steps) {
 }
 
 namespace {
-// The rank's last step (by start) when it is under half the median of its other steps: the
-// trace ends inside it. The others leave out the first (warm-up, often several times longer)
-// when three or more remain; with fewer than three steps nothing is judged.
+// The rank's last step (by start) when the trace ends inside it: it is under half the median of
+// the rank's other steps, or it has fewer allreduces than each of them (a step of data-parallel
+// training reduces every bucket; a trace cut in its backward pass has not). The others leave out
+// the first (warm-up: often several times longer, and DDP may rebuild its buckets there) when
+// three or more remain; with fewer than three steps nothing is judged.
 std::optional<std::int32_t> cutShortStep(const RankReport& rank) {
   if (rank.steps.size() < 3) return std::nullopt;
   std::vector<std::size_t> order(rank.steps.size());
@@ -43,8 +46,13 @@ std::optional<std::int32_t> cutShortStep(const RankReport& rank) {
   });
   const std::size_t last = order.back();
   std::vector<TimeNs> others;
-  for (std::size_t k = order.size() - 1 >= 3 ? 1 : 0; k + 1 < order.size(); ++k)
+  std::int32_t fewest_allreduces = std::numeric_limits<std::int32_t>::max();
+  for (std::size_t k = order.size() - 1 >= 3 ? 1 : 0; k + 1 < order.size(); ++k) {
     others.push_back(rank.steps[order[k]].dur_ns);
+    fewest_allreduces = std::min(fewest_allreduces, rank.steps[order[k]].allreduces);
+  }
+  if (fewest_allreduces > 0 && rank.steps[last].allreduces < fewest_allreduces)
+    return rank.steps[last].step;
   // The median of the others (the lower middle one of an even count: slower to call a step cut).
   const auto mid = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
   std::nth_element(others.begin(), mid, others.end());

@@ -100,6 +100,23 @@ TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
   sel = analysis::selectSteps(rep);
   EXPECT_TRUE(sel.cut_short.empty());
   EXPECT_EQ(sel.used, (std::vector<std::int32_t>{1, 2, 3, 4}));
+  // ... unless it reduced fewer buckets than every other step: cut in its backward pass (75 % of
+  // the usual time, one allreduce of two).
+  rep.ranks[1].steps.back().dur_ns = 75;
+  rep.ranks[1].steps.back().allreduces = 1;
+  sel = analysis::selectSteps(rep);
+  EXPECT_EQ(sel.cut_short, (std::vector<std::int32_t>{4}));
+  EXPECT_EQ(sel.cut_short_ranks, (std::vector<std::int32_t>{1}));
+  // A warm-up step with fewer allreduces does not count (it is left out of the comparison), and
+  // steps without allreduces (gradient accumulation) make the count no evidence.
+  rep.ranks[1].steps.back().allreduces = 2;
+  rep.ranks[1].steps[0].allreduces = 0;
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  rep.ranks[1].steps[2].allreduces = 0;
+  rep.ranks[1].steps.back().allreduces = 1;
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  rep.ranks[1].steps[2].allreduces = 2;
+  rep.ranks[1].steps.back().allreduces = 2;
   // Judged against the steps after warm-up: a long first step does not make the others look cut.
   rep.ranks[1].steps.back().dur_ns = 100;
   rep.ranks[1].steps[0].dur_ns = 100'000;
