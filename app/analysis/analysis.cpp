@@ -54,6 +54,10 @@ class UnionBuilder {
 
  private:
   void flush() {
+    // Room reserved for a whole track and used for a few intervals (a class that runs there
+    // rarely) is given back: the allocator may hand out reused, resident memory, and the parts
+    // can be kept for the run's life.
+    if (current_.capacity() > 2 * current_.size() + 64) current_.shrink_to_fit();
     if (!current_.empty()) parts_.push_back(std::move(current_));
     current_.clear();
   }
@@ -106,7 +110,8 @@ class RankAnalyzer {
     return classes_->get(static_cast<std::size_t>(&t - r_.tracks.data()), i).cls;
   }
   std::int32_t stepContaining(TimeNs t) const;
-  std::int32_t stepIndexOf(const Track& t, std::size_t i) const;
+  // `hint`: where the previous lookup of the same track ended (LaunchTimes::find), or null.
+  std::int32_t stepIndexOf(const Track& t, std::size_t i, std::size_t* hint = nullptr) const;
   void computeSteps(RankReport& out);
   void computeCollectives(RankReport& out, const IntervalSet& compute) const;
   void computeOurBuckets(RankReport& out, const IntervalSet& compute);
@@ -211,14 +216,14 @@ std::int32_t RankAnalyzer::stepContaining(TimeNs t) const {
   return t < it->end ? static_cast<std::int32_t>(it - steps_.begin()) : -1;
 }
 
-std::int32_t RankAnalyzer::stepIndexOf(const Track& t, std::size_t i) const {
+std::int32_t RankAnalyzer::stepIndexOf(const Track& t, std::size_t i, std::size_t* hint) const {
   if (steps_.empty()) return -1;
   if (t.step[i] != trace::kNoStep) {
     auto it = step_by_number_.find(t.step[i]);
     return it == step_by_number_.end() ? -1 : it->second;
   }
   if (t.correlation[i] != trace::kNoCorrelation) {
-    if (const TimeNs* launched = launch_ts_.find(t.correlation[i]))
+    if (const TimeNs* launched = launch_ts_.find(t.correlation[i], hint))
       return stepContaining(*launched);
   }
   return stepContaining(t.start[i]);
@@ -319,12 +324,13 @@ void RankAnalyzer::computeSteps(RankReport& out) {
     for (std::size_t i = 0; i < t.size() && !comm_track; ++i) {
       comm_track = classOf(t, i) == ActivityClass::Communication;
     }
+    std::size_t launch_hint = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
       if (t.kind_of[i] == EventKind::GpuAnnotation) {
         // Our producers mark backward on the GPU exactly; Kineto's "## backward ##" is the
         // host range of the main thread and misses the autograd thread's kernels.
         if (!comm_track && r_.ddpscope.present && r_.names[t.name[i]] == "backward") {
-          const auto s = stepIndexOf(t, i);
+          const auto s = stepIndexOf(t, i, &launch_hint);
           if (s >= 0) backward_end[s] = std::max(backward_end[s], t.end(i));
         }
         continue;
@@ -332,7 +338,7 @@ void RankAnalyzer::computeSteps(RankReport& out) {
       if (!included(ti, i)) continue;
       const auto c = classOf(t, i);
       if (c == ActivityClass::None) continue;
-      const auto s = stepIndexOf(t, i);
+      const auto s = stepIndexOf(t, i, &launch_hint);
       if (s < 0 || !trace::occupiesGpu(t.kind_of[i])) continue;
       per_step[s].add(c, static_cast<std::int32_t>(ti), t.start[i], t.end(i), 0);
       if (c == ActivityClass::Communication && isAllreduceName(r_.names[t.name[i]])) {

@@ -237,6 +237,19 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
   return out;
 }
 
+bool matchedSplitKnown(const RunReport& report) {
+  return report.completeness.missing_ranks.empty();
+}
+
+std::string matchedSplitUnknownWarning(const RunReport& report) {
+  const auto& missing = report.completeness.missing_ranks;
+  return "waiting for a late rank is not told from transfer: " + std::to_string(missing.size()) +
+         " rank" + (missing.size() == 1 ? "" : "s") + " of the world " +
+         (missing.size() == 1 ? "has" : "have") +
+         " no trace, and the loaded ranks' wait for one of them would read as transfer; load "
+         "every rank for the split";
+}
+
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
                        const IntervalSet& exposed, RankReport& rr) {
   if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
@@ -271,10 +284,14 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
     rank_numbers.push_back(run.ranks[r].rank);
   }
   CollectiveMatching matching = matchTimings(timings, rank_numbers);
-  for (std::size_t r = 0; r < n; ++r)
-    if (matching.involved[r])
-      applyMatchedSplit(matching, r, subtract(activities[r].comm, activities[r].compute),
-                        report.ranks[r]);
+  if (!matchedSplitKnown(report)) {
+    if (!matching.matched.empty()) report.warnings.push_back(matchedSplitUnknownWarning(report));
+  } else {
+    for (std::size_t r = 0; r < n; ++r)
+      if (matching.involved[r])
+        applyMatchedSplit(matching, r, subtract(activities[r].comm, activities[r].compute),
+                          report.ranks[r]);
+  }
   report.matched = std::move(matching.matched);
   report.matched_by = std::move(matching.matched_by);
   for (auto& w : matching.warnings)

@@ -48,6 +48,12 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
 // and transfer, from the rank's exposed communication (∪comm \ ∪compute: all the split needs).
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
                        const IntervalSet& exposed, RankReport& rr);
+// Whether waiting for a late rank can be told from transfer in this run: only when no rank of
+// the declared world is missing (the report's completeness is filled). A rank not loaded may be
+// the late one: the loaded ranks' wait for it would read as transfer. When not, the split stays
+// unknown (null) everywhere, and the report says why (matchedSplitUnknownWarning).
+bool matchedSplitKnown(const RunReport& report);
+std::string matchedSplitUnknownWarning(const RunReport& report);
 
 // How close (ns) a collective's start must follow the end of another one of its process group
 // for the check below to say it waited for it.

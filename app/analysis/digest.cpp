@@ -137,8 +137,12 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
     rank_numbers.push_back(p.report.rank);
   }
   CollectiveMatching matching = matchTimings(timings, rank_numbers);
-  for (std::size_t r = 0; r < parts.size(); ++r)
-    applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r]);
+  if (!matchedSplitKnown(out)) {
+    if (!matching.matched.empty()) out.warnings.push_back(matchedSplitUnknownWarning(out));
+  } else {
+    for (std::size_t r = 0; r < parts.size(); ++r)
+      applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r]);
+  }
   out.matched = std::move(matching.matched);
   out.matched_by = std::move(matching.matched_by);
   for (auto& w : matching.warnings)

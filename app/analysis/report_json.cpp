@@ -423,6 +423,11 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
   for (auto n : rs.selection.used)
     j.integer(n);
   j.close(']');
+  j.key("steps_cut_short");
+  j.open('[');
+  for (auto n : rs.selection.cut_short)
+    j.integer(n);
+  j.close(']');
   j.key("step_rule");
   j.str(rs.selection.rule);
   j.key("whole_trace");

@@ -31,33 +31,44 @@ std::string stepListText(const std::vector<std::int32_t>& steps) {
 }
 
 namespace {
-// The rank's last step (by start) when the trace ends inside it: it is under half the median of
-// the rank's other steps, or it has fewer allreduces than each of them (a step of data-parallel
-// training reduces every bucket; a trace cut in its backward pass has not). The others leave out
-// the first (warm-up: often several times longer, and DDP may rebuild its buckets there) when
-// three or more remain; with fewer than three steps nothing is judged.
+// The rank's last step (by start) when it looks cut short by the end of its trace: it is under
+// half the median of the rank's other steps, or it has fewer allreduces than each of them (a step
+// of data-parallel training reduces every bucket; a trace cut in its backward pass has not). The
+// ranges of one step number count as one step (their times and allreduces summed, from the first
+// one's start). The others leave out the first (warm-up: often several times longer, and DDP may
+// rebuild its buckets there) when there are three others or more; with fewer than three steps
+// nothing is judged.
 std::optional<std::int32_t> cutShortStep(const RankReport& rank) {
-  if (rank.steps.size() < 3) return std::nullopt;
-  std::vector<std::size_t> order(rank.steps.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return rank.steps[a].start_ns < rank.steps[b].start_ns;
-  });
-  const std::size_t last = order.back();
-  std::vector<TimeNs> others;
-  std::int32_t fewest_allreduces = std::numeric_limits<std::int32_t>::max();
-  for (std::size_t k = order.size() - 1 >= 3 ? 1 : 0; k + 1 < order.size(); ++k) {
-    others.push_back(rank.steps[order[k]].dur_ns);
-    fewest_allreduces = std::min(fewest_allreduces, rank.steps[order[k]].allreduces);
+  struct Step {
+    TimeNs start = 0, dur = 0;
+    std::int64_t allreduces = 0;
+  };
+  std::map<std::int32_t, Step> by_number;
+  for (const auto& st : rank.steps) {
+    auto [it, fresh] = by_number.try_emplace(st.step, Step{st.start_ns, 0, 0});
+    it->second.start = std::min(it->second.start, st.start_ns);
+    it->second.dur += st.dur_ns;
+    it->second.allreduces += st.allreduces;
   }
-  if (fewest_allreduces > 0 && rank.steps[last].allreduces < fewest_allreduces)
-    return rank.steps[last].step;
+  if (by_number.size() < 3) return std::nullopt;
+  std::vector<std::pair<std::int32_t, Step>> order(by_number.begin(), by_number.end());
+  // By start; equal starts by step number (the map's order, kept by the stable sort).
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second.start < b.second.start; });
+  const auto& [last_number, last] = order.back();
+  const std::size_t first_other = order.size() - 1 >= 3 ? 1 : 0;  // three others or more
+  std::vector<TimeNs> others;
+  std::int64_t fewest_allreduces = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t k = first_other; k + 1 < order.size(); ++k) {
+    others.push_back(order[k].second.dur);
+    fewest_allreduces = std::min(fewest_allreduces, order[k].second.allreduces);
+  }
+  if (fewest_allreduces > 0 && last.allreduces < fewest_allreduces) return last_number;
   // The median of the others (the lower middle one of an even count: slower to call a step cut).
   const auto mid = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
   std::nth_element(others.begin(), mid, others.end());
-  if (2 * rank.steps[last].dur_ns >= *mid) return std::nullopt;
-  return rank.steps[last].step;
+  if (2 * last.dur >= *mid) return std::nullopt;
+  return last_number;
 }
 }  // namespace
 
@@ -86,7 +97,9 @@ StepSelection selectSteps(const RunReport& report) {
     }
     std::sort(sel.cut_short_ranks.begin(), sel.cut_short_ranks.end());
   }
-  if (sel.used.size() >= 3) {
+  // Three or more common steps, a cut one included: the first is the warm-up (leaving the cut
+  // step out must not bring the warm-up back into the figures).
+  if (sel.used.size() + sel.cut_short.size() >= 3 && !sel.used.empty()) {
     sel.warm_up.push_back(sel.used.front());
     sel.used.erase(sel.used.begin());
   }
@@ -102,9 +115,11 @@ StepSelection selectSteps(const RunReport& report) {
                 : k + 1 == sel.cut_short_ranks.size() ? " and "
                                                       : ", ") +
                std::to_string(sel.cut_short_ranks[k]);
-    left_out.push_back(stepListText(sel.cut_short) +
-                       " left out: cut short by the end of the trace on " +
-                       (sel.cut_short_ranks.size() == 1 ? "rank " : "ranks ") + ranks);
+    const bool one = sel.cut_short_ranks.size() == 1;
+    left_out.push_back(
+        stepListText(sel.cut_short) + " left out: a short last step on " +
+        (one ? "rank " : "ranks ") + ranks +
+        (one ? " (the trace may end inside it)" : " (the traces may end inside it)"));
   }
   if (sel.whole_trace) {
     sel.rule = seen.empty()             ? "no step markers: whole trace"

@@ -21,8 +21,10 @@ struct StepSelection {
   // ends inside it (a profiler stopped, a crash). Left out, with the ranks (cut_short_ranks).
   std::vector<std::int32_t> cut_short;
   std::vector<std::int32_t> cut_short_ranks;
-  bool whole_trace = false;  // no step on every rank: the whole trace is summarised
-  std::string rule;          // in words, e.g. "steps 5–6 (step 4 left out as warm-up)"
+  // No whole step on every rank (none, or each common one cut short): the whole trace is
+  // summarised.
+  bool whole_trace = false;
+  std::string rule;  // in words, e.g. "steps 5–6 (step 4 left out as warm-up)"
 };
 // Steps on every rank of the report, but a step cut short by the end of a rank's trace; the first
 // of three or more is left out as warm-up (it pays allocator warm-up, communicator set-up and

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "app/analysis/collectives.h"
 #include "tracer/format/memory.h"
 
 namespace ddpscope::analysis {
@@ -143,6 +144,7 @@ std::vector<RankWaits> rankWaits(const RunReport& report) {
 }
 
 void splitStepExposed(RunReport& report, const std::vector<RankActivity>& activities) {
+  if (!matchedSplitKnown(report)) return;  // a rank not loaded may be the one waited for
   const auto waits = rankWaits(report);
   for (std::size_t r = 0; r < report.ranks.size() && r < activities.size(); ++r) {
     if (!waits[r].involved) continue;

@@ -284,8 +284,8 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
     return m;
   }
   if (m.selection.whole_trace) {
-    m.notes.push_back("no step on every rank: a step cannot be replayed (" + m.selection.rule +
-                      ")");
+    m.notes.push_back("no whole step on every rank: a step cannot be replayed (" +
+                      m.selection.rule + ")");
     return m;
   }
   const bool metadata = first.ddpscope.present && !first.ddpscope.buckets.empty();

@@ -193,11 +193,14 @@ void HeadlineBar::refresh() {
                           "rank started. Transfer: the rest of the exposed time."));
   }
   scope_->setText(q(t.scope));
-  scope_->setToolTip(
-      tr("The steps these figures cover: those on every rank, without the first "
-         "(warm-up) when there are three or more"));
+  // Whole here, as the label may be clipped.
+  scope_->setToolTip(q(t.scope) +
+                     tr("\nThe steps these figures cover: those on every rank, without the first "
+                        "(warm-up) when there are three or more, and without a short last step "
+                        "of a trace that may end inside it"));
   // Ranks of the run with no trace are said here too, not only in the INCOMPLETE tooltip.
   name_->setText(QStringLiteral("%1 · %2").arg(run->name, ranksText(*run)));
+  name_->setToolTip(name_->text());
   incomplete_->setVisible(run->incomplete());
   incomplete_->setToolTip(run->incompleteText());
   badge_->setText(sourceBadge(run->source()));

@@ -110,16 +110,24 @@ TEST(RunReport, MissingRanksAndMismatchedWorldSizesAreSaid) {
   }
   auto rep = analysis::analyzeRun(run);
   EXPECT_EQ(rep.completeness.missing_ranks, (std::vector<std::int32_t>{2, 4, 5, 6}));
-  ASSERT_EQ(rep.warnings.size(), 1u);
+  ASSERT_EQ(rep.warnings.size(), 2u);
   EXPECT_EQ(rep.warnings[0],
             "only 4 of 8 ranks have a trace (missing: ranks 2, 4-6); the numbers cover only the "
             "ranks loaded");
+  // A missing rank may be the late one: waiting is not told from transfer, and says so.
+  EXPECT_EQ(rep.warnings[1].rfind("waiting for a late rank is not told from transfer: 4 ranks", 0),
+            0u)
+      << rep.warnings[1];
+  for (const auto& r : rep.ranks) {
+    EXPECT_FALSE(r.exposed_wait_ns.has_value());
+    EXPECT_FALSE(r.exposed_transfer_ns.has_value());
+  }
   EXPECT_EQ(analysis::reportToText(rep).rfind("warning: only 4 of 8 ranks", 0), 0u);
   EXPECT_NE(analysis::reportToJson(rep).find("\"missing_ranks\": [2, 4, 5, 6]"), std::string::npos);
 
   run.ranks[1].world_size = 2;  // a file of another run
   rep = analysis::analyzeRun(run);
-  ASSERT_EQ(rep.warnings.size(), 2u);
+  ASSERT_EQ(rep.warnings.size(), 3u);  // and the missing ranks, and the split not told
   EXPECT_NE(rep.warnings[0].find("disagree on the world size (2, 8)"), std::string::npos);
   // A size the trace did not say (read as 1, or guessed) is no disagreement.
   run.ranks[1].world_size = 1;

@@ -90,8 +90,8 @@ TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
   EXPECT_EQ(sel.cut_short, (std::vector<std::int32_t>{4}));
   EXPECT_EQ(sel.cut_short_ranks, (std::vector<std::int32_t>{1}));
   EXPECT_EQ(sel.rule,
-            "steps 1–3; step 0 left out as warm-up, step 4 left out: cut short by the end of the "
-            "trace on rank 1");
+            "steps 1–3; step 0 left out as warm-up, step 4 left out: a short last step on rank 1 "
+            "(the trace may end inside it)");
   // The step time is the slowest rank's over steps 1-3: 100, not pulled down by the 40.
   EXPECT_EQ(analysis::summarizeRun(rep).step_ns, 100);
 
@@ -107,20 +107,59 @@ TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
   sel = analysis::selectSteps(rep);
   EXPECT_EQ(sel.cut_short, (std::vector<std::int32_t>{4}));
   EXPECT_EQ(sel.cut_short_ranks, (std::vector<std::int32_t>{1}));
-  // A warm-up step with fewer allreduces does not count (it is left out of the comparison), and
-  // steps without allreduces (gradient accumulation) make the count no evidence.
-  rep.ranks[1].steps.back().allreduces = 2;
-  rep.ranks[1].steps[0].allreduces = 0;
-  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  // A warm-up step with fewer allreduces is left out of the comparison: one of two in the warm-up
+  // and in the last step, two in the others: the last is still cut.
+  rep.ranks[1].steps[0].allreduces = 1;
+  EXPECT_EQ(analysis::selectSteps(rep).cut_short, (std::vector<std::int32_t>{4}));
+  rep.ranks[1].steps[0].allreduces = 2;
+  // Steps without allreduces (gradient accumulation) make the count no evidence.
   rep.ranks[1].steps[2].allreduces = 0;
-  rep.ranks[1].steps.back().allreduces = 1;
   EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
   rep.ranks[1].steps[2].allreduces = 2;
   rep.ranks[1].steps.back().allreduces = 2;
-  // Judged against the steps after warm-up: a long first step does not make the others look cut.
+  // Against the median of the others after the warm-up: 160, 300 and 200 (median 200, not the
+  // mean 220 nor the first): 99 is cut, 100 is not.
+  rep.ranks[1].steps[1].dur_ns = 160;
+  rep.ranks[1].steps[2].dur_ns = 300;
+  rep.ranks[1].steps[3].dur_ns = 200;
+  rep.ranks[1].steps.back().dur_ns = 99;
+  EXPECT_EQ(analysis::selectSteps(rep).cut_short, (std::vector<std::int32_t>{4}));
   rep.ranks[1].steps.back().dur_ns = 100;
-  rep.ranks[1].steps[0].dur_ns = 100'000;
   EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  // An even count takes the lower middle one: with a sixth step, the others are 160, 300, 200,
+  // 100 (lower middle 160): 79 is cut, 80 is not.
+  rep.ranks[1].steps.back().dur_ns = 100;
+  rep.ranks[1].steps.push_back(at(step(5, 79, 0, 0, 5), 1400));
+  rep.ranks[0].steps.push_back(at(step(5, 100, 0, 0, 5), 1400));
+  EXPECT_EQ(analysis::selectSteps(rep).cut_short, (std::vector<std::int32_t>{5}));
+  rep.ranks[1].steps.back().dur_ns = 80;
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  rep.ranks[0].steps.pop_back();
+  rep.ranks[1].steps.pop_back();
+  rep.ranks[1].steps[1].dur_ns = rep.ranks[1].steps[2].dur_ns = rep.ranks[1].steps[3].dur_ns = 100;
+  // Judged against the steps after warm-up: a long first step does not make the others look cut
+  // (with it, the lower median of 1000, 100, 200 would be 200, and 90 would be cut).
+  rep.ranks[1].steps[0].dur_ns = 1000;
+  rep.ranks[1].steps[1].dur_ns = 100;
+  rep.ranks[1].steps[2].dur_ns = 200;
+  rep.ranks[1].steps[3].dur_ns = 90;
+  rep.ranks[1].steps.pop_back();  // steps 0-3, step 3 last
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  // Two ranges of one step number are one step: a short second range of step 3 is not a cut.
+  rep.ranks[1].steps[3].dur_ns = 100;
+  rep.ranks[1].steps.push_back(at(step(3, 20, 0, 0, 5), 1300));
+  EXPECT_TRUE(analysis::selectSteps(rep).cut_short.empty());
+  rep.ranks[1].steps.pop_back();
+  rep.ranks[0].steps.pop_back();
+  // Three common steps with the last cut: the first is still the warm-up.
+  RunReport three;
+  three.ranks.push_back(rank(0, {at(step(0, 900, 0, 0, 5), 0), at(step(1, 100, 0, 0, 5), 900),
+                                 at(step(2, 40, 0, 0, 5), 1000)}));
+  sel = analysis::selectSteps(three);
+  EXPECT_EQ(sel.used, (std::vector<std::int32_t>{1}));
+  EXPECT_EQ(sel.warm_up, (std::vector<std::int32_t>{0}));
+  EXPECT_EQ(sel.cut_short, (std::vector<std::int32_t>{2}));
+  EXPECT_EQ(analysis::summarizeRun(three).step_ns, 100);
   // With two steps nothing is judged (the first may be a long warm-up).
   rep.ranks[0].steps.resize(2);
   rep.ranks[1].steps.resize(2);
@@ -135,7 +174,7 @@ TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
   EXPECT_TRUE(sel.whole_trace);
   EXPECT_EQ(sel.rule,
             "no whole step on every rank: whole trace; steps 0–2 left out: not on every rank, "
-            "step 3 left out: cut short by the end of the trace on rank 0");
+            "step 3 left out: a short last step on rank 0 (the trace may end inside it)");
 }
 
 TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
