@@ -74,13 +74,17 @@ std::optional<std::int32_t> cutShortStep(const RankReport& rank) {
 
 StepSelection selectSteps(const RunReport& report) {
   StepSelection sel;
-  std::map<std::int32_t, std::size_t> seen;  // step number -> ranks that have it
-  std::set<std::int32_t> cut;                // steps some rank's trace ends inside
+  std::map<std::int32_t, std::size_t> seen;                   // step number -> ranks that have it
+  std::set<std::int32_t> cut;                                 // steps some rank's trace ends inside
+  std::vector<std::pair<std::int32_t, std::int32_t>> cut_by;  // (rank, its short last step)
   for (const auto& r : report.ranks) {
     std::set<std::int32_t> mine;  // a rank counts once per step number, however many ranges
     for (const auto& st : r.steps)
       if (mine.insert(st.step).second) seen[st.step]++;
-    if (const auto c = cutShortStep(r)) cut.insert(*c);
+    if (const auto c = cutShortStep(r)) {
+      cut.insert(*c);
+      cut_by.emplace_back(r.rank, *c);
+    }
   }
   for (const auto& [n, count] : seen) {
     if (count != report.ranks.size())
@@ -90,11 +94,9 @@ StepSelection selectSteps(const RunReport& report) {
   }
   if (!sel.cut_short.empty()) {
     // The ranks whose cut step is one of those (a rank's cut step may be a partial one).
-    for (const auto& r : report.ranks) {
-      const auto c = cutShortStep(r);
-      if (c && std::binary_search(sel.cut_short.begin(), sel.cut_short.end(), *c))
-        sel.cut_short_ranks.push_back(r.rank);
-    }
+    for (const auto& [rank, c] : cut_by)
+      if (std::binary_search(sel.cut_short.begin(), sel.cut_short.end(), c))
+        sel.cut_short_ranks.push_back(rank);
     std::sort(sel.cut_short_ranks.begin(), sel.cut_short_ranks.end());
   }
   // Three or more common steps, a cut one included: the first is the warm-up (leaving the cut
