@@ -408,3 +408,70 @@ TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {
   EXPECT_EQ(inflated_error, memory_error);
   std::filesystem::remove_all(dir);
 }
+
+// A file read from disk is parsed where it lies: the bytes around each piece (the comma between
+// two events and the whitespace after it) stand in for the brackets and are put back after. The
+// model, the warnings and the errors must be the same as the whole document's, on one thread
+// and on several, and a failed piece must leave the bytes as they were (the whole-document parse
+// that then gives the message reads the same buffer).
+TEST(PiecewiseParse, PiecesParsedWhereTheyLieGiveTheSameModelAndErrors) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-inplace-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "rank-0.json").string();
+  auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  auto wholeOf = [&](const std::string& text) {
+    ReadOptions whole;
+    whole.piece_bytes = 0;
+    return parseTraceText(text, path, whole);
+  };
+  auto errorOfFile = [&](unsigned threads, std::size_t piece_bytes) -> std::string {
+    ReadOptions options;
+    options.piece_bytes = piece_bytes;
+    options.threads = threads;
+    try {
+      readTraceFile(path, options);
+    } catch (const TraceError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  for (const Layout& layout :
+       {Layout{}, Layout{false, true, false}, Layout{true, false, true, 7, "    "}}) {
+    const auto text = bigTrace(15'000, layout);
+    write(text);
+    const auto b = wholeOf(text);
+    for (const unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(std::to_string(threads) + " thread(s), bare " +
+                   std::to_string(layout.bare_array));
+      ReadOptions options;
+      options.piece_bytes = kSmallPiece / 4;
+      options.threads = threads;
+      const auto a = readTraceFile(path, options);
+      EXPECT_GE(lastReadStats().pieces, 8u);
+      EXPECT_EQ(describeDifference(a, b), "");
+      EXPECT_EQ(a.warnings, b.warnings);
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string after((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_TRUE(after == text) << "the file changed";
+  }
+  // A missing colon two thirds in: the pieces before it were parsed in place.
+  auto bad = bigTrace(15'000, {});
+  const auto at = bad.find("\"dur\": 3.250", bad.size() * 2 / 3);
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 12, "\"dur\"  3.25");
+  write(bad);
+  std::string expected;
+  try {
+    wholeOf(bad);
+  } catch (const TraceError& e) {
+    expected = e.what();
+  }
+  ASSERT_NE(expected.find("invalid JSON"), std::string::npos) << expected;
+  EXPECT_EQ(errorOfFile(1, kSmallPiece / 4), expected);
+  EXPECT_EQ(errorOfFile(2, kSmallPiece / 4), expected);
+  std::filesystem::remove_all(dir);
+}

@@ -239,7 +239,7 @@ TEST(Launches, OnlyTheLaunchReportsWhatItLaunched) {
     (rank.tracks[ti].kind == trace::TrackKind::Host ? host : gpu) = static_cast<std::int32_t>(ti);
   const auto& ht = rank.tracks[static_cast<std::size_t>(host)];
   ASSERT_EQ(ht.size(), 3u);  // track order: aten::mm, the call at 100, the call at 200
-  ASSERT_EQ(ht.start, (std::vector<TimeNs>{0, 100, 200}));
+  ASSERT_EQ(ht.start, (trace::Column<TimeNs>{0, 100, 200}));
   const auto launched = links.launchesOf(rank, 5, host, 1);
   ASSERT_EQ(launched.size(), 1u);
   EXPECT_EQ(launched[0].gpu_track, gpu);

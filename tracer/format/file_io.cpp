@@ -56,6 +56,10 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
     ::munmap(range, total);
     return out;
   }
+  // Writable afterwards, not before: populating a writable private map would copy every page.
+  // Made writable this way, a page is copied only when written (a few per piece, see
+  // trace_pieces.cpp); the file itself is never written.
+  out.writable_map_ = ::mprotect(file, file_pages, PROT_READ | PROT_WRITE) == 0;
   out.data_ = std::unique_ptr<char[], Release>(static_cast<char*>(range), Release{total});
   out.size_ = size;
   out.capacity_ = total;
@@ -73,14 +77,15 @@ void PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept
   const std::uintptr_t lo = (base + from + page - 1) / page * page;
   const std::uintptr_t hi = (base + to) / page * page;
   if (hi <= lo) return;
-  // A map is private and never written: dropping its pages loses nothing (they are the file's
-  // and read again if touched). Memory of our own reads as zeros once dropped.
+  // A map is private: dropping its pages gives the file's bytes back (read again if touched),
+  // which are what a page written in place holds again once its bytes are put back. Memory of
+  // our own reads as zeros once dropped.
   if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0 && !mapped())
     released_.store(true, std::memory_order_relaxed);
 }
 
 void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {
-  if (mapped()) throw std::logic_error("a mapped file's buffer is read-only");
+  if (mapped()) throw std::logic_error("a mapped file's buffer cannot grow");
   const std::size_t need = size_ + n + kPadding;
   if (data_ && need <= capacity_) return;
   std::size_t cap = std::max<std::size_t>(need, capacity_ + capacity_ / 2);
@@ -103,7 +108,7 @@ void PaddedBuffer::append(const char* p, std::size_t n) {
 }
 
 void PaddedBuffer::setSize(std::size_t n) {
-  if (mapped()) throw std::logic_error("a mapped file's buffer is read-only");
+  if (mapped()) throw std::logic_error("a mapped file's buffer cannot grow");
   size_ = n;
   std::memset(data_.get() + size_, 0, kPadding);
 }

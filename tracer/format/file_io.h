@@ -21,7 +21,7 @@ struct BufferRelease {
 };
 
 // A byte buffer with zeroed slack after the data (the JSON parser reads a little past the end).
-// It either owns memory it filled, or is a read-only map of a whole file (mapFile), which the
+// It either owns memory it filled, or is a private map of a whole file (mapFile), which the
 // parser reads in place: no copy of the file's bytes, and the pages are the page cache's.
 class PaddedBuffer {
  public:
@@ -36,18 +36,25 @@ class PaddedBuffer {
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
     discardable_ = std::exchange(other.discardable_, false);
+    writable_map_ = std::exchange(other.writable_map_, false);
     released_.store(other.released_.exchange(false, std::memory_order_relaxed),
                     std::memory_order_relaxed);
     other.data_ = std::unique_ptr<char[], Release>();
     return *this;
   }
-  // Maps the first `size` bytes of the open regular file fd read-only, followed by at least
-  // kPadding zero bytes; nullopt-like empty buffer (mapped() false, size 0) when the system
-  // refuses (then read the file instead). The file must not shrink while the buffer lives (a
-  // page past its new end would fault).
+  // Maps the first `size` bytes of the open regular file fd, followed by at least kPadding zero
+  // bytes; an empty buffer (mapped() false, size 0) when the system refuses (then read the file
+  // instead). The map is private: when the system allows, its bytes may be written (a written
+  // page becomes a copy of our own; the file never changes), see writable(). The file must not
+  // shrink while the buffer lives (a page past its new end would fault).
   static PaddedBuffer mapFile(int fd, std::size_t size);
   const char* data() const { return data_.get(); }
-  char* data() { return data_.get(); }  // owned buffers only
+  // Owned buffers, and maps whose bytes may be written (writable()).
+  char* data() { return data_.get(); }
+  // Whether the bytes of [0, size()) may be written in place: memory of our own, or a private
+  // map the system let us make writable. (The reader writes a few bytes around each piece of a
+  // big document and puts them back: trace_pieces.cpp.)
+  bool writable() const { return data_ && (!mapped() || writable_map_); }
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }  // size() + at least kPadding
   std::string_view view() const { return {data_.get(), size_}; }
@@ -74,6 +81,7 @@ class PaddedBuffer {
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   bool discardable_ = false;
+  bool writable_map_ = false;
   // Set by releasePages, which the threads parsing one file's pieces call at once.
   mutable std::atomic<bool> released_{false};
 };

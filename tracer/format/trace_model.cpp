@@ -89,7 +89,7 @@ bool occupiesGpu(EventKind kind) {
 
 namespace {
 template <typename T>
-void reserveColumn(std::vector<T>& v, std::size_t n) {
+void reserveColumn(Column<T>& v, std::size_t n) {
   if (v.capacity() >= n) return;
   const bool fresh = v.empty();
   v.reserve(n);
@@ -172,6 +172,19 @@ void Track::settleCategories() {
 }
 
 void Track::resize(std::size_t n) {
+  start.resize(n, 0);
+  dur.resize(n, 0);
+  name.resize(n, 0);
+  kind_of.resize(n, EventKind{});
+  while (!cat_other_.empty() && cat_other_.back().first >= n)
+    cat_other_.pop_back();
+  correlation.resize(n, 0);
+  bucket.resize(n, 0);
+  step.resize(n, 0);
+  bytes.resize(n, 0);
+}
+
+void Track::resizeForWrite(std::size_t n) {
   start.resize(n);
   dur.resize(n);
   name.resize(n);
@@ -186,8 +199,8 @@ void Track::resize(std::size_t n) {
 
 namespace {
 template <typename T>
-void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
-  std::vector<T> out;
+void permute(Column<T>& v, const std::vector<std::uint32_t>& order) {
+  Column<T> out;
   out.reserve(v.size());
   for (auto i : order)
     out.push_back(v[i]);
@@ -422,7 +435,7 @@ std::string_view Run::source() const {
 
 namespace {
 template <typename T>
-std::string columnDifference(const char* column, const std::vector<T>& a, const std::vector<T>& b) {
+std::string columnDifference(const char* column, const Column<T>& a, const Column<T>& b) {
   if (a.size() != b.size()) {
     return std::string(column) + ": " + std::to_string(a.size()) + " vs " +
            std::to_string(b.size()) + " entries";

@@ -8,6 +8,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -78,6 +79,30 @@ bool occupiesGpu(EventKind kind);
 
 enum class TrackKind : std::uint8_t { Gpu, Host };
 
+// The allocator of a track's columns: std::allocator, except that an element made without a
+// value is left as it is instead of zeroed, so that columns sized for rows about to be written
+// (Track::resizeForWrite) are not written twice. Everything else constructs as usual.
+template <typename T>
+struct ColumnAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = ColumnAllocator<U>;
+  };
+  ColumnAllocator() noexcept = default;
+  template <typename U>
+  ColumnAllocator(const ColumnAllocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: a trivial type keeps its bytes
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    std::construct_at(p, std::forward<Args>(args)...);
+  }
+};
+template <typename T>
+using Column = std::vector<T, ColumnAllocator<T>>;
+
 // One event with every column of a track: what Track::push appends and Track::row reads.
 struct EventRow {
   TimeNs start = 0;
@@ -98,14 +123,14 @@ struct Track {
   std::int64_t pid = 0;  // device for GPU tracks
   std::int64_t tid = 0;  // stream for GPU tracks
 
-  std::vector<TimeNs> start;
-  std::vector<TimeNs> dur;
-  std::vector<NameId> name;
-  std::vector<EventKind> kind_of;
-  std::vector<std::int64_t> correlation;  // kNoCorrelation when absent
-  std::vector<std::int32_t> bucket;       // args.bucket, kNoBucket when absent
-  std::vector<std::int32_t> step;         // args.step, kNoStep when absent
-  std::vector<std::int64_t> bytes;        // bytes moved (memcpy/memset) or collective payload
+  Column<TimeNs> start;
+  Column<TimeNs> dur;
+  Column<NameId> name;
+  Column<EventKind> kind_of;
+  Column<std::int64_t> correlation;  // kNoCorrelation when absent
+  Column<std::int32_t> bucket;       // args.bucket, kNoBucket when absent
+  Column<std::int32_t> step;         // args.step, kNoStep when absent
+  Column<std::int64_t> bytes;        // bytes moved (memcpy/memset) or collective payload
 
   // The category string as written in the file. Kept per kind (the first one each kind of the
   // track was written with; a category decides its kind), with the events written with another
@@ -140,6 +165,9 @@ struct Track {
   }
   // Every column to n events (new ones zero), and one event's columns written in place.
   void resize(std::size_t n);
+  // Every column to n events, the new ones left unwritten: each of them must be written by
+  // setRow before anything reads it (the loader, which knows every row it is about to write).
+  void resizeForWrite(std::size_t n);
   void setRow(std::size_t i, const EventRow& e) {
     start[i] = e.start;
     dur[i] = e.dur;

@@ -107,6 +107,11 @@ class TraceParser {
   // once every event is staged, before the rows are written into the columns, so the two never
   // take memory at the same time. `json` must be the buffer given to the constructor.
   void releaseInputWhenParsed(PaddedBuffer* json) { releasable_ = json; }
+  // The input may be written while it is parsed: a piece of the event array is then parsed where
+  // it lies, a few bytes around it standing in for the document around the events and put back
+  // after (trace_pieces.cpp), instead of being copied first. `json` must be the buffer given to
+  // the constructor; nothing happens when it is not writable.
+  void editInPlace(PaddedBuffer* json) { in_place_ = json->writable() ? json->data() : nullptr; }
 
   RankTrace parse();
   // The same result, parsing the event array in pieces of about options.piece_bytes so the parser's
@@ -190,11 +195,15 @@ class TraceParser {
   void absorb(TraceParser& helper);
   void parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
                   std::string_view suffix);
+  // The events between the boundary commas at `open_at` and `close_at` (at least one event),
+  // parsed where they lie (in_place_): see trace_pieces.cpp.
+  void parsePieceInPlace(std::size_t open_at, std::size_t close_at, bool bare_array);
   // Writes the staged rows (this parser's and its helpers', in document order) into the columns.
   void moveStagedIntoTracks();
 
   const PaddedBuffer& json_;
   PaddedBuffer* releasable_ = nullptr;  // json_, when it may be released (see above)
+  char* in_place_ = nullptr;            // json_'s bytes, when they may be written (see above)
   const std::string& name_;
   const ReadOptions& options_;
   RankTrace out_;

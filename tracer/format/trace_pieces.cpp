@@ -2,6 +2,7 @@
 // small and warm, and on several threads when allowed; the pieces' rows, names, tracks, flows
 // and tallies are merged in document order, so the result is the same as the whole parse's.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -99,6 +100,69 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
   parseDocument(buf.data(), buf.size(), buf.capacity());
 }
 
+namespace {
+
+// Bytes of a writable buffer changed for a while, put back when it goes (an error included).
+class BytesLent {
+ public:
+  explicit BytesLent(char* bytes) : bytes_(bytes) {}
+  BytesLent(const BytesLent&) = delete;
+  BytesLent& operator=(const BytesLent&) = delete;
+  ~BytesLent() {
+    for (std::size_t i = 0; i < n_; ++i)
+      bytes_[at_[i]] = was_[i];
+  }
+  void set(std::size_t at, char c) {
+    at_[n_] = at;
+    was_[n_++] = bytes_[at];
+    bytes_[at] = c;
+  }
+
+ private:
+  char* bytes_;
+  std::array<std::size_t, 4> at_{};
+  std::array<char, 4> was_{};
+  std::size_t n_ = 0;
+};
+
+}  // namespace
+
+void TraceParser::parsePieceInPlace(std::size_t open_at, std::size_t close_at, bool bare_array) {
+  // Between two events the document holds ",<space>\n<space>{": the comma and the byte after it
+  // (whitespace: the newline is still to come) are free to stand in for the brackets around
+  // the piece. A bare array's events sit one level deep, "[{", as they do in the document; the
+  // events of "{"traceEvents": [...]}" two, here "[[{" (the parser's depth limit gives the same
+  // verdict either way). The other threads never read or write these bytes: the first piece of
+  // each thread's run is copied (parsePiece), so a comma is only ever lent by one thread.
+  BytesLent lent(in_place_);
+  lent.set(open_at, '[');
+  lent.set(close_at, ']');
+  std::size_t end = close_at + 1;
+  if (!bare_array) {
+    lent.set(open_at + 1, '[');
+    lent.set(close_at + 1, ']');
+    end = close_at + 2;
+  }
+  text_begin_ = piece_start_ = json_.data() + open_at;
+  text_end_ = json_.data() + end;
+  piece_offset_ = open_at;
+  od::document doc =
+      scratch_->parser.iterate(text_begin_, end - open_at, json_.capacity() - open_at);
+  if (bare_array) {
+    parseEvents(doc.get_array());
+  } else {
+    std::size_t arrays = 0;
+    for (auto inner : doc.get_array()) {
+      if (arrays++ > 0) throw TraceError(name_, offsetOf(text_begin_), "not one array of events");
+      parseEvents(inner.get_array());
+    }
+  }
+  const char* rest = nullptr;
+  if (doc.current_location().get(rest) == simdjson::SUCCESS && rest != nullptr) {
+    throw TraceError(name_, offsetOf(rest), "unexpected content after the events");
+  }
+}
+
 std::optional<std::size_t> TraceParser::parseMiddlePieces(
     const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
     std::size_t end, bool bare_array) {
@@ -117,7 +181,13 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
     for (std::size_t last = i;; ++last) {
       saw_events_ = false;  // each wrapper names the one event array again
       try {
-        parsePiece(open, middle[i].first, middle[last].second, close);
+        // Where it lies when the buffer may be written, except the first piece of this run: the
+        // comma before it is the previous run's to lend (parsePieceInPlace).
+        if (in_place_ != nullptr && i > begin) {
+          parsePieceInPlace(middle[i - 1].second, middle[last].second, bare_array);
+        } else {
+          parsePiece(open, middle[i].first, middle[last].second, close);
+        }
         // Read: a mapped file's pages of these pieces leave memory (the file and the staged rows
         // are then not both resident whole; an error's whole-document parse reads them again).
         json_.releasePages(middle[i].first, middle[last].second);
@@ -236,6 +306,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     auto first_of = [&](std::size_t g) { return middle.size() * g / threads; };
     for (std::size_t g = 1; g < threads; ++g) {
       helpers.push_back(std::make_unique<TraceParser>(json_, name_, helper_options));
+      helpers.back()->in_place_ = in_place_;
       helpers.back()->owned_scratch_ = std::make_unique<ReaderScratch>();
     }
     auto join = [&pool] {
@@ -309,8 +380,8 @@ void TraceParser::moveStagedIntoTracks() {
   for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
     auto& t = out_.tracks[i];
     next[i] = t.size();
-    t.reserve(t.size() + count[i]);  // fresh columns: huge pages, populated in one call
-    t.resize(t.size() + count[i]);
+    t.reserve(t.size() + count[i]);         // fresh columns: huge pages, populated in one call
+    t.resizeForWrite(t.size() + count[i]);  // every new row is written below
   }
   for (const auto& [begin, end] : segments) {
     for (const StagedEvent* e = begin; e != end; ++e) {

@@ -189,6 +189,7 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
     try {
       reader::TraceParser pieces(json, name, options);
       pieces.releaseInputWhenParsed(releasable);
+      if (releasable != nullptr) pieces.editInPlace(releasable);
       if (auto trace = pieces.parseInPieces()) return std::move(*trace);
     } catch (const LoadCancelled&) {
       throw;
