@@ -3,6 +3,7 @@
 #include "app/analysis/collectives.h"
 #include "app/analysis/step_breakdown.h"
 #include "tracer/format/memory.h"
+#include "tracer/format/parallel.h"
 
 #include <algorithm>
 #include <cctype>
@@ -754,10 +755,13 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   std::vector<RankActivity> local;  // what matching the collectives needs, when not asked for
   auto& acts = activities ? *activities : local;
   acts.assign(run.ranks.size(), {});
-  for (std::size_t i = 0; i < run.ranks.size(); ++i) {
-    out.ranks.push_back(analyzeRank(run.ranks[i], options, &acts[i]));
-    checkSerialization(run.ranks[i], acts[i], out.ranks.back());
-  }
+  // Each rank on its own (a thread each, as many at once as options.threads allows), written
+  // to its own slot: the report does not depend on which finished first.
+  out.ranks.resize(run.ranks.size());
+  trace::forEachIndex(run.ranks.size(), options.threads, [&](std::size_t i) {
+    out.ranks[i] = analyzeRank(run.ranks[i], options, &acts[i]);
+    checkSerialization(run.ranks[i], acts[i], out.ranks[i]);
+  });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
   if (options.rules) out.rules = options.rules->description();
   matchCollectives(run, acts, out);

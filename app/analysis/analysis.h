@@ -21,6 +21,9 @@ struct AnalysisOptions {
   // Reproduce Holistic Trace Analysis's default window: drop everything launched at or after the
   // start of the last ProfilerStep#, keep GPU events whose correlation matches a kept launch.
   bool hta_compat = false;
+  // Ranks of a run analysed at once (analyzeRun), each on a thread of its own; 0: one per core.
+  // The report is the same whatever the number.
+  unsigned threads = 0;
 };
 
 // Overlap and temporal breakdown over one scope (a rank's whole file, or one step).

@@ -854,3 +854,27 @@ TEST(Oracle, ALateRankMakesTheOthersWaitInsideTheirCollectives) {
     EXPECT_EQ(*r.exposed_transfer_ns, r.whole.exposed_ns);
   }
 }
+
+TEST(Oracle, RanksAnalysedOnSeveralThreadsGiveTheSameReport) {
+  // analyzeRun analyses ranks at once on several threads; each writes its own slot, so the
+  // report (and every rank's activity) is the one a single thread gives, whichever finished
+  // first. Six ranks of different speeds: the threads finish out of rank order.
+  const auto run = simulate(6, 4, 4, 1.7, 0.3);
+  analysis::AnalysisOptions one;
+  one.threads = 1;
+  std::vector<analysis::RankActivity> acts_one;
+  const std::string serial = analysis::reportToJson(analysis::analyzeRun(run, one, &acts_one));
+  for (unsigned threads : {2u, 3u, 16u}) {
+    analysis::AnalysisOptions many;
+    many.threads = threads;
+    std::vector<analysis::RankActivity> acts;
+    EXPECT_EQ(analysis::reportToJson(analysis::analyzeRun(run, many, &acts)), serial)
+        << threads << " threads";
+    ASSERT_EQ(acts.size(), acts_one.size());
+    for (std::size_t r = 0; r < acts.size(); ++r) {
+      EXPECT_EQ(acts[r].comm, acts_one[r].comm) << "rank " << r;
+      EXPECT_EQ(acts[r].compute, acts_one[r].compute) << "rank " << r;
+      EXPECT_EQ(acts[r].counts, acts_one[r].counts) << "rank " << r;
+    }
+  }
+}

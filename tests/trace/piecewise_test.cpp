@@ -276,6 +276,30 @@ TEST(PiecewiseParse, PiecesOnSeveralThreadsGiveTheSameModelWarningsAndErrors) {
   EXPECT_EQ(errorOf(cut, 64 << 10, 3), errorOf(cut, 0));
 }
 
+TEST(PiecewiseParse, ManyRowsWrittenIntoTheColumnsOnTwoThreadsGiveTheSameModel) {
+  // From 65,536 rows on, the staged rows are written into the columns by two threads, each
+  // writing half of the columns (the first with the categories kept aside).
+  auto text = bigTrace(70'000, {});
+  for (const double where : {0.2, 0.6}) {  // categories other than their kind's usual one
+    const auto at = text.find("\"cat\": \"kernel\"", static_cast<std::size_t>(text.size() * where));
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 15, "\"cat\": \"Kernel\"");
+  }
+  const auto b = parseWhole(text);
+  std::size_t rows = 0;
+  for (const auto& t : b.tracks)
+    rows += t.size();
+  ASSERT_GE(rows, std::size_t{1} << 16);
+  for (const unsigned threads : {1u, 2u, 4u}) {
+    SCOPED_TRACE(threads);
+    std::size_t pieces = 0;
+    const auto a = parse(text, &pieces, threads, 512 << 10);
+    EXPECT_GE(pieces, 24u);
+    EXPECT_EQ(describeDifference(a, b), "");
+    EXPECT_EQ(a.warnings, b.warnings);
+  }
+}
+
 TEST(PiecewiseParse, RealTracesOnSeveralThreadsGiveTheSameModel) {
   for (const char* file : {"resnet50_ddp_rank0.json.gz", "alexnet_sync_events.json.gz"}) {
     SCOPED_TRACE(file);

@@ -101,14 +101,22 @@ void reserveColumn(Column<T>& v, std::size_t n) {
 }  // namespace
 
 void Track::reserve(std::size_t n) {
-  reserveColumn(start, n);
-  reserveColumn(dur, n);
-  reserveColumn(name, n);
-  reserveColumn(kind_of, n);
-  reserveColumn(correlation, n);
-  reserveColumn(bucket, n);
-  reserveColumn(step, n);
-  reserveColumn(bytes, n);
+  reserve(n, Half::First);
+  reserve(n, Half::Second);
+}
+
+void Track::reserve(std::size_t n, Half half) {
+  if (half == Half::First) {
+    reserveColumn(start, n);
+    reserveColumn(dur, n);
+    reserveColumn(name, n);
+    reserveColumn(kind_of, n);
+  } else {
+    reserveColumn(correlation, n);
+    reserveColumn(bucket, n);
+    reserveColumn(step, n);
+    reserveColumn(bytes, n);
+  }
 }
 
 Track::OtherCategories::const_iterator Track::otherCategory(std::size_t i) const {
@@ -185,16 +193,24 @@ void Track::resize(std::size_t n) {
 }
 
 void Track::resizeForWrite(std::size_t n) {
-  start.resize(n);
-  dur.resize(n);
-  name.resize(n);
-  kind_of.resize(n);
-  while (!cat_other_.empty() && cat_other_.back().first >= n)
-    cat_other_.pop_back();
-  correlation.resize(n);
-  bucket.resize(n);
-  step.resize(n);
-  bytes.resize(n);
+  resizeForWrite(n, Half::First);
+  resizeForWrite(n, Half::Second);
+}
+
+void Track::resizeForWrite(std::size_t n, Half half) {
+  if (half == Half::First) {
+    start.resize(n);
+    dur.resize(n);
+    name.resize(n);
+    kind_of.resize(n);
+    while (!cat_other_.empty() && cat_other_.back().first >= n)
+      cat_other_.pop_back();
+  } else {
+    correlation.resize(n);
+    bucket.resize(n);
+    step.resize(n);
+    bytes.resize(n);
+  }
 }
 
 namespace {

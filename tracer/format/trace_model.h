@@ -151,6 +151,11 @@ struct Track {
   std::size_t size() const { return start.size(); }
   TimeNs end(std::size_t i) const { return start[i] + dur[i]; }
   void reserve(std::size_t n);
+  // The columns in two halves that two threads may size and write at once (the loader): the
+  // first holds start, dur, name, kind and category, the second correlation, bucket, step and
+  // bytes. reserve, resizeForWrite and setRow do both.
+  enum class Half { First, Second };
+  void reserve(std::size_t n, Half half);
   // Appends an event to every column (the columns stay the same length).
   void push(const EventRow& e) {
     start.push_back(e.start);
@@ -168,16 +173,24 @@ struct Track {
   // Every column to n events, the new ones left unwritten: each of them must be written by
   // setRow before anything reads it (the loader, which knows every row it is about to write).
   void resizeForWrite(std::size_t n);
+  void resizeForWrite(std::size_t n, Half half);
   void setRow(std::size_t i, const EventRow& e) {
-    start[i] = e.start;
-    dur[i] = e.dur;
-    name[i] = e.name;
-    kind_of[i] = e.kind;
-    setCategory(i, e.kind, e.cat);
-    correlation[i] = e.correlation;
-    bucket[i] = e.bucket;
-    step[i] = e.step;
-    bytes[i] = e.bytes;
+    setRow(i, e, Half::First);
+    setRow(i, e, Half::Second);
+  }
+  void setRow(std::size_t i, const EventRow& e, Half half) {
+    if (half == Half::First) {
+      start[i] = e.start;
+      dur[i] = e.dur;
+      name[i] = e.name;
+      kind_of[i] = e.kind;
+      setCategory(i, e.kind, e.cat);
+    } else {
+      correlation[i] = e.correlation;
+      bucket[i] = e.bucket;
+      step[i] = e.step;
+      bytes[i] = e.bytes;
+    }
   }
   EventRow row(std::size_t i) const {
     return {start[i],       dur[i],    name[i], category(i), kind_of[i],

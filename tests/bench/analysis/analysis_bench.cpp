@@ -64,7 +64,8 @@ void BM_BaselineScan(benchmark::State& state) {
 }
 
 // The whole run's report (every rank, stragglers, spread) as the app and the CLI compute it.
-// Args: {events in the run, ranks}.
+// Args: {events in the run, ranks, threads}: threads 1 is the baseline (one rank after the
+// other), 0 what the app and the CLI use (ranks at once, one per core).
 void BM_FullRunAnalysis(benchmark::State& state) {
   static std::map<std::pair<std::int64_t, std::int64_t>, trace::Run> cache;
   const std::pair<std::int64_t, std::int64_t> key{state.range(0), state.range(1)};
@@ -76,8 +77,10 @@ void BM_FullRunAnalysis(benchmark::State& state) {
     cache.emplace(key, bench::syntheticRun(spec));
   }
   const auto& r = cache.at(key);
+  analysis::AnalysisOptions options;
+  options.threads = static_cast<unsigned>(state.range(2));
   for (auto _ : state) {
-    auto report = analysis::analyzeRun(r);
+    auto report = analysis::analyzeRun(r, options);
     benchmark::DoNotOptimize(report);
   }
   state.counters["events"] = static_cast<double>(r.eventCount());
@@ -89,10 +92,12 @@ void BM_FullRunAnalysis(benchmark::State& state) {
 // 10 M events only with DDPSCOPE_BENCH_10M=1 in the environment.
 const bool registered = [] {
   auto* b = benchmark::RegisterBenchmark("BM_FullRunAnalysis", BM_FullRunAnalysis)
-                ->Args({1'000'000, 8})
+                ->Args({1'000'000, 8, 1})
+                ->Args({1'000'000, 8, 0})
                 ->Unit(benchmark::kMillisecond);
   const char* v = std::getenv("DDPSCOPE_BENCH_10M");
-  if (v != nullptr && std::string(v) == "1") b->Args({10'000'000, 8})->Iterations(3);
+  if (v != nullptr && std::string(v) == "1")
+    b->Args({10'000'000, 8, 1})->Args({10'000'000, 8, 0})->Iterations(3);
   return true;
 }();
 

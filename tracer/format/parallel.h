@@ -1,0 +1,58 @@
+#pragma once
+// Independent pieces of work spread over the machine's cores.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace ddpscope::trace {
+
+// The threads to use when a caller asks for `threads` (0: one per core), never more than `work`
+// items and never fewer than one.
+inline unsigned threadsFor(unsigned threads, std::size_t work) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(work, 1)));
+}
+
+// Calls f(i) for every i in [0, n) on up to `threads` threads (0: one per core), this one among
+// them; each thread takes the next index when it is done with one. f must not touch what another
+// index's call writes. Once a call throws, indices not yet begun are skipped; after every thread
+// has stopped, the failure of the lowest index is rethrown. Without a thread to be had (the
+// system refuses one) the work runs on the threads already going, this one at least.
+template <typename F>
+void forEachIndex(std::size_t n, unsigned threads, F&& f) {
+  threads = threadsFor(threads, n);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        f(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (unsigned t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  work();
+  for (auto& t : pool)
+    t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace ddpscope::trace
