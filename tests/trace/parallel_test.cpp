@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -17,13 +18,19 @@ TEST(ForEachIndex, CallsEveryIndexOnceOnSeveralThreads) {
   constexpr std::size_t n = 1000;
   std::vector<std::atomic<int>> calls(n);
   std::vector<std::thread::id> by(n);
+  // The thread that takes index 0 (the first taken) holds it until some other index has run:
+  // that one ran on another thread, whatever the machine's scheduling (the wait is bounded).
+  std::atomic<bool> other_ran{false};
   forEachIndex(n, 4, [&](std::size_t i) {
     calls[i]++;
     by[i] = std::this_thread::get_id();
-    // Long enough that a thread started late still finds work left.
-    volatile double x = 0;
-    for (int k = 0; k < 2000; ++k)
-      x = x + k;
+    if (i == 0) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!other_ran && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::yield();
+    } else {
+      other_ran = true;
+    }
   });
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_EQ(calls[i].load(), 1) << "index " << i;
