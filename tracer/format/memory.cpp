@@ -1,5 +1,6 @@
 #include "memory.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__linux__)
@@ -42,6 +43,26 @@ void populateForWrite(void* p, std::size_t bytes) noexcept {
   (void)p;
   (void)bytes;
 #endif
+}
+
+void FreshBuffers::prepare() noexcept {
+  std::sort(buffers_.begin(), buffers_.end(),
+            [](const Buffer& a, const Buffer& b) { return a.p < b.p; });
+  // Neighbours: the allocator's chunk headers and alignment leave a few bytes between them.
+  constexpr std::size_t kGap = std::size_t{64} << 10;
+  for (std::size_t i = 0; i < buffers_.size();) {
+    const auto at = [](const char* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    const std::uintptr_t begin = at(buffers_[i].p);
+    std::uintptr_t end = begin + buffers_[i].bytes;
+    std::size_t j = i + 1;
+    for (; j < buffers_.size() && at(buffers_[j].p) <= end + kGap; ++j)
+      end = std::max(end, at(buffers_[j].p) + buffers_[j].bytes);
+    adviseHugePages(buffers_[i].p, end - begin);
+    i = j;
+  }
+  for (const auto& b : buffers_)
+    populateForWrite(b.p, b.bytes);
+  buffers_.clear();
 }
 
 void tuneAllocatorForTraces() noexcept {

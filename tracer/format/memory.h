@@ -21,6 +21,27 @@ void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 // changes contents.
 void populateForWrite(void* p, std::size_t bytes) noexcept;
 
+// Buffers just allocated and about to be written from end to end, prepared together: the huge-page
+// advice is given over runs of neighbouring buffers (consecutive allocations from the heap lie
+// side by side, so a track's columns of 1-2 MB each, too small one by one, make a range of several
+// 2 MiB blocks), then each buffer is populated. Advice over a range that holds other live memory
+// changes nothing in it; only 2 MiB blocks not yet touched become huge pages.
+class FreshBuffers {
+ public:
+  void add(void* p, std::size_t bytes) {
+    if (p != nullptr && bytes > 0) buffers_.push_back({static_cast<char*>(p), bytes});
+  }
+  // Advises, then populates, every buffer added; forgets them.
+  void prepare() noexcept;
+
+ private:
+  struct Buffer {
+    char* p;
+    std::size_t bytes;
+  };
+  std::vector<Buffer> buffers_;
+};
+
 // Reserves room for `n` elements in a vector with no storage yet and advises huge pages for it,
 // for a big result built by push_back: no regrowth (each doubling faults fresh pages and copies),
 // and a fault per 2 MiB instead of per 4 KiB. Room never written stays virtual. A vector that

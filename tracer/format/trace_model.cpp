@@ -89,33 +89,38 @@ bool occupiesGpu(EventKind kind) {
 
 namespace {
 template <typename T>
-void reserveColumn(Column<T>& v, std::size_t n) {
+void reserveColumn(Column<T>& v, std::size_t n, FreshBuffers& fresh) {
   if (v.capacity() >= n) return;
-  const bool fresh = v.empty();
+  const bool empty = v.empty();
   v.reserve(n);
-  if (fresh) {  // filled right after: see memory.h
-    adviseHugePages(v.data(), n * sizeof(T));
-    populateForWrite(v.data(), n * sizeof(T));
-  }
+  if (empty) fresh.add(v.data(), n * sizeof(T));  // filled right after: see memory.h
 }
 }  // namespace
 
 void Track::reserve(std::size_t n) {
-  reserve(n, Half::First);
-  reserve(n, Half::Second);
+  FreshBuffers fresh;
+  reserve(n, Half::First, fresh);
+  reserve(n, Half::Second, fresh);
+  fresh.prepare();
 }
 
 void Track::reserve(std::size_t n, Half half) {
+  FreshBuffers fresh;
+  reserve(n, half, fresh);
+  fresh.prepare();
+}
+
+void Track::reserve(std::size_t n, Half half, FreshBuffers& fresh) {
   if (half == Half::First) {
-    reserveColumn(start, n);
-    reserveColumn(dur, n);
-    reserveColumn(name, n);
-    reserveColumn(kind_of, n);
+    reserveColumn(start, n, fresh);
+    reserveColumn(dur, n, fresh);
+    reserveColumn(name, n, fresh);
+    reserveColumn(kind_of, n, fresh);
   } else {
-    reserveColumn(correlation, n);
-    reserveColumn(bucket, n);
-    reserveColumn(step, n);
-    reserveColumn(bytes, n);
+    reserveColumn(correlation, n, fresh);
+    reserveColumn(bucket, n, fresh);
+    reserveColumn(step, n, fresh);
+    reserveColumn(bytes, n, fresh);
   }
 }
 

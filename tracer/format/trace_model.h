@@ -17,6 +17,8 @@
 
 namespace ddpscope::trace {
 
+class FreshBuffers;  // memory.h
+
 using TimeNs = std::int64_t;
 using NameId = std::uint32_t;
 
@@ -156,6 +158,9 @@ struct Track {
   // bytes. reserve, resizeForWrite and setRow do both.
   enum class Half { First, Second };
   void reserve(std::size_t n, Half half);
+  // The same, the columns given fresh storage added to `fresh` and left for its caller to
+  // prepare (several tracks' columns advised for huge pages together: see memory.h).
+  void reserve(std::size_t n, Half half, FreshBuffers& fresh);
   // Appends an event to every column (the columns stay the same length).
   void push(const EventRow& e) {
     start.push_back(e.start);

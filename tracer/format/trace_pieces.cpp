@@ -7,6 +7,7 @@
 #include <exception>
 #include <thread>
 
+#include "memory.h"
 #include "parallel.h"
 #include "trace_json_values.h"
 #include "trace_parser.h"
@@ -384,12 +385,15 @@ void TraceParser::moveStagedIntoTracks() {
     rows += n;
   auto write = [&](Track::Half half) {
     std::vector<std::size_t> next(out_.tracks.size());
+    FreshBuffers fresh;  // every track's new columns: huge pages, populated in one call each
     for (std::size_t i = 0; i < out_.tracks.size(); ++i) {
       auto& t = out_.tracks[i];
       next[i] = half == Track::Half::First ? t.start.size() : t.correlation.size();
-      t.reserve(next[i] + count[i], half);  // fresh columns: huge pages, populated in one call
-      t.resizeForWrite(next[i] + count[i], half);  // every new row is written below
+      t.reserve(next[i] + count[i], half, fresh);
     }
+    fresh.prepare();
+    for (std::size_t i = 0; i < out_.tracks.size(); ++i)
+      out_.tracks[i].resizeForWrite(next[i] + count[i], half);  // every new row is written below
     for (const auto& [begin, end] : segments) {
       for (const StagedEvent* e = begin; e != end; ++e) {
         const auto ti = static_cast<std::size_t>(e->track);
