@@ -100,6 +100,10 @@ class RankAnalyzer {
       : r_(r), options_(o), classes_(std::make_shared<ClassCache>(o.rules, r)) {}
 
   RankActivity activity();
+  // What activity() returns before its unions are built: the classes and the included events,
+  // all that hostActivity reads of it.
+  RankActivity activityShell();
+  void buildUnions(RankActivity& a);
   RankReport report(RankActivity* keep_activity = nullptr);
 
  private:
@@ -183,10 +187,20 @@ void RankAnalyzer::prepare() {
 }
 
 RankActivity RankAnalyzer::activity() {
+  RankActivity a = activityShell();
+  buildUnions(a);
+  return a;
+}
+
+RankActivity RankAnalyzer::activityShell() {
   prepare();
   RankActivity a;
   a.classes = classes_;
   a.included = include_;
+  return a;
+}
+
+void RankAnalyzer::buildUnions(RankActivity& a) {
   ClassUnions u;
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
@@ -206,7 +220,6 @@ RankActivity RankAnalyzer::activity() {
   a.memory = u.memory.finish();
   a.other = u.other.finish();
   a.all = u.all.finish();
-  return a;
 }
 
 std::int32_t RankAnalyzer::stepContaining(TimeNs t) const {
@@ -589,7 +602,28 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
         "at; the figures cover all GPU work with a host launch");
   }
 
-  RankActivity a = activity();
+  // The host side (launch delays, data loading) reads only the events' classes and which are
+  // included, not the unions: with a second thread to spare it is worked out while the unions
+  // are built, with a cache of the classes of its own (a cache fills as it is read).
+  RankActivity a = activityShell();
+  const LaunchTimes* launches = launch_ts_.empty() ? nullptr : &launch_ts_;
+  if (steps_.empty()) {
+    buildUnions(a);
+  } else if (trace::threadsFor(options_.threads, 2) < 2) {
+    buildUnions(a);
+    host_ = hostActivity(r_, a, launches);
+  } else {
+    RankActivity host_view;
+    host_view.classes = std::make_shared<ClassCache>(options_.rules, r_);
+    host_view.included = include_;
+    trace::forEachIndex(2, 2, [&](std::size_t part) {
+      if (part == 0) {
+        buildUnions(a);
+      } else {
+        host_ = hostActivity(r_, host_view, launches);
+      }
+    });
+  }
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);
   computeCollectives(out, a.compute);
@@ -637,7 +671,6 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
     out.streams.push_back(s);
   }
 
-  if (!steps_.empty()) host_ = hostActivity(r_, a, launch_ts_.empty() ? nullptr : &launch_ts_);
   computeSteps(out);
   a.steps = std::move(step_unions_);
   if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
@@ -758,8 +791,13 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   // Each rank on its own (a thread each, as many at once as options.threads allows), written
   // to its own slot: the report does not depend on which finished first.
   out.ranks.resize(run.ranks.size());
+  // The threads left over when there are fewer ranks than threads go to each rank's own parts.
+  AnalysisOptions per_rank = options;
+  per_rank.threads =
+      std::max<unsigned>(1, trace::threadsFor(options.threads, ~std::size_t{0}) /
+                                static_cast<unsigned>(std::max<std::size_t>(run.ranks.size(), 1)));
   trace::forEachIndex(run.ranks.size(), options.threads, [&](std::size_t i) {
-    out.ranks[i] = analyzeRank(run.ranks[i], options, &acts[i]);
+    out.ranks[i] = analyzeRank(run.ranks[i], per_rank, &acts[i]);
     checkSerialization(run.ranks[i], acts[i], out.ranks[i]);
   });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));

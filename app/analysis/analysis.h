@@ -21,8 +21,10 @@ struct AnalysisOptions {
   // Reproduce Holistic Trace Analysis's default window: drop everything launched at or after the
   // start of the last ProfilerStep#, keep GPU events whose correlation matches a kept launch.
   bool hta_compat = false;
-  // Ranks of a run analysed at once (analyzeRun), each on a thread of its own; 0: one per core.
-  // The report is the same whatever the number.
+  // Threads the analysis may use; 0: one per core. A run's ranks are analysed at once
+  // (analyzeRun), each on a thread of its own; a rank with threads to spare (analyzeRank, or
+  // fewer ranks than threads) works out its host side beside its GPU unions. The report is the
+  // same whatever the number.
   unsigned threads = 0;
 };
 

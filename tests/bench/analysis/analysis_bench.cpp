@@ -26,10 +26,14 @@ const trace::RankTrace& rankOf(std::int64_t events) {
   return it->second;
 }
 
+// One rank on one thread, or with its host side worked out beside its GPU unions (threads 0:
+// one per core). Real time: the second thread's work counts.
 void BM_FullRankAnalysis(benchmark::State& state) {
   const auto& rank = rankOf(state.range(0));
+  analysis::AnalysisOptions o;
+  o.threads = static_cast<unsigned>(state.range(1));
   for (auto _ : state) {
-    auto report = analysis::analyzeRank(rank);
+    auto report = analysis::analyzeRank(rank, o);
     benchmark::DoNotOptimize(report);
   }
   state.counters["events"] = static_cast<double>(rank.eventCount());
@@ -109,10 +113,14 @@ BENCHMARK(BM_BaselineScan)
     ->Arg(4'000'000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FullRankAnalysis)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Arg(4'000'000)
+    ->ArgNames({"events", "threads"})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
+    ->Args({1'000'000, 0})
+    ->Args({4'000'000, 1})
+    ->Args({4'000'000, 0})
     ->MinTime(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HtaCompatAnalysis)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 DDPSCOPE_BENCHMARK_MAIN()
