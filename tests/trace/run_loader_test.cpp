@@ -97,6 +97,18 @@ TEST(RunLoader, FilesOfDifferentRunConfigurationsAreNotOneRun) {
     EXPECT_NE(std::string(e.what()).find("its bucket_mb is 100, not 5 as in"), std::string::npos)
         << e.what();
   }
+  // The same number written another way is the same setting; a string is compared as text.
+  for (const char* same : {"5.0", "5e0", "5.000"}) {
+    b.ddpscope.config[2].second = same;
+    writeTraceFile(b, (dir / "rank-1.json").string());
+    EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u) << same;
+  }
+  b.ddpscope.config[2].second = "\"5\"";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  b.ddpscope.config[2].second = "5.5";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
   b.ddpscope.config.erase(b.ddpscope.config.begin() + 2);  // no bucket_mb: nothing to compare
   writeTraceFile(b, (dir / "rank-1.json").string());
   EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);

@@ -1,10 +1,13 @@
 #include "run_loader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include <zlib.h>
@@ -49,6 +52,22 @@ constexpr std::string_view kRunIdentityKeys[] = {"run_id",
                                                  "sim_straggler_rank",
                                                  "sim_straggler_slowdown"};
 
+// Two raw JSON values of a setting are the same when their text is, or when both are numbers
+// of the same value: "25", "25.0" and "2.5e1" are one bucket size, whoever wrote them.
+bool sameSetting(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  const auto number = [](std::string_view v) -> std::optional<double> {
+    if (v.empty() || !(v.front() == '-' || (v.front() >= '0' && v.front() <= '9')))
+      return std::nullopt;
+    double x = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc{} || end != v.data() + v.size()) return std::nullopt;
+    return x;
+  };
+  const auto x = number(a), y = number(b);
+  return x && y && *x == *y;
+}
+
 std::string shown(std::string_view raw) {
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
     return std::string(raw.substr(1, raw.size() - 2));
@@ -68,7 +87,8 @@ std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankT
     return "its distributed backend is " + b.distributed_backend + ", not " + a.distributed_backend;
   for (const auto key : kRunIdentityKeys) {
     const auto va = a.ddpscope.configValue(key), vb = b.ddpscope.configValue(key);
-    if (va.empty() || vb.empty() || va == vb) continue;  // a setting one file lacks is no clash
+    // A setting one file lacks is no clash.
+    if (va.empty() || vb.empty() || sameSetting(va, vb)) continue;
     return "its " + std::string(key) + " is " + shown(vb) + ", not " + shown(va);
   }
   return std::nullopt;
