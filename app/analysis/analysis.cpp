@@ -627,7 +627,11 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);
   computeCollectives(out, a.compute);
-  if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
+  if (r_.eventCount() == 0) {
+    out.warnings.push_back(
+        "this trace holds no events at all: the profiler recorded nothing (was it stopped "
+        "before its first step?), or this is not the file meant");
+  } else if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
     out.warnings.push_back(
         "no GPU activity (kernels, copies, syncs) in this trace, so there is nothing to measure: "
         "was the profiler run with CUDA activities (PyTorch: ProfilerActivity.CUDA)?");

@@ -317,6 +317,11 @@ void TimelineView::relayout() {
   QString note;
   if (!run_) {
     note = tr("No run loaded: File ▸ Open files… or Open folder…, or run the agent (Run panel)");
+  } else if (std::all_of(run_->run.ranks.begin(), run_->run.ranks.end(),
+                         [](const trace::RankTrace& r) { return r.eventCount() == 0; })) {
+    note =
+        tr("This trace holds no events at all: the profiler recorded nothing, or this is "
+           "not the file meant.");
   } else if (!any_stream) {
     note =
         tr("No GPU activity (kernels, copies, syncs) in this trace, so no stream to show.\n"

@@ -6,6 +6,7 @@
 
 #include "app/analysis/analysis.h"
 #include "tests/common/trace_builder.h"
+#include "tracer/format/trace_reader.h"
 
 using namespace ddpscope;
 using ddpscope::testing::TraceBuilder;
@@ -271,4 +272,22 @@ TEST(SelectionOverlap, InsideARange) {
   EXPECT_DOUBLE_EQ(*analysis::overlapPctWithin(a, 0, 100), 100.0);
   EXPECT_DOUBLE_EQ(*analysis::overlapPctWithin(a, 0, 150), 50.0);
   EXPECT_FALSE(analysis::overlapPctWithin(a, 0, 40).has_value());
+}
+
+// A trace with no events at all says so, instead of asking for CUDA activities; one with host
+// events only asks for them.
+TEST(Overlap, EmptyTraceIsToldApartFromOneWithoutGpuActivity) {
+  const auto has = [](const analysis::RankReport& r, const std::string& words) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [&](const std::string& w) { return w.find(words) != std::string::npos; });
+  };
+  for (const char* empty : {R"({"traceEvents":[]})", "[]"}) {
+    const auto r = analysis::analyzeRank(trace::parseTraceText(empty));
+    EXPECT_TRUE(has(r, "holds no events at all")) << empty;
+    EXPECT_FALSE(has(r, "ProfilerActivity.CUDA")) << empty;
+  }
+  const auto host_only = analysis::analyzeRank(trace::parseTraceText(
+      R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":5}]})"));
+  EXPECT_FALSE(has(host_only, "holds no events at all"));
+  EXPECT_TRUE(has(host_only, "ProfilerActivity.CUDA"));
 }

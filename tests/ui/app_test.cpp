@@ -363,9 +363,19 @@ TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   EXPECT_TRUE(emptyNote(steps).contains("No training steps")) << emptyNote(steps).toStdString();
   EXPECT_TRUE(emptyNote(buckets).contains("No gradient buckets"));
   EXPECT_FALSE(steps->legend->visible());
+  // A trace of no events at all says that, not that CUDA activities were off.
+  QFile nothing(dir.filePath("empty.json"));
+  ASSERT_TRUE(nothing.open(QIODevice::WriteOnly));
+  nothing.write(R"({"traceEvents": []})");
+  nothing.close();
+  w.openPaths({nothing.fileName()});
+  ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 2; }));
+  QApplication::processEvents();
+  EXPECT_TRUE(emptyNote(timeline).contains("no events at all"))
+      << emptyNote(timeline).toStdString();
   // A real run: the notes go and the axes have numbers again.
   w.openPaths({kResnet});
-  ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 2; }));
+  ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 3; }));
   QApplication::processEvents();
   EXPECT_EQ(emptyNote(timeline), QString());
   EXPECT_EQ(emptyNote(steps), QString());
