@@ -22,6 +22,53 @@ void applyModelPreset(RunParameters& p, const QString& model) {
   }
 }
 
+std::optional<RunParameters> runParametersOf(const trace::RankTrace& rank) {
+  const auto& block = rank.ddpscope;
+  if (!block.present || block.config.empty()) return std::nullopt;
+  bool ok = true;
+  const auto raw = [&](const char* key) {
+    const auto v = block.configValue(key);
+    if (v.empty()) ok = false;
+    return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
+  };
+  const auto text = [&](const char* key) {
+    QString v = raw(key);
+    if (v.size() >= 2 && v.startsWith(QLatin1Char('"')) && v.endsWith(QLatin1Char('"')))
+      return v.mid(1, v.size() - 2);
+    ok = false;
+    return QString();
+  };
+  const auto number = [&](const char* key) {
+    bool is = false;
+    const double v = raw(key).toDouble(&is);
+    ok = ok && is;
+    return v;
+  };
+  const auto whole = [&](const char* key) {
+    const double v = number(key);
+    ok = ok && v == static_cast<double>(static_cast<int>(v));
+    return static_cast<int>(v);
+  };
+  const auto flag = [&](const char* key) {
+    const QString v = raw(key);
+    ok = ok && (v == QLatin1String("true") || v == QLatin1String("false"));
+    return v == QLatin1String("true");
+  };
+  RunParameters p;
+  p.backend = text("backend");
+  p.world_size = whole("world_size");
+  p.bucket_mb = number("bucket_mb");
+  p.first_bucket_mb = number("first_bucket_mb");
+  p.overlap = flag("overlap");
+  p.fusion = text("fusion");
+  p.model = text("model");
+  p.layers = whole("layers");
+  p.hidden = whole("hidden");
+  p.steps = whole("steps");
+  if (!ok) return std::nullopt;
+  return p;
+}
+
 QStringList agentArguments(const RunParameters& p, const QString& out_dir) {
   QStringList a{QStringLiteral("--backend"),         p.backend,
                 QStringLiteral("--world-size"),      QString::number(p.world_size),

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "app/analysis/rules.h"
+#include "tracer/format/trace_model.h"
 
 namespace ddpscope::ui {
 
@@ -31,6 +32,11 @@ struct RunParameters {
 
 // The preset sizes of a model (the agent's defaults): transformer 12 x 768, mlp 8 x 1024.
 void applyModelPreset(RunParameters& p, const QString& model);
+
+// The settings a run was made with, read from the ddpscope block the agent writes into each
+// trace (backend, world size, bucket sizes, overlap, fusion, model and its sizes, steps); none
+// for a trace the agent did not write, or one that lacks any of them.
+std::optional<RunParameters> runParametersOf(const trace::RankTrace& rank);
 
 // The agent's arguments for `p`, writing into out_dir (no program name, nothing quoted).
 QStringList agentArguments(const RunParameters& p, const QString& out_dir);

@@ -48,17 +48,62 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   job_->setLoadPartialRuns(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(new QLabel(tr("<b>Run</b>"), this));
+  auto* title = new QHBoxLayout;
+  title->addWidget(new QLabel(tr("<b>Run</b>"), this));
+  title->addStretch(1);
+  from_run_ = new QPushButton(tr("From selected run"), this);
+  from_run_->setFlat(true);
+  from_run_->setToolTip(
+      tr("Set these knobs to the ones the selected run was made with, to change one and run "
+         "again (runs the agent made: its settings are in each trace)"));
+  title->addWidget(from_run_);
+  layout->addLayout(title);
   layout->addLayout(buildForm());
   auto* sweep = buildControls(layout);
   connect(run_, &QPushButton::clicked, this, &RunPanel::startRun);
   connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancelRun);
   connect(sweep, &QPushButton::clicked, this, &RunPanel::sweepRequested);
+  connect(from_run_, &QPushButton::clicked, this, &RunPanel::takeCurrentRunsSettings);
+  connect(session_, &Session::currentRunChanged, this, &RunPanel::updateFromRunButton);
+  connect(session_, &Session::runsChanged, this, &RunPanel::updateFromRunButton);
   connectJob();
 
   setParameters(settings::lastRunParameters());
   refreshFromSettings();
   setBusy(false);
+  updateFromRunButton();
+}
+
+namespace {
+std::optional<RunParameters> settingsOf(const std::shared_ptr<const LoadedRun>& run) {
+  if (!run || run->run.ranks.empty()) return std::nullopt;
+  return runParametersOf(run->run.ranks.front());
+}
+}  // namespace
+
+void RunPanel::updateFromRunButton() {
+  from_run_->setEnabled(settingsOf(session_->current()).has_value());
+}
+
+bool RunPanel::takeCurrentRunsSettings() {
+  const auto run = session_->current();
+  const auto p = settingsOf(run);
+  if (!p) {
+    showStatus(run ? tr("%1 was not made by the agent: it has no settings to take.").arg(run->name)
+                   : tr("No run is selected."),
+               true);
+    return false;
+  }
+  setParameters(*p);
+  if (backend_->currentData().toString() != p->backend) {
+    showStatus(tr("Settings of %1 taken; it ran on %2, which is not available here, so the "
+                  "backend is %3.")
+                   .arg(run->name, p->backend, backend_->currentText()),
+               false);
+  } else {
+    showStatus(tr("Settings of %1 taken.").arg(run->name), false);
+  }
+  return true;
 }
 
 QFormLayout* RunPanel::buildForm() {

@@ -38,6 +38,10 @@ class RunPanel : public QWidget {
 
   void startRun();
   void cancelRun();
+  // Sets the knobs to those the current run was made with (a run the agent made); false, with
+  // the reason in the status line, when it has none to give.
+  bool takeCurrentRunsSettings();
+  QPushButton* fromRunButton() const { return from_run_; }
   bool busy() const;
 
   // What the panel shows, for tests.
@@ -68,6 +72,7 @@ class RunPanel : public QWidget {
   void probeCuda();
   void setBusy(bool busy);
   void showStatus(const QString& text, bool error);
+  void updateFromRunButton();  // enabled while the current run has the agent's settings
 
   Session* session_;
   AgentRunJob* job_;
@@ -86,6 +91,7 @@ class RunPanel : public QWidget {
   QCheckBox* launcher_;
   QPushButton* run_;
   QPushButton* cancel_;
+  QPushButton* from_run_;
   QProgressBar* progress_;
   QLabel* status_;
   QLabel* command_;

@@ -200,6 +200,47 @@ TEST(RunControls, RunOpensAsANewRunAndRemembersItsParameters) {
   }
 }
 
+// "From selected run": the knobs a run was made with, read back from its traces; a run the agent
+// did not make has none, and the button says so by being off.
+TEST(RunControls, SettingsAreTakenFromTheSelectedRun) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.openEarlierRun());
+  EXPECT_FALSE(f.panel()->fromRunButton()->isEnabled());
+  EXPECT_FALSE(f.panel()->takeCurrentRunsSettings());
+  EXPECT_TRUE(f.panel()->statusText().contains("was not made by the agent"))
+      << f.panel()->statusText().toStdString();
+  RunParameters p = smallRun(3.5);
+  p.world_size = 3;
+  p.first_bucket_mb = 0.5;
+  p.overlap = false;
+  p.fusion = QStringLiteral("copy");
+  p.layers = 3;
+  p.hidden = 320;
+  p.steps = 2;
+  f.runOnce(p);
+  ASSERT_EQ(f.session()->runs().size(), 2u) << f.panel()->lastError().toStdString();
+  f.panel()->setParameters(RunParameters{});
+  ASSERT_NE(f.panel()->parameters(), p);
+  EXPECT_TRUE(f.panel()->fromRunButton()->isEnabled());
+  f.panel()->fromRunButton()->click();
+  EXPECT_EQ(f.panel()->parameters(), p);
+  EXPECT_TRUE(f.panel()->statusText().contains("Settings of"))
+      << f.panel()->statusText().toStdString();
+  f.session()->setCurrent(0);  // the ResNet-50 trace again
+  EXPECT_FALSE(f.panel()->fromRunButton()->isEnabled());
+
+  // A block that lacks a setting, or holds one of another type, gives none.
+  trace::RankTrace rank = f.session()->runs().back()->run.ranks.front();
+  ASSERT_TRUE(runParametersOf(rank));
+  for (auto& [key, value] : rank.ddpscope.config) {
+    if (key == "overlap") value = "1";
+  }
+  EXPECT_FALSE(runParametersOf(rank));
+  rank = f.session()->runs().back()->run.ranks.front();
+  std::erase_if(rank.ddpscope.config, [](const auto& kv) { return kv.first == "steps"; });
+  EXPECT_FALSE(runParametersOf(rank));
+}
+
 TEST(RunControls, LauncherTemplateRunsTheAgentAndShowsTheExactCommand) {
   // `env` stands in for mpirun/srun: a launcher that takes a placeholder inside an argument (a
   // hostfile path with a space stays one argument) and then the agent with its arguments.
