@@ -2,12 +2,13 @@
 # the command-line tests (tests/CMakeLists.txt, tests/*/CMakeLists.txt):
 #
 #   cmake -P check_command.cmake -- [EXIT n] [STDOUT regex] [STDERR regex] [STDOUT_NOT regex]
+#         [STDERR_NOT regex]
 #         [FILE path KIND png|pdf|svg|gzip [MIN_BYTES n] [MAX_BYTES n]
 #          [PNG_WIDTH min max] [PNG_HEIGHT min max]] [NO_FILE path] RUN program args...
 #
 # EXIT       the exit status the command must return (default 0; a crash never passes).
-# STDOUT/STDERR  a regular expression (CMake syntax) the output must match; STDOUT_NOT one that
-#            no line of stdout may match.
+# STDOUT/STDERR  a regular expression (CMake syntax) the output must match; STDOUT_NOT and
+#            STDERR_NOT one that no line of stdout (stderr) may match.
 # FILE       a file the command must write (it is removed first, so an old one cannot pass):
 #            it must exist, have the magic of KIND (PNG: signature, IHDR first, IEND last; PDF:
 #            %PDF- header and %%EOF at the end; SVG: <svg> the root element, closed at the end;
@@ -40,7 +41,7 @@ foreach(_i RANGE 1 ${CMAKE_ARGC})
   elseif(_key STREQUAL "")
     if(_a STREQUAL "RUN")
       set(_in_cmd TRUE)
-    elseif(_a MATCHES "^(EXIT|STDOUT|STDERR|STDOUT_NOT|FILE|KIND|MIN_BYTES|MAX_BYTES|NO_FILE)$")
+    elseif(_a MATCHES "^(EXIT|STDOUT|STDERR|STDOUT_NOT|STDERR_NOT|FILE|KIND|MIN_BYTES|MAX_BYTES|NO_FILE)$")
       set(_key "${_a}")
     elseif(_a MATCHES "^(PNG_WIDTH|PNG_HEIGHT)$")
       set(_key "${_a}_MIN")
@@ -91,6 +92,14 @@ if(_given_stdout_not)
   foreach(_line IN LISTS _lines)
     if(_line MATCHES "${_stdout_not}")
       _fail("stdout has a line matching '${_stdout_not}': ${_line}")
+    endif()
+  endforeach()
+endif()
+if(_given_stderr_not)
+  string(REPLACE "\n" ";" _lines "${_err}")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "${_stderr_not}")
+      _fail("stderr has a line matching '${_stderr_not}': ${_line}")
     endif()
   endforeach()
 endif()

@@ -127,6 +127,9 @@ DigestHeatmap::DigestHeatmap(QWidget* parent) : QWidget(parent), plot_(new QCust
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);
   plot_->setObjectName(QStringLiteral("digestHeatmap"));
+  // Never laid out at no height (a tab not yet shown, grabbed whole): a plot painted at no size
+  // has no buffer to paint into; under 120 px no rank could be told apart anyway.
+  plot_->setMinimumHeight(120);
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->setMouseTracking(true);
   plot_->xAxis->setLabel(tr("step"));
