@@ -8,11 +8,14 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFontMetrics>
+#include <QHeaderView>
 #include <QImage>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QMouseEvent>
+#include <QScrollBar>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -702,4 +705,44 @@ TEST(UiApp, ClosingARunFreesItAndItsViews) {
   EXPECT_EQ(list->count(), 0);
   EXPECT_FALSE(w->headline()->isVisibleTo(w.get()));
   EXPECT_EQ(w->summary()->table()->model()->rowCount(), 0);
+}
+
+// The Summary tab gives its per-rank table the width its columns take, the chart the rest (at
+// least its minimum), on every resize, until the user moves the divider; then it stays theirs.
+TEST(UiApp, SummaryTableTakesTheWidthOfItsColumnsUntilTheDividerIsMoved) {
+  auto w = openResnet();
+  w->tabs()->setCurrentWidget(w->summary());
+  QApplication::processEvents();
+  QTableView* table = w->summary()->table();
+  QCustomPlot* chart = w->summary()->chart();
+  // The tables (per rank, per collective kind) on the left of the divider, the chart right.
+  auto* split = qobject_cast<QSplitter*>(chart->parentWidget());
+  ASSERT_NE(split, nullptr);
+  ASSERT_TRUE(split->isAncestorOf(table));
+  // What the columns take: every column, the frame and a vertical scroll bar's room.
+  const auto wanted = [&] {
+    return table->horizontalHeader()->length() + 2 * table->frameWidth() +
+           table->verticalScrollBar()->sizeHint().width();
+  };
+  for (int width : {1900, 2400, 1400}) {
+    w->resize(width, 900);
+    QApplication::processEvents();
+    const int total = split->width() - split->handleWidth();
+    SCOPED_TRACE(std::to_string(width) + ": table " + std::to_string(table->width()) +
+                 ", columns " + std::to_string(wanted()) + ", room " + std::to_string(total));
+    if (total - wanted() >= chart->minimumWidth()) {
+      EXPECT_NEAR(table->width(), wanted(), 2);  // the columns whole, the chart the rest
+      EXPECT_EQ(table->horizontalScrollBar()->maximum(), 0);
+    } else {
+      EXPECT_NEAR(chart->width(), chart->minimumWidth(), 2);  // the chart keeps its minimum
+    }
+  }
+  // The user drags the divider: no refit after it, whatever the window's size.
+  w->resize(1900, 900);
+  QApplication::processEvents();
+  split->setSizes({300, split->width() - 300 - split->handleWidth()});
+  emit split->splitterMoved(300, 1);
+  w->resize(2400, 900);
+  QApplication::processEvents();
+  EXPECT_LT(table->width(), wanted() - 100) << table->width();
 }
