@@ -211,19 +211,31 @@ void BM_LoadRun(benchmark::State& state) {
   state.counters["peak_B_per_event_beyond_json"] = peak;
 }
 
-// Arg: {events, mapped}. Bringing a plain trace file into memory for the parser: mapped 0 is the
-// baseline, a copy with read() into our own buffer (what every file got before files were
-// mapped); mapped 1 is readTraceBytes, which maps files of 1 MiB and more.
+// One byte of every 64 read, as a parser's first pass over the text reads it: the first access
+// to each page of a buffer, which costs what its mapping costs (see PERFORMANCE.md).
+std::uint64_t touchEveryLine(const char* p, std::size_t n) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < n; i += 64)
+    sum += static_cast<unsigned char>(p[i]);
+  return sum;
+}
+
+// Arg: {events, mapped, touch}. Bringing a plain trace file into memory for the parser: mapped 0
+// is the baseline, a copy with read() into our own buffer (advised for huge pages; what every
+// file got before files were mapped); mapped 1 is readTraceBytes, which maps files of 1 MiB and
+// more. touch 1 also reads every 64th byte once, as the parser's first pass does.
 void BM_ReadFile(benchmark::State& state) {
   const auto dir = runFolder(state.range(0), 1, false);
   const std::string path = dir + "/rank-0.json";
   const bool mapped = state.range(1) != 0;
+  const bool touch = state.range(2) != 0;
   std::uint64_t bytes = 0;
   for (auto _ : state) {
     if (mapped) {
       const auto buffer = trace::readTraceBytes(path, trace::defaultReadLimits());
       bytes = buffer.size();
       benchmark::DoNotOptimize(buffer.data()[buffer.size() / 2]);
+      if (touch) benchmark::DoNotOptimize(touchEveryLine(buffer.data(), buffer.size()));
     } else {
       std::ifstream in(path, std::ios::binary);
       const auto size = static_cast<std::size_t>(fs::file_size(path));
@@ -234,6 +246,7 @@ void BM_ReadFile(benchmark::State& state) {
       buffer.setSize(static_cast<std::size_t>(in.gcount()));
       bytes = buffer.size();
       benchmark::DoNotOptimize(buffer.data()[buffer.size() / 2]);
+      if (touch) benchmark::DoNotOptimize(touchEveryLine(buffer.data(), buffer.size()));
     }
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) *
@@ -275,9 +288,11 @@ const bool registered = [] {
         ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("BM_ReadFile", BM_ReadFile)
-      ->ArgNames({"events", "mapped"})
-      ->Args({1'000'000, 0})
-      ->Args({1'000'000, 1})
+      ->ArgNames({"events", "mapped", "touch"})
+      ->Args({1'000'000, 0, 0})
+      ->Args({1'000'000, 1, 0})
+      ->Args({1'000'000, 0, 1})
+      ->Args({1'000'000, 1, 1})
       ->MinTime(1)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
