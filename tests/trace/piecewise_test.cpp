@@ -380,6 +380,60 @@ TEST(MappedFile, SameModelAsFromMemoryAtEveryPageBoundary) {
   std::filesystem::remove_all(dir);
 }
 
+// A mapped file keeps its descriptor (closed with the map, also when the buffer was moved):
+// big documents are parsed from copies the kernel makes, which must be the map's bytes; a file
+// shortened since is said to be so, never read past its end.
+TEST(MappedFile, KeepsItsFileOpenToCopyItsBytes) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-source-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto open_files = [] {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+      ++n;
+    return n;
+  };
+  const std::string text = bigTrace(8'000, Layout{});
+  const auto path = (dir / "rank-0.json").string();
+  std::ofstream(path, std::ios::binary) << text;
+  const std::size_t before = open_files();
+  {
+    PaddedBuffer first = readTraceBytes(path, defaultReadLimits());
+    ASSERT_TRUE(first.mapped());
+    ASSERT_TRUE(first.hasSource());
+    EXPECT_EQ(open_files(), before + 1);
+    const PaddedBuffer bytes = std::move(first);
+    EXPECT_FALSE(first.hasSource());
+    EXPECT_EQ(open_files(), before + 1);
+    std::string copy(4096, '?');
+    int error = -1;
+    for (const std::size_t from :
+         {std::size_t{0}, std::size_t{4095}, text.size() / 2, text.size() - 4096}) {
+      ASSERT_TRUE(bytes.readSource(from, copy.size(), copy.data(), &error)) << from;
+      EXPECT_EQ(copy, text.substr(from, copy.size())) << from;
+    }
+    EXPECT_FALSE(bytes.readSource(text.size() - 10, 11, copy.data(), &error));
+    EXPECT_EQ(error, 0);
+    // Shortened after it was mapped: its tail cannot be read, and says so.
+    std::filesystem::resize_file(path, text.size() / 2);
+    error = -1;
+    EXPECT_FALSE(bytes.readSource(text.size() - 4096, 4096, copy.data(), &error));
+    EXPECT_EQ(error, 0);
+    ASSERT_TRUE(bytes.readSource(0, 4096, copy.data(), &error));
+    EXPECT_EQ(copy, text.substr(0, 4096));
+  }
+  EXPECT_EQ(open_files(), before);
+  // Memory of our own has no file to copy from.
+  {
+    const PaddedBuffer small(std::string_view("{}"));
+    EXPECT_FALSE(small.hasSource());
+    int error = -1;
+    char c = 0;
+    EXPECT_FALSE(small.readSource(0, 1, &c, &error));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // An inflated gzip's pages are given back as its pieces are parsed, as a map's are; its bytes
 // are then gone, so an error found after that reads the file again for the exact message.
 TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {

@@ -35,6 +35,34 @@ void BufferRelease::operator()(char* p) const noexcept {
     ::munmap(p, mapped_bytes);
   else
     delete[] p;
+  if (source_fd >= 0) ::close(source_fd);
+}
+
+void PaddedBuffer::keepSource(int fd) noexcept {
+  if (!mapped()) return;
+  auto& release = data_.get_deleter();
+  if (release.source_fd >= 0) ::close(release.source_fd);
+  release.source_fd = fd;
+}
+
+bool PaddedBuffer::readSource(std::size_t from, std::size_t n, char* out,
+                              int* error) const noexcept {
+  *error = EBADF;
+  if (!hasSource()) return false;
+  *error = 0;
+  if (from > size_ || n > size_ - from) return false;
+  const int fd = data_.get_deleter().source_fd;
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t k = ::pread(fd, out + got, n - got, static_cast<off_t>(from + got));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      *error = k < 0 ? errno : 0;
+      return false;
+    }
+    got += static_cast<std::size_t>(k);
+  }
+  return true;
 }
 
 PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
@@ -49,16 +77,16 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
   const std::size_t total = file_pages + page;
   void* range = ::mmap(nullptr, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (range == MAP_FAILED) return out;
-  // MAP_POPULATE maps every page in this one call (a fault per page is what made reading slow on
-  // virtual machines, tracer/format/memory.h); the pages themselves are the page cache's.
-  void* file = ::mmap(range, file_pages, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+  // Not populated: a big document is parsed from copies of its pieces (readSource), so most
+  // pages of the map are never touched, and a page touched costs its fault once (populating them
+  // all did not make the first access to each any cheaper on a virtual machine; PERFORMANCE.md).
+  void* file = ::mmap(range, file_pages, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
   if (file == MAP_FAILED) {
     ::munmap(range, total);
     return out;
   }
-  // Writable afterwards, not before: populating a writable private map would copy every page.
-  // Made writable this way, a page is copied only when written (a few per piece, see
-  // trace_pieces.cpp); the file itself is never written.
+  // Private and writable: a page is copied only when written (a few per piece when a document
+  // is parsed where it lies, trace_pieces.cpp); the file itself is never written.
   out.writable_map_ = ::mprotect(file, file_pages, PROT_READ | PROT_WRITE) == 0;
   out.data_ = std::unique_ptr<char[], Release>(static_cast<char*>(range), Release{total});
   out.size_ = size;
@@ -314,8 +342,11 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
   if (size >= kMapAtLeast && onLocalFilesystem(fd)) {
     PaddedBuffer mapped = PaddedBuffer::mapFile(fd, static_cast<std::size_t>(size));
     if (mapped.mapped()) {
-      ::close(fd);
-      if (isGzip(mapped.view())) return inflateBytes(mapped.view(), path, limits);
+      if (isGzip(mapped.view())) {
+        ::close(fd);
+        return inflateBytes(mapped.view(), path, limits);
+      }
+      mapped.keepSource(fd);
       if (mapped.size() > limits.max_bytes) tooLarge(path, limits, mapped.size());
       return mapped;
     }

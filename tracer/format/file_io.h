@@ -17,12 +17,14 @@ namespace ddpscope::trace {
 // How a PaddedBuffer's memory is given back.
 struct BufferRelease {
   std::size_t mapped_bytes = 0;  // 0: memory from new[]
+  int source_fd = -1;            // a mapped file's descriptor, kept open with its map
   void operator()(char* p) const noexcept;
 };
 
 // A byte buffer with zeroed slack after the data (the JSON parser reads a little past the end).
-// It either owns memory it filled, or is a private map of a whole file (mapFile), which the
-// parser reads in place: no copy of the file's bytes, and the pages are the page cache's.
+// It either owns memory it filled, or is a private map of a whole file (mapFile): the pages are
+// the page cache's, read where they lie, or copied a piece at a time from the file it keeps open
+// (readSource) so that most of them are never touched through the map.
 class PaddedBuffer {
  public:
   static constexpr std::size_t kPadding = 64;
@@ -48,6 +50,14 @@ class PaddedBuffer {
   // page becomes a copy of our own; the file never changes), see writable(). The file must not
   // shrink while the buffer lives (a page past its new end would fault).
   static PaddedBuffer mapFile(int fd, std::size_t size);
+  // A mapped buffer may keep its file open (closed with the map; the buffer owns fd from here),
+  // for readSource: big documents are parsed a piece at a time from copies the kernel makes out
+  // of the page cache, and the map's pages are never touched but for a few around each cut.
+  void keepSource(int fd) noexcept;
+  bool hasSource() const { return data_ && data_.get_deleter().source_fd >= 0; }
+  // Copies the file's bytes [from, from + n) to out. False when they cannot be read (the file
+  // ended early: *error 0; else the system's errno).
+  bool readSource(std::size_t from, std::size_t n, char* out, int* error) const noexcept;
   const char* data() const { return data_.get(); }
   // Owned buffers, and maps whose bytes may be written (writable()).
   char* data() { return data_.get(); }
@@ -103,7 +113,8 @@ bool isGzip(std::string_view bytes);
 // Throws TraceError naming the file on I/O errors, corrupt/truncated gzip, or size limits (a
 // file too large is refused before it is read; a gzip stream stops inflating at the limit), and
 // for folders, pipes and devices (never waiting on a pipe for a writer). A plain file of 1 MiB or
-// more on a local filesystem comes back mapped (PaddedBuffer::mapFile), read in place.
+// more on a local filesystem comes back mapped (PaddedBuffer::mapFile), its file kept open
+// (keepSource) for the parser's copies of its pieces.
 PaddedBuffer readTraceBytes(const std::string& path,
                             const ReadLimits& limits = defaultReadLimits());
 

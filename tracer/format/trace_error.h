@@ -22,4 +22,11 @@ class TraceError : public std::runtime_error {
   std::string detail_;
 };
 
+// A file's bytes could not be read again while its events were parsed (it was shortened or
+// replaced, or the disk failed): said as it is, never retried through another way of reading.
+class SourceUnreadable : public TraceError {
+ public:
+  using TraceError::TraceError;
+};
+
 }  // namespace ddpscope::trace

@@ -93,7 +93,22 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
   if (buf.capacity() == 0) buf.reserveMore(piece_bytes + (piece_bytes >> 2));
   buf.setSize(0);
   buf.append(prefix.data(), prefix.size());
-  buf.append(json_.data() + from, to - from);
+  if (json_.hasSource()) {
+    // A mapped file's bytes, copied by the kernel from the page cache into this warm buffer:
+    // the map's own pages stay untouched (PERFORMANCE.md, "Reading the file").
+    buf.reserveMore(to - from);
+    int error = 0;
+    if (!json_.readSource(from, to - from, buf.data() + buf.size(), &error)) {
+      throw SourceUnreadable(
+          name_, from,
+          error == 0 ? std::string("the file ended before its end when read again: was it "
+                                   "shortened or replaced while it was loading? Load it again")
+                     : std::string("cannot read the file again: ") + std::strerror(error));
+    }
+    buf.setSize(buf.size() + (to - from));
+  } else {
+    buf.append(json_.data() + from, to - from);
+  }
   buf.append(suffix.data(), suffix.size());
   text_begin_ = buf.data();
   text_end_ = buf.data() + buf.size();
@@ -184,8 +199,9 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
       saw_events_ = false;  // each wrapper names the one event array again
       try {
         // Where it lies when the buffer may be written, except the first piece of this run: the
-        // comma before it is the previous run's to lend (parsePieceInPlace).
-        if (in_place_ != nullptr && i > begin) {
+        // comma before it is the previous run's to lend (parsePieceInPlace). A mapped file that
+        // kept its source is read by copies instead (parsePiece).
+        if (in_place_ != nullptr && i > begin && !json_.hasSource()) {
           parsePieceInPlace(middle[i - 1].second, middle[last].second, bare_array);
         } else {
           parsePiece(open, middle[i].first, middle[last].second, close);
@@ -198,6 +214,8 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
       } catch (const LoadCancelled&) {
         throw;
       } catch (const std::bad_alloc&) {
+        throw;
+      } catch (const SourceUnreadable&) {
         throw;
       } catch (...) {
         restore(mark);

@@ -195,6 +195,8 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       throw;
     } catch (const std::bad_alloc&) {
       throw;
+    } catch (const SourceUnreadable&) {
+      throw;  // the whole-document parse would read the same changed file through its map
     } catch (...) {
       // Released: every event was read, and what failed after that (the checks of the whole
       // trace) says the same as the whole-document parse would.
