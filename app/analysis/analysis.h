@@ -22,9 +22,9 @@ struct AnalysisOptions {
   // start of the last ProfilerStep#, keep GPU events whose correlation matches a kept launch.
   bool hta_compat = false;
   // Threads the analysis may use; 0: one per core. A run's ranks are analysed at once
-  // (analyzeRun), each on a thread of its own; a rank with threads to spare (analyzeRank, or
-  // fewer ranks than threads) works out its host side beside its GPU unions. The report is the
-  // same whatever the number.
+  // (analyzeRun), each on a thread of its own; a rank given two threads or more (analyzeRank,
+  // or a run with at least twice as many threads as ranks) works out its host side beside its
+  // GPU unions. The report is the same whatever the number.
   unsigned threads = 0;
 };
 

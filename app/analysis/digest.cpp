@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "tracer/format/importer.h"
+#include "tracer/format/parallel.h"
 #include "tracer/format/run_loader.h"
 
 namespace ddpscope::analysis {
@@ -154,8 +155,12 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
                                      const std::vector<std::size_t>& indices) {
   if (files.empty()) return {};
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(files.size()));
+  const unsigned allowed = trace::threadsFor(options.threads, ~std::size_t{0});
+  const unsigned threads = std::clamp<unsigned>(allowed, 1, static_cast<unsigned>(files.size()));
+  // A file's analysis takes the threads left over (none unless there are fewer files than
+  // threads): options.threads bounds the whole.
+  AnalysisOptions analysis = options.analysis;
+  analysis.threads = std::max(1u, allowed / threads);
   std::vector<std::vector<RankPartial>> per_file(files.size());
   std::atomic<std::size_t> next{0}, done{0};
   std::exception_ptr error;
@@ -169,7 +174,7 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
         break;
       }
       try {
-        per_file[i] = digestFile(files[i], options.analysis, indices.empty() ? i : indices.at(i));
+        per_file[i] = digestFile(files[i], analysis, indices.empty() ? i : indices.at(i));
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

@@ -8,6 +8,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace ddpscope::ui {
 
@@ -41,13 +43,14 @@ std::optional<RunParameters> runParametersOf(const trace::RankTrace& rank) {
   const auto number = [&](const char* key) {
     bool is = false;
     const double v = raw(key).toDouble(&is);
-    ok = ok && is;
-    return v;
+    ok = ok && is && std::isfinite(v);
+    return ok ? v : 0.0;
   };
   const auto whole = [&](const char* key) {
     const double v = number(key);
-    ok = ok && v == static_cast<double>(static_cast<int>(v));
-    return static_cast<int>(v);
+    ok = ok && v == std::trunc(v) && v >= std::numeric_limits<int>::min() &&
+         v <= std::numeric_limits<int>::max();
+    return ok ? static_cast<int>(v) : 0;
   };
   const auto flag = [&](const char* key) {
     const QString v = raw(key);

@@ -95,13 +95,34 @@ bool RunPanel::takeCurrentRunsSettings() {
     return false;
   }
   setParameters(*p);
-  if (backend_->currentData().toString() != p->backend) {
-    showStatus(tr("Settings of %1 taken; it ran on %2, which is not available here, so the "
-                  "backend is %3.")
-                   .arg(run->name, p->backend, backend_->currentText()),
-               false);
-  } else {
+  // What the knobs could not hold (a backend not offered here, a value past a box's range or
+  // finer than its steps, a model or fusion the panel does not know), each named.
+  const RunParameters shown = parameters();
+  QStringList differ;
+  const auto note = [&](bool same, const QString& knob, const QString& was, const QString& now) {
+    if (!same) differ << tr("%1 %2 (now %3)").arg(knob, was, now);
+  };
+  const auto mb = [](double v) { return QString::number(v, 'g', 6) + QStringLiteral(" MiB"); };
+  note(shown.backend == p->backend, tr("backend"), p->backend, backend_->currentText());
+  note(shown.world_size == p->world_size, tr("world"), QString::number(p->world_size),
+       QString::number(shown.world_size));
+  note(shown.bucket_mb == p->bucket_mb, tr("bucket"), mb(p->bucket_mb), mb(shown.bucket_mb));
+  note(shown.first_bucket_mb == p->first_bucket_mb, tr("first"), mb(p->first_bucket_mb),
+       mb(shown.first_bucket_mb));
+  note(shown.fusion == p->fusion, tr("fusion"), p->fusion, shown.fusion);
+  note(shown.model == p->model, tr("model"), p->model, shown.model);
+  note(shown.layers == p->layers, tr("layers"), QString::number(p->layers),
+       QString::number(shown.layers));
+  note(shown.hidden == p->hidden, tr("hidden"), QString::number(p->hidden),
+       QString::number(shown.hidden));
+  note(shown.steps == p->steps, tr("steps"), QString::number(p->steps),
+       QString::number(shown.steps));
+  if (differ.isEmpty()) {
     showStatus(tr("Settings of %1 taken.").arg(run->name), false);
+  } else {
+    showStatus(tr("Settings of %1 taken, but these knobs cannot hold what it ran with: %2.")
+                   .arg(run->name, differ.join(QStringLiteral("; "))),
+               true);
   }
   return true;
 }

@@ -317,7 +317,8 @@ void TimelineView::relayout() {
   QString note;
   if (!run_) {
     note = tr("No run loaded: File ▸ Open files… or Open folder…, or run the agent (Run panel)");
-  } else if (std::all_of(run_->run.ranks.begin(), run_->run.ranks.end(),
+  } else if (!run_->run.ranks.empty() &&
+             std::all_of(run_->run.ranks.begin(), run_->run.ranks.end(),
                          [](const trace::RankTrace& r) { return r.eventCount() == 0; })) {
     note =
         tr("This trace holds no events at all: the profiler recorded nothing, or this is "

@@ -109,6 +109,22 @@ TEST(RunLoader, FilesOfDifferentRunConfigurationsAreNotOneRun) {
   b.ddpscope.config[2].second = "5.5";
   writeTraceFile(b, (dir / "rank-1.json").string());
   EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  // Whole numbers past a double's precision are compared digit by digit.
+  b.ddpscope.config[2].second = "00005";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
+  a.ddpscope.config.emplace_back("seed", "1733440000123456789");
+  b.ddpscope.config.emplace_back("seed", "1733440000123456790");
+  b.ddpscope.config[2].second = "5";
+  writeTraceFile(a, (dir / "rank-0.json").string());
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  b.ddpscope.config.back().second = "1733440000123456789";
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
+  a.ddpscope.config.pop_back();
+  b.ddpscope.config.pop_back();
+  writeTraceFile(a, (dir / "rank-0.json").string());
   b.ddpscope.config.erase(b.ddpscope.config.begin() + 2);  // no bucket_mb: nothing to compare
   writeTraceFile(b, (dir / "rank-1.json").string());
   EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);

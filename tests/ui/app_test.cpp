@@ -724,25 +724,35 @@ TEST(UiApp, SummaryTableTakesTheWidthOfItsColumnsUntilTheDividerIsMoved) {
     return table->horizontalHeader()->length() + 2 * table->frameWidth() +
            table->verticalScrollBar()->sizeHint().width();
   };
-  for (int width : {1900, 2400, 1400}) {
+  // Window widths where the columns fit beside the chart's minimum with room to spare, and
+  // where they do not, whatever the fonts make of the columns.
+  const int around = w->width() - split->width() + split->handleWidth();
+  const int fit = around + wanted() + chart->minimumWidth();
+  int fitted = 0, squeezed = 0;
+  for (int width : {fit + 300, fit + 800, fit - 150}) {
     w->resize(width, 900);
     QApplication::processEvents();
     const int total = split->width() - split->handleWidth();
     SCOPED_TRACE(std::to_string(width) + ": table " + std::to_string(table->width()) +
                  ", columns " + std::to_string(wanted()) + ", room " + std::to_string(total));
     if (total - wanted() >= chart->minimumWidth()) {
+      ++fitted;
       EXPECT_NEAR(table->width(), wanted(), 2);  // the columns whole, the chart the rest
       EXPECT_EQ(table->horizontalScrollBar()->maximum(), 0);
     } else {
+      ++squeezed;
       EXPECT_NEAR(chart->width(), chart->minimumWidth(), 2);  // the chart keeps its minimum
     }
   }
-  // The user drags the divider: no refit after it, whatever the window's size.
-  w->resize(1900, 900);
+  EXPECT_EQ(fitted, 2);
+  EXPECT_EQ(squeezed, 1);
+  // The user drags the divider far left: no refit after it, whatever the window's size (the
+  // splitter only scales the panes with the window).
+  w->resize(fit + 300, 900);
   QApplication::processEvents();
-  split->setSizes({300, split->width() - 300 - split->handleWidth()});
-  emit split->splitterMoved(300, 1);
-  w->resize(2400, 900);
+  split->setSizes({200, split->width() - 200 - split->handleWidth()});
+  emit split->splitterMoved(200, 1);
+  w->resize(fit + 800, 900);
   QApplication::processEvents();
-  EXPECT_LT(table->width(), wanted() - 100) << table->width();
+  EXPECT_LT(table->width(), wanted() / 2) << table->width();
 }

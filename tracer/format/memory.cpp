@@ -46,8 +46,9 @@ void populateForWrite(void* p, std::size_t bytes) noexcept {
 }
 
 void FreshBuffers::prepare() noexcept {
-  std::sort(buffers_.begin(), buffers_.end(),
-            [](const Buffer& a, const Buffer& b) { return a.p < b.p; });
+  std::sort(buffers_.begin(), buffers_.end(), [](const Buffer& a, const Buffer& b) {
+    return reinterpret_cast<std::uintptr_t>(a.p) < reinterpret_cast<std::uintptr_t>(b.p);
+  });
   // Neighbours: the allocator's chunk headers and alignment leave a few bytes between them.
   constexpr std::size_t kGap = std::size_t{64} << 10;
   for (std::size_t i = 0; i < buffers_.size();) {

@@ -23,9 +23,11 @@ void populateForWrite(void* p, std::size_t bytes) noexcept;
 
 // Buffers just allocated and about to be written from end to end, prepared together: the huge-page
 // advice is given over runs of neighbouring buffers (consecutive allocations from the heap lie
-// side by side, so a track's columns of 1-2 MB each, too small one by one, make a range of several
-// 2 MiB blocks), then each buffer is populated. Advice over a range that holds other live memory
-// changes nothing in it; only 2 MiB blocks not yet touched become huge pages.
+// side by side, so a track's columns of 1-4 MB each, too small one by one, make a range of several
+// 2 MiB blocks), then each buffer is populated. The advice changes no contents; it stays on that
+// part of the heap after the buffers are freed, where blocks not yet touched fault in as huge
+// pages and the kernel may later merge touched ones into huge pages. A buffer must stay allocated
+// from add() until prepare() (which writes to it).
 class FreshBuffers {
  public:
   void add(void* p, std::size_t bytes) {

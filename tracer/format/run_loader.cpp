@@ -56,6 +56,18 @@ constexpr std::string_view kRunIdentityKeys[] = {"run_id",
 // of the same value: "25", "25.0" and "2.5e1" are one bucket size, whoever wrote them.
 bool sameSetting(std::string_view a, std::string_view b) {
   if (a == b) return true;
+  // Whole numbers compared digit by digit (a run id of 19 digits is beyond a double's 15 or
+  // 16): the sign and the leading zeros aside, the same digits.
+  const auto integer = [](std::string_view v) -> std::optional<std::pair<bool, std::string_view>> {
+    const bool negative = !v.empty() && v.front() == '-';
+    if (negative) v.remove_prefix(1);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
+    v.remove_prefix(std::min(v.find_first_not_of('0'), v.size() - 1));
+    return std::pair{negative && v != "0", v};
+  };
+  const auto ia = integer(a), ib = integer(b);
+  if (ia && ib) return *ia == *ib;
   const auto number = [](std::string_view v) -> std::optional<double> {
     if (v.empty() || !(v.front() == '-' || (v.front() >= '0' && v.front() <= '9')))
       return std::nullopt;
