@@ -52,7 +52,6 @@ RunPanel::RunPanel(Session* session, QWidget* parent)
   title->addWidget(new QLabel(tr("<b>Run</b>"), this));
   title->addStretch(1);
   from_run_ = new QPushButton(tr("From selected run"), this);
-  from_run_->setFlat(true);
   from_run_->setToolTip(
       tr("Set these knobs to the ones the selected run was made with, to change one and run "
          "again (runs the agent made: its settings are in each trace)"));
@@ -102,8 +101,11 @@ bool RunPanel::takeCurrentRunsSettings() {
   const auto note = [&](bool same, const QString& knob, const QString& was, const QString& now) {
     if (!same) differ << tr("%1 %2 (now %3)").arg(knob, was, now);
   };
-  const auto mb = [](double v) { return QString::number(v, 'g', 6) + QStringLiteral(" MiB"); };
-  note(shown.backend == p->backend, tr("backend"), p->backend, backend_->currentText());
+  const auto mb = [](double v) { return QString::number(v, 'g', 12) + QStringLiteral(" MiB"); };
+  // A backend not offered here is a note (the simulator stands in); another knob that cannot
+  // hold its value is a warning: the run would not be the same.
+  const bool backend_differs = shown.backend != p->backend;
+  note(!backend_differs, tr("backend"), p->backend, backend_->currentText());
   note(shown.world_size == p->world_size, tr("world"), QString::number(p->world_size),
        QString::number(shown.world_size));
   note(shown.bucket_mb == p->bucket_mb, tr("bucket"), mb(p->bucket_mb), mb(shown.bucket_mb));
@@ -122,7 +124,7 @@ bool RunPanel::takeCurrentRunsSettings() {
   } else {
     showStatus(tr("Settings of %1 taken, but these knobs cannot hold what it ran with: %2.")
                    .arg(run->name, differ.join(QStringLiteral("; "))),
-               true);
+               differ.size() > (backend_differs ? 1 : 0));
   }
   return true;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -407,19 +408,24 @@ TEST(MappedFile, KeepsItsFileOpenToCopyItsBytes) {
     EXPECT_EQ(open_files(), before + 1);
     std::string copy(4096, '?');
     int error = -1;
+    std::size_t got = 0;
     for (const std::size_t from :
          {std::size_t{0}, std::size_t{4095}, text.size() / 2, text.size() - 4096}) {
-      ASSERT_TRUE(bytes.readSource(from, copy.size(), copy.data(), &error)) << from;
+      ASSERT_TRUE(bytes.readSource(from, copy.size(), copy.data(), &error, &got)) << from;
+      EXPECT_EQ(got, copy.size());
       EXPECT_EQ(copy, text.substr(from, copy.size())) << from;
     }
-    EXPECT_FALSE(bytes.readSource(text.size() - 10, 11, copy.data(), &error));
-    EXPECT_EQ(error, 0);
+    EXPECT_FALSE(bytes.readSource(text.size() - 10, 11, copy.data(), &error, &got));
+    EXPECT_EQ(error, EINVAL);  // past the buffer: asked wrongly, not a changed file
+    EXPECT_FALSE(bytes.sourceChanged());
     // Shortened after it was mapped: its tail cannot be read, and says so.
     std::filesystem::resize_file(path, text.size() / 2);
+    EXPECT_TRUE(bytes.sourceChanged());
     error = -1;
-    EXPECT_FALSE(bytes.readSource(text.size() - 4096, 4096, copy.data(), &error));
+    EXPECT_FALSE(bytes.readSource(text.size() / 2 - 100, 4096, copy.data(), &error, &got));
     EXPECT_EQ(error, 0);
-    ASSERT_TRUE(bytes.readSource(0, 4096, copy.data(), &error));
+    EXPECT_EQ(got, 100u);
+    ASSERT_TRUE(bytes.readSource(0, 4096, copy.data(), &error, &got));
     EXPECT_EQ(copy, text.substr(0, 4096));
   }
   EXPECT_EQ(open_files(), before);
@@ -428,8 +434,46 @@ TEST(MappedFile, KeepsItsFileOpenToCopyItsBytes) {
     const PaddedBuffer small(std::string_view("{}"));
     EXPECT_FALSE(small.hasSource());
     int error = -1;
+    std::size_t got = 0;
     char c = 0;
-    EXPECT_FALSE(small.readSource(0, 1, &c, &error));
+    EXPECT_FALSE(small.readSource(0, 1, &c, &error, &got));
+    EXPECT_FALSE(small.sourceChanged());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A file shortened after loading began (a profiler writing the same name again) is an error
+// that says so, from whichever thread read the short piece; never a fault reading the map.
+TEST(MappedFile, ShortenedWhileItsPiecesAreReadIsAClearError) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-shorter-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  ASSERT_GT(page, 0);
+  std::string text = bigTrace(8'000, Layout{});
+  // Its end well inside its last page: cutting 10 bytes leaves every page of the map in the
+  // file (a page wholly past the end would fault), so only the copies can see the change.
+  while (text.size() % static_cast<std::size_t>(page) < 100)
+    text.insert(text.find('[') + 1, 50, ' ');
+  const auto path = (dir / "rank-0.json").string();
+  std::ofstream(path, std::ios::binary) << text;
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(threads);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    const PaddedBuffer bytes = readTraceBytes(path, defaultReadLimits());
+    ASSERT_TRUE(bytes.hasSource());
+    std::filesystem::resize_file(path, text.size() - 10);
+    ReadOptions options;
+    options.piece_bytes = std::size_t{64} << 10;
+    options.threads = threads;
+    try {
+      parseTrace(bytes, path, options);
+      FAIL() << "expected an error";
+    } catch (const SourceUnreadable& e) {
+      EXPECT_NE(std::string(e.what()).find("rewritten while loading"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.file(), path);
+    }
   }
   std::filesystem::remove_all(dir);
 }

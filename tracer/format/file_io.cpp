@@ -38,29 +38,59 @@ void BufferRelease::operator()(char* p) const noexcept {
   if (source_fd >= 0) ::close(source_fd);
 }
 
+namespace {
+std::int64_t modifiedNs(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+}  // namespace
+
 void PaddedBuffer::keepSource(int fd) noexcept {
-  if (!mapped()) return;
+  if (!mapped()) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
   auto& release = data_.get_deleter();
   if (release.source_fd >= 0) ::close(release.source_fd);
   release.source_fd = fd;
+  struct stat st {};
+  release.source_mtime_ns = ::fstat(fd, &st) == 0 ? modifiedNs(st) : 0;
+  // Read-only from here: nothing is edited in place in a map whose pieces are copied.
+  if (writable_map_) {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    const std::size_t file_pages = page > 0 ? (size_ + static_cast<std::size_t>(page) - 1) /
+                                                  static_cast<std::size_t>(page) *
+                                                  static_cast<std::size_t>(page)
+                                            : 0;
+    if (file_pages > 0 && ::mprotect(data_.get(), file_pages, PROT_READ) == 0)
+      writable_map_ = false;
+  }
 }
 
-bool PaddedBuffer::readSource(std::size_t from, std::size_t n, char* out,
-                              int* error) const noexcept {
+bool PaddedBuffer::sourceChanged() const noexcept {
+  if (!hasSource()) return false;
+  struct stat st {};
+  if (::fstat(data_.get_deleter().source_fd, &st) != 0) return true;
+  return static_cast<std::uint64_t>(st.st_size) != size_ ||
+         modifiedNs(st) != data_.get_deleter().source_mtime_ns;
+}
+
+bool PaddedBuffer::readSource(std::size_t from, std::size_t n, char* out, int* error,
+                              std::size_t* got) const noexcept {
+  *got = 0;
   *error = EBADF;
   if (!hasSource()) return false;
-  *error = 0;
+  *error = EINVAL;
   if (from > size_ || n > size_ - from) return false;
+  *error = 0;
   const int fd = data_.get_deleter().source_fd;
-  std::size_t got = 0;
-  while (got < n) {
-    const ssize_t k = ::pread(fd, out + got, n - got, static_cast<off_t>(from + got));
+  while (*got < n) {
+    const ssize_t k = ::pread(fd, out + *got, n - *got, static_cast<off_t>(from + *got));
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
       *error = k < 0 ? errno : 0;
       return false;
     }
-    got += static_cast<std::size_t>(k);
+    *got += static_cast<std::size_t>(k);
   }
   return true;
 }
@@ -85,8 +115,9 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
     ::munmap(range, total);
     return out;
   }
-  // Private and writable: a page is copied only when written (a few per piece when a document
-  // is parsed where it lies, trace_pieces.cpp); the file itself is never written.
+  // Private and writable (until keepSource): a page is copied only when written (a few per
+  // piece when a document is parsed where it lies, trace_pieces.cpp); the file itself is never
+  // written.
   out.writable_map_ = ::mprotect(file, file_pages, PROT_READ | PROT_WRITE) == 0;
   out.data_ = std::unique_ptr<char[], Release>(static_cast<char*>(range), Release{total});
   out.size_ = size;

@@ -16,8 +16,9 @@ namespace ddpscope::trace {
 
 // How a PaddedBuffer's memory is given back.
 struct BufferRelease {
-  std::size_t mapped_bytes = 0;  // 0: memory from new[]
-  int source_fd = -1;            // a mapped file's descriptor, kept open with its map
+  std::size_t mapped_bytes = 0;      // 0: memory from new[]
+  int source_fd = -1;                // a mapped file's descriptor, kept open with its map
+  std::int64_t source_mtime_ns = 0;  // its modification time when it was kept
   void operator()(char* p) const noexcept;
 };
 
@@ -53,11 +54,18 @@ class PaddedBuffer {
   // A mapped buffer may keep its file open (closed with the map; the buffer owns fd from here),
   // for readSource: big documents are parsed a piece at a time from copies the kernel makes out
   // of the page cache, and the map's pages are never touched but for a few around each cut.
+  // The map is then read-only: the parser copies pieces instead of editing them in place. On a
+  // buffer that is not a map, fd is closed.
   void keepSource(int fd) noexcept;
   bool hasSource() const { return data_ && data_.get_deleter().source_fd >= 0; }
-  // Copies the file's bytes [from, from + n) to out. False when they cannot be read (the file
-  // ended early: *error 0; else the system's errno).
-  bool readSource(std::size_t from, std::size_t n, char* out, int* error) const noexcept;
+  // Copies the file's bytes [from, from + n) to out. False when they cannot be read: *error is
+  // 0 when the file ended early (it was shortened since it was opened), EINVAL for a range past
+  // the buffer, else the system's errno; *got says how many bytes came.
+  bool readSource(std::size_t from, std::size_t n, char* out, int* error,
+                  std::size_t* got) const noexcept;
+  // Whether the kept file's size or modification time differ from when it was mapped (it was
+  // rewritten since); false without a kept file.
+  bool sourceChanged() const noexcept;
   const char* data() const { return data_.get(); }
   // Owned buffers, and maps whose bytes may be written (writable()).
   char* data() { return data_.get(); }

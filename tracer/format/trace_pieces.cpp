@@ -98,11 +98,13 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
     // the map's own pages stay untouched (PERFORMANCE.md, "Reading the file").
     buf.reserveMore(to - from);
     int error = 0;
-    if (!json_.readSource(from, to - from, buf.data() + buf.size(), &error)) {
+    std::size_t got = 0;
+    if (!json_.readSource(from, to - from, buf.data() + buf.size(), &error, &got)) {
       throw SourceUnreadable(
-          name_, from,
-          error == 0 ? std::string("the file ended before its end when read again: was it "
-                                   "shortened or replaced while it was loading? Load it again")
+          name_, from + got,
+          error == 0 ? "the file is now shorter than the " + std::to_string(json_.size()) +
+                           " bytes it had when loading began: was it rewritten while loading? "
+                           "Load it again once it is complete"
                      : std::string("cannot read the file again: ") + std::strerror(error));
     }
     buf.setSize(buf.size() + (to - from));
@@ -208,7 +210,8 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
         }
         // Read: a mapped file's pages of these pieces leave memory (the file and the staged rows
         // are then not both resident whole; an error's whole-document parse reads them again).
-        json_.releasePages(middle[i].first, middle[last].second);
+        // Pieces copied from the file never brought theirs in.
+        if (!json_.hasSource()) json_.releasePages(middle[i].first, middle[last].second);
         i = last;
         break;
       } catch (const LoadCancelled&) {
@@ -359,6 +362,17 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
       errors[0] = std::current_exception();
     }
     join();
+    // A file that could not be read again wins over any other thread's error: that one may come
+    // from the same change to the file, and must not send the reader back through the map.
+    for (const auto& e : errors) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const SourceUnreadable&) {
+        throw;
+      } catch (...) {
+      }
+    }
     for (const auto& e : errors) {
       if (e) std::rethrow_exception(e);
     }

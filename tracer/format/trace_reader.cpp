@@ -201,6 +201,14 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       // Released: every event was read, and what failed after that (the checks of the whole
       // trace) says the same as the whole-document parse would.
       if (json.size() == 0) throw;
+      // A file rewritten since it was opened: its map may now end early (and reading it would
+      // fault); what failed may be the rewrite itself.
+      if (json.sourceChanged()) {
+        throw SourceUnreadable(name, kNoOffset,
+                               "the file changed while it was loading (its size or time is not "
+                               "what it was when loading began): load it again once it is "
+                               "complete");
+      }
     }
   }
   reader::TraceParser parser(json, name, options);
