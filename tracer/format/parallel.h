@@ -18,6 +18,24 @@ inline unsigned threadsFor(unsigned threads, std::size_t work) {
   return static_cast<unsigned>(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(work, 1)));
 }
 
+// Rethrows the first of `errors` that is a Preferred (the one error that must not be mistaken
+// for another), else the first of them; returns when there is none.
+template <typename Preferred>
+void rethrowPreferring(const std::vector<std::exception_ptr>& errors) {
+  for (const auto& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const Preferred&) {
+      throw;
+    } catch (...) {
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 // Calls f(i) for every i in [0, n) on up to `threads` threads (0: one per core), this one among
 // them; each thread takes the next index when it is done with one. f must not touch what another
 // index's call writes. Once a call throws, indices not yet begun are skipped; after every thread

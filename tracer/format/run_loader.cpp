@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "importer.h"
+#include "parallel.h"
 #include "trace_error.h"
 
 namespace ddpscope::trace {
@@ -332,18 +333,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   for (auto& t : pool)
     t.join();
   // Cancellation wins over other errors; otherwise the first failing file is reported.
-  for (const auto& e : errors) {
-    if (!e) continue;
-    try {
-      std::rethrow_exception(e);
-    } catch (const LoadCancelled&) {
-      throw;
-    } catch (...) {
-    }
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rethrowPreferring<LoadCancelled>(errors);
   std::vector<std::vector<RankNumber>> numbers(read.size());
   std::size_t total = 0;
   for (std::size_t i = 0; i < read.size(); ++i) {

@@ -364,18 +364,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     join();
     // A file that could not be read again wins over any other thread's error: that one may come
     // from the same change to the file, and must not send the reader back through the map.
-    for (const auto& e : errors) {
-      if (!e) continue;
-      try {
-        std::rethrow_exception(e);
-      } catch (const SourceUnreadable&) {
-        throw;
-      } catch (...) {
-      }
-    }
-    for (const auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
+    rethrowPreferring<SourceUnreadable>(errors);
     for (auto& h : helpers)
       absorb(*h);
     if (helpers.back()->rest_from_) from = *helpers.back()->rest_from_;
