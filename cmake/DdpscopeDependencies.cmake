@@ -14,6 +14,12 @@ else()
                  "inflated with zlib alone, more slowly")
 endif()
 find_package(simdjson REQUIRED)
+# xxHash (Debian libxxhash-dev), header only (XXH_INLINE_ALL): the 64-bit XXH3 of a trace file's
+# bytes (the digest's file hash, the Nsight export cache's names).
+find_path(DDPSCOPE_XXHASH_INCLUDE xxhash.h)
+if(NOT DDPSCOPE_XXHASH_INCLUDE)
+  message(FATAL_ERROR "ddpscope: xxhash.h not found (apt-get install libxxhash-dev)")
+endif()
 find_package(CLI11 REQUIRED)
 
 if(DDPSCOPE_TESTS)

@@ -17,15 +17,26 @@
 
 namespace ddpscope::analysis {
 
-inline constexpr int kDigestVersion = 1;
+// 2: the trace files' hash is XXH3 (`xxh3_64`); version 1 wrote FNV-1a (`fnv1a64`), still read.
+inline constexpr int kDigestVersion = 2;
+
+// How a digest hashed its trace files' bytes (64 bits each).
+enum class FileHashKind {
+  Xxh3,  // XXH3, seed 0 (trace::fileContentHash): what digests are made with
+  Fnv1a  // FNV-1a, in digests of version 1
+};
 
 // The trace file a rank was read from.
 struct DigestFile {
   std::string name;         // the file name, without its folder
   std::uint64_t bytes = 0;  // its size
-  std::uint64_t hash = 0;   // FNV-1a (64 bit) of its bytes: tells a changed file from the same one
+  std::uint64_t hash = 0;   // of its bytes, by hash_kind: tells a changed file from the same one
+  FileHashKind hash_kind = FileHashKind::Xxh3;
 };
-std::uint64_t fileHash(const std::string& path);  // throws std::runtime_error when unreadable
+// The hash of a file's bytes; throws std::runtime_error when the file cannot be read.
+std::uint64_t fileHash(const std::string& path, FileHashKind kind = FileHashKind::Xxh3);
+// The key a digest writes the hash under: "xxh3_64" or "fnv1a64".
+const char* fileHashKey(FileHashKind kind);
 
 // What one rank contributes to a digest: its report and what matching needs, its trace dropped.
 // Times of `timings`, `comm` and `compute` are absolute (the trace's base added) so that ranks

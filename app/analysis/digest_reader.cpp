@@ -144,9 +144,9 @@ DigestStep readStep(const Reader& r, element st) {
   return s;
 }
 
-std::uint64_t parseHash(const Reader& r, const std::string& hex) {
+std::uint64_t parseHash(const Reader& r, const std::string& hex, const char* key) {
   if (hex.size() != 16 || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
-    r.fail("\"fnv1a64\" is not 16 hex digits");
+    r.fail(std::string("\"") + key + "\" is not 16 hex digits");
   return std::stoull(hex, nullptr, 16);
 }
 
@@ -168,7 +168,13 @@ DigestRank readRank(const std::string& name, element obj, std::size_t index) {
     const std::int64_t bytes = r.integer(obj, "file_bytes");
     if (bytes < 0) r.fail("\"file_bytes\" is negative");
     f.bytes = static_cast<std::uint64_t>(bytes);
-    f.hash = parseHash(r, r.text(obj, "fnv1a64"));
+    // Version 1 hashed with FNV-1a; a digest names the hash it used by its key.
+    element hash;
+    f.hash_kind = obj[fileHashKey(FileHashKind::Fnv1a)].get(hash) == simdjson::SUCCESS
+                      ? FileHashKind::Fnv1a
+                      : FileHashKind::Xxh3;
+    const char* key = fileHashKey(f.hash_kind);
+    f.hash = parseHash(r, r.text(obj, key), key);
     k.file = std::move(f);
   }
   OverlapMetrics& m = k.whole;
@@ -405,7 +411,7 @@ std::string locateRankFile(const DigestRank& r, const std::vector<std::string>& 
   if (same_size.size() == 1) return same_size.front();
   // Several files of that name and size (e.g. each node's rank-0.json): the hash tells.
   for (const auto& f : same_size)
-    if (fileHash(f) == want.hash) return f;
+    if (fileHash(f, want.hash_kind) == want.hash) return f;
   throw std::runtime_error(which + ": none of the " + std::to_string(same_size.size()) +
                            " files of its name and size (" + folderList(same_size) +
                            ") has the content the digest was made of: make the digest again");

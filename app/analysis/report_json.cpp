@@ -9,6 +9,7 @@
 #include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/stragglers.h"
+#include "tracer/format/file_io.h"
 #include "tracer/format/json_text.h"
 
 namespace ddpscope::analysis {
@@ -499,10 +500,8 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
       j.str(files[i].name);
       j.key("file_bytes");
       j.integer(static_cast<std::int64_t>(files[i].bytes));
-      j.key("fnv1a64");
-      char hex[24];
-      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(files[i].hash));
-      j.str(hex);
+      j.key(fileHashKey(files[i].hash_kind));
+      j.str(trace::hashHex(files[i].hash));
     }
     writeMetrics(j, r.whole);
     j.key("exposed_wait_us");

@@ -91,7 +91,9 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   const auto report = analysis::analyzeRun(trace::loadRun({dir.string()}));
   const auto summary = analysis::summarizeRun(report);
 
-  EXPECT_EQ(d.version, 1);
+  EXPECT_EQ(d.version, 2);
+  EXPECT_NE(json.find("\"xxh3_64\": \""), std::string::npos);
+  EXPECT_EQ(json.find("fnv1a64"), std::string::npos);
   EXPECT_EQ(d.matched_collectives, static_cast<std::int64_t>(report.matched.size()));
   EXPECT_EQ(d.matched_by, report.matched_by);
   EXPECT_EQ(d.run.ranks, 8);
@@ -116,7 +118,8 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
     ASSERT_TRUE(a.file);
     EXPECT_EQ(a.file->name, "rank-" + std::to_string(b.rank) + ".json.gz");
     EXPECT_EQ(a.file->bytes, fs::file_size(dir / a.file->name));
-    EXPECT_EQ(a.file->hash, analysis::fileHash((dir / a.file->name).string()));
+    EXPECT_EQ(a.file->hash, trace::fileContentHash((dir / a.file->name).string()));
+    EXPECT_EQ(a.file->hash_kind, analysis::FileHashKind::Xxh3);
     EXPECT_EQ(a.whole.comm_ns, b.whole.comm_ns);
     EXPECT_EQ(a.whole.exposed_ns, b.whole.exposed_ns);
     EXPECT_EQ(a.whole.span_ns, b.whole.span_ns);
@@ -203,6 +206,7 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   EXPECT_EQ(d.warnings, std::vector<std::string>{"a warning"});
   ASSERT_TRUE(d.ranks[0].file);
   EXPECT_EQ(d.ranks[0].file->hash, 0xffu);
+  EXPECT_EQ(d.ranks[0].file->hash_kind, analysis::FileHashKind::Fnv1a);  // a version-1 digest
   EXPECT_FALSE(d.ranks[1].file);
   EXPECT_THROW(analysis::digestRankFiles(d, {"/x"}, {1}), std::runtime_error);  // not named
   EXPECT_THROW(analysis::digestRankFiles(d, {"/x"}, {7}), std::runtime_error);  // no rank 7
@@ -244,6 +248,12 @@ TEST(DigestReader, RankFilesFromSeveralFolders) {
   rank(3, "rank-3.json", "333");
   rank(4, "rank-4.json", "123456789");
   rank(5, "rank-5.json", "557");
+  // A version-1 digest named its files by FNV-1a: 0xbff4b71980270a37 is that of "xyw"
+  // (computed apart from ddpscope), and it still tells nodeD's copy from nodeC's.
+  analysis::Digest v1 = d;
+  v1.ranks[2].file->hash = 0xbff4b71980270a37u;
+  v1.ranks[2].file->hash_kind = analysis::FileHashKind::Fnv1a;
+  EXPECT_EQ(analysis::digestRankFiles(v1, {root.string()}, {2}), std::vector<std::string>{d2});
   // Found in subfolders of the folder given, in rank order, each once.
   EXPECT_EQ(analysis::digestRankFiles(d, {root.string()}, {2, 1, 0}),
             (std::vector<std::string>{a0, b1, d2}));
@@ -345,8 +355,17 @@ TEST(DigestReader, BadInputNamesWhatIsWrong) {
   EXPECT_NE(errorOf("{\"ddpscope_digest\": 1, ").find("not JSON"), std::string::npos);
   EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
-  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "2")).find("digest version 2 is not supported"),
+  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("digest version 3 is not supported"),
             std::string::npos);
+  // Version 2 names its files' hash xxh3_64; a malformed one is named by its key.
+  std::string v2 = handDigest(ok_steps, ok_steps, "2");
+  v2.replace(v2.find("\"fnv1a64\": \"00000000000000ff\""), 29, "\"xxh3_64\": \"00000000000000fe\"");
+  const auto d2 = analysis::parseDigest(v2, "d.json");
+  ASSERT_TRUE(d2.ranks[0].file);
+  EXPECT_EQ(d2.ranks[0].file->hash, 0xfeu);
+  EXPECT_EQ(d2.ranks[0].file->hash_kind, analysis::FileHashKind::Xxh3);
+  v2.replace(v2.find("\"xxh3_64\": \"00000000000000fe\""), 29, "\"xxh3_64\": \"0000000000000XYZ\"");
+  EXPECT_NE(errorOf(v2).find("\"xxh3_64\" is not 16 hex digits"), std::string::npos);
   EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "\"1\"")).find("is not an integer"),
             std::string::npos);
   // A step without its time: the rank and the step are named.

@@ -654,11 +654,11 @@ TEST(NsysReport, ExportedOnceIntoTheCacheByContentThenRead) {
   ASSERT_FALSE(seen.empty());
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
   EXPECT_EQ(seen.back(), 1.0);
-  // Named by the 64-bit FNV-1a of the report's 14 bytes (computed apart from ddpscope), and
-  // nothing else left in the cache (no partial export, no logs).
+  // Named by the 64-bit XXH3 of the report's 14 bytes (computed apart from ddpscope, by
+  // `xxhsum -H3`), and nothing else left in the cache (no partial export, no logs).
   const auto files = nsys.cached();
   ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0].filename().string(), "5a7a9eff9c459a51.sqlite");
+  EXPECT_EQ(files[0].filename().string(), "2ce8ac1577726d38.sqlite");
   // Opened again, or copied under another name: the export is reused.
   importFile(report);
   fs::copy_file(report, dir / "copy.nsys-rep");

@@ -1,9 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "tracer/format/file_io.h"
 #include "tracer/format/json_text.h"
+#include "tracer/format/trace_error.h"
 #include "tracer/format/trace_reader.h"
 #include "tracer/format/trace_writer.h"
 
@@ -346,4 +352,39 @@ TEST(KinetoReader, CollectiveArgumentsAreKeptByCorrelation) {
   EXPECT_EQ(ar->seq, -1);
   EXPECT_EQ(t.collectiveArgs(50), nullptr);
   EXPECT_EQ(t.collectiveArgs(kNoCorrelation), nullptr);
+}
+
+// The content hash is XXH3 (64 bits, seed 0), as `xxhsum -H3` prints it: the expected values
+// below were computed by xxhsum, not by ddpscope.
+TEST(FileContentHash, IsXxh3AsXxhsumPrintsIt) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-hash-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  EXPECT_EQ(hashHex(fileContentHash(write("empty", ""))), "2d06800538d394c2");
+  EXPECT_EQ(hashHex(fileContentHash(write("small", "fake report 1\n"))), "2ce8ac1577726d38");
+  // Over several reads of a MiB: byte i is i * 131 mod 251, 3 MiB and 5 bytes.
+  std::string big(std::size_t{3} * (1 << 20) + 5, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>((i * 131) % 251);
+  std::vector<std::uint64_t> seen;
+  const auto path = write("big", big);
+  EXPECT_EQ(hashHex(fileContentHash(path, [&](std::uint64_t done) { seen.push_back(done); })),
+            "7377149635c7f1ff");
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{1u << 20, 2u << 20, 3u << 20, big.size()}));
+  // What the callback throws stops the hash (cancel); a missing file is an error naming it.
+  EXPECT_THROW(fileContentHash(path, [](std::uint64_t) { throw std::runtime_error("stop"); }),
+               std::runtime_error);
+  try {
+    fileContentHash((dir / "missing").string());
+    ADD_FAILURE() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+  }
+  EXPECT_THROW(fileContentHash(dir.string()), TraceError);  // a folder
+  std::filesystem::remove_all(dir);
 }

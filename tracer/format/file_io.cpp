@@ -7,6 +7,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+// Header-only: the hash is compiled in, so nothing but the header is needed to build.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #ifdef DDPSCOPE_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
@@ -402,6 +406,42 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
   if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits);
   if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
   return raw;
+}
+
+std::uint64_t fileContentHash(const std::string& path,
+                              const std::function<void(std::uint64_t)>& after_chunk) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw TraceError(path, kNoOffset, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw TraceError(path, kNoOffset, "cannot read: not a regular file");
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::uint64_t done = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw TraceError(path, done, std::string("read error: ") + std::strerror(errno));
+    if (n == 0) break;
+    XXH3_64bits_update(&state, buf.data(), static_cast<std::size_t>(n));
+    done += static_cast<std::uint64_t>(n);
+    if (after_chunk) after_chunk(done);
+  }
+  return XXH3_64bits_digest(&state);
+}
+
+std::string hashHex(std::uint64_t hash) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, hash >>= 4)
+    out[static_cast<std::size_t>(i)] = kHex[hash & 15];
+  return out;
 }
 
 std::string gzipBytes(std::string_view plain, int level) {

@@ -132,6 +132,16 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
 
 std::string gzipBytes(std::string_view plain, int level = 3);
 
+// The 64-bit XXH3 hash (seed 0) of a file's bytes, read a MiB at a time: what `xxhsum -H3`
+// prints, so a user can check it. Tells a changed file from the same one (the digest's
+// `xxh3_64`, the name of an Nsight report's export in the cache). `after_chunk(bytes read so
+// far)` is called after each MiB, and may throw to stop (cancel). Throws TraceError when the file
+// cannot be read.
+std::uint64_t fileContentHash(const std::string& path,
+                              const std::function<void(std::uint64_t)>& after_chunk = {});
+// 16 lower-case hex digits, the form the hashes are written in.
+std::string hashHex(std::uint64_t hash);
+
 // Chooses, just before the rename, the name a written file gets (in the same folder as the path
 // it is given); empty: that path.
 using FinalPath = std::function<std::string(const std::string& path)>;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <thread>
 
+#include "file_io.h"
 #include "nsys_importer.h"
 #include "trace_error.h"
 
@@ -66,33 +67,17 @@ std::string lastLines(const fs::path& log, std::size_t count) {
   return out;
 }
 
-// 64-bit FNV-1a of a file's bytes, as 16 hex digits: the report's name in the cache, so that a
-// report moved, copied or rewritten in place is exported once per content. Polls cancel and
-// reports progress (0 to `share`) as it reads.
+// The report's name in the cache (fileContentHash, 16 hex digits), so that a report moved,
+// copied or rewritten in place is exported once per content. Polls cancel and reports progress
+// (0 to `share`) as it reads.
 std::string contentHash(const std::string& path, const ReadOptions& options, double share) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path, kNoOffset, "cannot read the file");
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  std::vector<char> buf(std::size_t{1} << 20);
-  std::uint64_t done = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    for (std::size_t i = 0; i < n; ++i)
-      h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ull;
-    done += n;
+  return hashHex(fileContentHash(path, [&](std::uint64_t done) {
     if (options.cancel && options.cancel->load()) throw LoadCancelled();
     if (options.progress && !ec && size > 0)
       options.progress(share * static_cast<double>(done) / static_cast<double>(size));
-  }
-  if (in.bad()) throw TraceError(path, kNoOffset, "cannot read the file");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4)
-    out[static_cast<std::size_t>(i)] = kHex[h & 15];
-  return out;
+  }));
 }
 
 }  // namespace
