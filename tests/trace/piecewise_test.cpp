@@ -478,6 +478,47 @@ TEST(MappedFile, ShortenedWhileItsPiecesAreReadIsAClearError) {
   std::filesystem::remove_all(dir);
 }
 
+// A mapped file too small for pieces is parsed whole from a copy the kernel makes (not through
+// the map): the same model, and a file shortened after it was opened is an error that says so
+// (parsed through the map, the cut end read as zeros and gave a JSON error instead).
+TEST(MappedFile, TooSmallForPiecesIsParsedFromACopy) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-copied-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  ASSERT_GT(page, 0);
+  std::string text = bigTrace(8'000, Layout{});
+  while (text.size() % static_cast<std::size_t>(page) < 100)
+    text.insert(text.find('[') + 1, 50, ' ');
+  ASSERT_LT(text.size(), 4 * ReadOptions{}.piece_bytes);
+  const auto path = (dir / "rank-0.json").string();
+  std::ofstream(path, std::ios::binary) << text;
+  {
+    PaddedBuffer bytes = readTraceBytes(path, defaultReadLimits());
+    ASSERT_TRUE(bytes.hasSource());  // mapped, its file kept
+    const auto t = readTraceFile(path);
+    EXPECT_EQ(lastReadStats().pieces, 0u);
+    EXPECT_EQ(describeDifference(t, parseWhole(text)), "");
+  }
+  // Twice: the second parse reuses the thread's buffer, grown by the first.
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    const PaddedBuffer bytes = readTraceBytes(path, defaultReadLimits());
+    ASSERT_TRUE(bytes.hasSource());
+    std::filesystem::resize_file(path, text.size() - 10);
+    try {
+      parseTrace(bytes, path, ReadOptions{});
+      FAIL() << "expected an error";
+    } catch (const SourceUnreadable& e) {
+      EXPECT_NE(std::string(e.what()).find("rewritten while loading"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.file(), path);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // An inflated gzip's pages are given back as its pieces are parsed, as a map's are; its bytes
 // are then gone, so an error found after that reads the file again for the exact message.
 TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {

@@ -71,6 +71,11 @@ struct ReaderScratch {
   PaddedBuffer piece;
 };
 
+// Copies bytes [from, from + n) of a mapped file from the file itself (PaddedBuffer::readSource)
+// into `out`; a file now shorter, or unreadable, is a SourceUnreadable error that says so.
+void copySource(const PaddedBuffer& json, std::size_t from, std::size_t n, char* out,
+                const std::string& name);
+
 // This thread's scratch memory, and how its last successful parse went.
 ReaderScratch& threadScratch();
 ReadStats& threadReadStats();

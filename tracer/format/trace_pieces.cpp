@@ -86,6 +86,20 @@ std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std
 
 }  // namespace
 
+void copySource(const PaddedBuffer& json, std::size_t from, std::size_t n, char* out,
+                const std::string& name) {
+  int error = 0;
+  std::size_t got = 0;
+  if (!json.readSource(from, n, out, &error, &got)) {
+    throw SourceUnreadable(
+        name, from + got,
+        error == 0 ? "the file is now shorter than the " + std::to_string(json.size()) +
+                         " bytes it had when loading began: was it rewritten while loading? "
+                         "Load it again once it is complete"
+                   : std::string("cannot read the file again: ") + std::strerror(error));
+  }
+}
+
 void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::size_t to,
                              std::string_view suffix) {
   auto& buf = scratch_->piece;
@@ -97,16 +111,7 @@ void TraceParser::parsePiece(std::string_view prefix, std::size_t from, std::siz
     // A mapped file's bytes, copied by the kernel from the page cache into this warm buffer:
     // the map's own pages stay untouched (PERFORMANCE.md, "Reading the file").
     buf.reserveMore(to - from);
-    int error = 0;
-    std::size_t got = 0;
-    if (!json_.readSource(from, to - from, buf.data() + buf.size(), &error, &got)) {
-      throw SourceUnreadable(
-          name_, from + got,
-          error == 0 ? "the file is now shorter than the " + std::to_string(json_.size()) +
-                           " bytes it had when loading began: was it rewritten while loading? "
-                           "Load it again once it is complete"
-                     : std::string("cannot read the file again: ") + std::strerror(error));
-    }
+    copySource(json_, from, to - from, buf.data() + buf.size(), name_);
     buf.setSize(buf.size() + (to - from));
   } else {
     buf.append(json_.data() + from, to - from);

@@ -4,6 +4,7 @@
 // parser's memory, the whole parse, errors located and explained, and the finished RankTrace.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "importer.h"
 #include "json_locate.h"
@@ -178,6 +179,15 @@ void releaseReaderMemory() {
 
 namespace {
 
+// Mapped documents up to this size that are not parsed in pieces are parsed from a copy.
+constexpr std::size_t kCopiedWholeAtMost = std::size_t{16} << 20;
+
+SourceUnreadable fileChanged(const std::string& name) {
+  return SourceUnreadable(name, kNoOffset,
+                          "the file changed while it was loading (its size or time is not what "
+                          "it was when loading began): load it again once it is complete");
+}
+
 // `releasable`: the parser may release `json` (it is json) once every event is staged.
 RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const std::string& name,
                       const ReadOptions& options) {
@@ -203,13 +213,32 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       if (json.size() == 0) throw;
       // A file rewritten since it was opened: its map may now end early (and reading it would
       // fault); what failed may be the rewrite itself.
-      if (json.sourceChanged()) {
-        throw SourceUnreadable(name, kNoOffset,
-                               "the file changed while it was loading (its size or time is not "
-                               "what it was when loading began): load it again once it is "
-                               "complete");
-      }
+      if (json.sourceChanged()) throw fileChanged(name);
     }
+  }
+  // A mapped file too small for pieces (or a piece's worth of text with no place to cut) is
+  // copied whole by the kernel into this thread's warm buffer, as the pieces are, and parsed
+  // there: the map's pages, whose first touch is what costs (PERFORMANCE.md), stay untouched.
+  if (json.hasSource() && json.size() <= kCopiedWholeAtMost) {
+    PaddedBuffer& copy = reader::threadScratch().piece;
+    if (copy.capacity() > 0) copy.setSize(0);
+    copy.reserveMore(json.size());
+    reader::copySource(json, 0, json.size(), copy.data(), name);
+    copy.setSize(json.size());
+    std::optional<RankTrace> trace;
+    try {
+      trace = reader::TraceParser(copy, name, options).parse();
+    } catch (const LoadCancelled&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (...) {
+      if (json.sourceChanged()) throw fileChanged(name);  // what failed may be the rewrite
+      throw;
+    }
+    if (releasable != nullptr) *releasable = PaddedBuffer();
+    reader::threadReadStats() = {0, 1};
+    return std::move(*trace);
   }
   reader::TraceParser parser(json, name, options);
   parser.releaseInputWhenParsed(releasable);
