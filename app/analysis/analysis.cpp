@@ -269,9 +269,11 @@ OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& comput
     m.span_ns = m.last_ns - m.first_ns;
     m.busy_ns = totalLength(all);
     m.idle_ns = m.span_ns - m.busy_ns;
-    m.idle_pct = pct(m.idle_ns, m.span_ns);
-    m.compute_pct = pct(m.compute_ns, m.span_ns);
-    m.non_compute_pct = pct(m.span_ns - m.idle_ns - m.compute_ns, m.span_ns);
+    if (m.span_ns > 0) {
+      m.idle_pct = pct(m.idle_ns, m.span_ns);
+      m.compute_pct = pct(m.compute_ns, m.span_ns);
+      m.non_compute_pct = pct(m.span_ns - m.idle_ns - m.compute_ns, m.span_ns);
+    }
   }
   return m;
 }

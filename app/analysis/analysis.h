@@ -38,9 +38,11 @@ struct OverlapMetrics {
   TimeNs span_ns = 0;                 // first -> last GPU work in scope
   TimeNs busy_ns = 0;                 // |∪ all GPU work| (not syncs)
   TimeNs idle_ns = 0;                 // span - busy
-  double idle_pct = 0;                // of span
-  double compute_pct = 0;             // |∪compute| of span
-  double non_compute_pct = 0;
+  // Of the span; empty when the span is empty (no GPU work in scope), as the whole run's
+  // gpu_idle_pct is.
+  std::optional<double> idle_pct;
+  std::optional<double> compute_pct;  // |∪compute| of span
+  std::optional<double> non_compute_pct;
   TimeNs first_ns = 0, last_ns = 0;  // the span's ends (model time)
 };
 

@@ -308,8 +308,8 @@ void putMetrics(Writer& w, const OverlapMetrics& m) {
                    m.idle_ns, m.first_ns, m.last_ns})
     w.pod(t);
   w.opt(m.overlap_pct);
-  for (double d : {m.idle_pct, m.compute_pct, m.non_compute_pct})
-    w.pod(d);
+  for (const auto& d : {m.idle_pct, m.compute_pct, m.non_compute_pct})
+    w.opt(d);
 }
 
 OverlapMetrics getMetrics(Reader& r) {
@@ -318,8 +318,8 @@ OverlapMetrics getMetrics(Reader& r) {
                     &m.idle_ns, &m.first_ns, &m.last_ns})
     *t = r.pod<TimeNs>();
   m.overlap_pct = r.opt<double>();
-  for (double* d : {&m.idle_pct, &m.compute_pct, &m.non_compute_pct})
-    *d = r.pod<double>();
+  for (auto* d : {&m.idle_pct, &m.compute_pct, &m.non_compute_pct})
+    *d = r.opt<double>();
   return m;
 }
 

@@ -185,9 +185,9 @@ DigestRank readRank(const std::string& name, element obj, std::size_t index) {
   m.exposed_ns = r.requiredMicros(obj, "exposed_comm_us");
   m.span_ns = r.requiredMicros(obj, "span_us");
   m.idle_ns = r.requiredMicros(obj, "idle_us");
-  m.idle_pct = r.required(obj, "idle_pct");
-  m.compute_pct = r.required(obj, "compute_pct");
-  m.non_compute_pct = r.required(obj, "non_compute_pct");
+  m.idle_pct = r.number(obj, "idle_pct");
+  m.compute_pct = r.number(obj, "compute_pct");
+  m.non_compute_pct = r.number(obj, "non_compute_pct");
   k.exposed_wait_ns = r.micros(obj, "exposed_wait_us");
   k.exposed_transfer_ns = r.micros(obj, "exposed_transfer_us");
   for (element st : r.array(obj, "steps")) {

@@ -122,11 +122,11 @@ void writeMetrics(JsonOut& j, const OverlapMetrics& m) {
   j.key("idle_us");
   j.micros(m.idle_ns);
   j.key("idle_pct");
-  j.num(m.idle_pct, 4);
+  j.optional(m.idle_pct, 4);
   j.key("compute_pct");
-  j.num(m.compute_pct, 4);
+  j.optional(m.compute_pct, 4);
   j.key("non_compute_pct");
-  j.num(m.non_compute_pct, 4);
+  j.optional(m.non_compute_pct, 4);
 }
 
 // A step's breakdown (docs/METRICS.md "Step breakdown"): its parts, in µs.
@@ -762,10 +762,10 @@ std::string reportToText(const RunReport& report) {
            ", transfer not hidden " + formatDuration(*r.exposed_transfer_ns) + "\n";
     }
     s += collectivesText(r);
-    if (m.span_ns > 0) {
+    if (m.idle_pct && m.compute_pct && m.non_compute_pct) {
       std::snprintf(line, sizeof line,
                     "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s\n",
-                    m.idle_pct, m.compute_pct, m.non_compute_pct,
+                    *m.idle_pct, *m.compute_pct, *m.non_compute_pct,
                     formatDuration(m.span_ns).c_str());
       s += line;
     } else {

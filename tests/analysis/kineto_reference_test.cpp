@@ -55,8 +55,8 @@ TEST(KinetoReference, Resnet50HtaCompatWindow) {
   EXPECT_NEAR(r.whole.comm_ns, 24289050, 5);
   EXPECT_NEAR(r.whole.overlap_ns, 3585678, 5);
   EXPECT_NEAR(*r.whole.overlap_pct, 14.76, 0.005);
-  EXPECT_NEAR(r.whole.idle_pct, 77.23, 0.005);
-  EXPECT_NEAR(r.whole.compute_pct, 17.66, 0.005);
+  EXPECT_NEAR(r.whole.idle_pct.value(), 77.23, 0.005);
+  EXPECT_NEAR(r.whole.compute_pct.value(), 17.66, 0.005);
   // The window drops the last step.
   ASSERT_EQ(r.steps.size(), 2u);
   EXPECT_EQ(r.steps[0].step, 4);

@@ -104,8 +104,28 @@ TEST(Overlap, MemoryAndSyncAreInNeitherTerm) {
   EXPECT_DOUBLE_EQ(*r.whole.overlap_pct, 0.0);
   EXPECT_EQ(r.counts[2], 2);
   EXPECT_EQ(r.counts[3], 1);
-  EXPECT_EQ(r.whole.compute_pct, 0.0);
-  EXPECT_DOUBLE_EQ(r.whole.non_compute_pct, 100.0);
+  EXPECT_EQ(r.whole.compute_pct.value(), 0.0);
+  EXPECT_DOUBLE_EQ(r.whole.non_compute_pct.value(), 100.0);
+}
+
+// Percentages of an empty span are undefined, not 0: no GPU work at all, or only zero-length
+// work, leaves them empty (null in JSON), as the whole run's GPU idle share is.
+TEST(Overlap, BreakdownOfAnEmptySpanIsUndefined) {
+  TraceBuilder none;
+  const auto a = analyze(none);
+  EXPECT_EQ(a.whole.span_ns, 0);
+  EXPECT_FALSE(a.whole.idle_pct);
+  EXPECT_FALSE(a.whole.compute_pct);
+  EXPECT_FALSE(a.whole.non_compute_pct);
+  TraceBuilder instant;
+  instant.kernel("gemm", 500, 0);
+  const auto b = analyze(instant);
+  EXPECT_EQ(b.whole.span_ns, 0);
+  EXPECT_FALSE(b.whole.idle_pct);
+  TraceBuilder one;
+  one.kernel("gemm", 500, 10);
+  EXPECT_EQ(analyze(one).whole.idle_pct, 0.0);
+  EXPECT_EQ(analyze(one).whole.compute_pct, 100.0);
 }
 
 // A cuda_sync record is the host waiting on the GPU, not work the GPU runs: a GPU with nothing
@@ -119,7 +139,7 @@ TEST(Overlap, SyncRecordsAreNotGpuBusyTime) {
   const auto r = analyze(b);
   EXPECT_EQ(r.whole.span_ns, 6000);
   EXPECT_EQ(r.whole.busy_ns, 2000);
-  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 100.0 * 4000 / 6000);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct.value(), 100.0 * 4000 / 6000);
   EXPECT_EQ(r.counts[3], 1);
   bool seen = false;
   for (const auto& s : r.streams) {
@@ -140,7 +160,7 @@ TEST(Overlap, SyncRecordsDoNotStretchTheSpan) {
   const auto r = analyze(b);
   EXPECT_EQ(r.whole.first_ns, 1000);
   EXPECT_EQ(r.whole.span_ns, 1000);
-  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 0.0);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct.value(), 0.0);
 }
 
 TEST(Overlap, NoCommunicationIsUndefinedNotZero) {
@@ -154,9 +174,9 @@ TEST(Overlap, TemporalBreakdown) {
   b.kernel("gemm", 0, 100).comm(300, 100).add({"Memcpy HtoD", 500, 100, 9, 0, EventKind::Memcpy});
   const auto r = analyze(b);  // span 600, busy 300, idle 300, compute 100
   EXPECT_EQ(r.whole.span_ns, 600);
-  EXPECT_DOUBLE_EQ(r.whole.idle_pct, 50.0);
-  EXPECT_NEAR(r.whole.compute_pct, 100.0 / 6, 1e-12);
-  EXPECT_NEAR(r.whole.non_compute_pct, 100.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(r.whole.idle_pct.value(), 50.0);
+  EXPECT_NEAR(r.whole.compute_pct.value(), 100.0 / 6, 1e-12);
+  EXPECT_NEAR(r.whole.non_compute_pct.value(), 100.0 / 3, 1e-12);
 }
 
 TEST(OverlapProperties, ShufflingAndSplittingChangeNothing) {

@@ -199,8 +199,8 @@ TEST(NsysExport, GpuIdleIsTheUnionOfWorkFromTheTables) {
     EXPECT_EQ(w.idle_ns, want[i].first - want[i].second);
   }
   // 8.68 % and 10.51 % idle: a GPU made busy by the syncs would read far less.
-  EXPECT_NEAR(report.ranks[0].whole.idle_pct, 8.68, 0.005);
-  EXPECT_NEAR(report.ranks[1].whole.idle_pct, 10.51, 0.005);
+  EXPECT_NEAR(report.ranks[0].whole.idle_pct.value(), 8.68, 0.005);
+  EXPECT_NEAR(report.ranks[1].whole.idle_pct.value(), 10.51, 0.005);
 }
 
 TEST(NsysExport, RanksAreProcessesInOrderAndSaySo) {
