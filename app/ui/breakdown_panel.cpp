@@ -181,7 +181,7 @@ void BreakdownPanel::refresh() {
     top = std::max(top, static_cast<double>(r.step_ns) / 1e6);
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms"));
-  chart_->legend->setVisible(!rows_.empty());
+  showLegendBelow(chart_, !rows_.empty());
   setEmptyNote(chart_,
                rows_.empty() ? tr("No step markers (ProfilerStep#) in this run") : QString(),
                {chart_->xAxis, chart_->yAxis});

@@ -140,7 +140,7 @@ void BucketsPanel::refreshChart(const LoadedRun& run) {
                    keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("bucket"));
   chart_->yAxis->setLabel(tr("allreduce, ms"));
-  chart_->legend->setVisible(!keys.isEmpty());
+  showLegendBelow(chart_, !keys.isEmpty());
   setEmptyNote(chart_, keys.isEmpty() ? tr("No gradient buckets in this run") : QString(),
                {chart_->xAxis, chart_->yAxis});
   if (!keys.isEmpty()) {

@@ -117,6 +117,17 @@ void putLegendBelow(QCustomPlot* plot) {
   layout->setRowStretchFactor(row, 0.001);
 }
 
+void showLegendBelow(QCustomPlot* plot, bool shown) {
+  auto* layout = plot->plotLayout();
+  const bool placed = plot->legend->layout() == layout;
+  if (shown && !placed) putLegendBelow(plot);
+  if (!shown && placed) {
+    layout->take(plot->legend);
+    layout->simplify();
+  }
+  plot->legend->setVisible(shown);
+}
+
 void setIntegerTicker(QCPAxis* axis, const QString& prefix, std::int64_t last_key) {
   const QFontMetrics fm(axis->tickLabelFont());
   const QString widest = prefix + QString::number(last_key);

@@ -24,6 +24,10 @@ QCPTextElement* addChartTitle(QCustomPlot* chart, const QString& text, int point
 // Moves the plot's legend into a row of its own under everything else, laid out left to right,
 // so that it never hides a bar or a point.
 void putLegendBelow(QCustomPlot* plot);
+// Shows or hides a legend put below: hidden, it leaves the layout, since a legend of no items
+// left in it caps the width of its column (a grid of no columns is at most its margins wide),
+// which squeezed the plot above it.
+void showLegendBelow(QCustomPlot* plot, bool shown);
 // A ticker for a category axis of integer keys (steps, bucket ids): labels `prefix`N at integer
 // steps of 1, 2, 5, 10, 20, ... chosen so that labels as wide as the last key's never collide at
 // the axis's current width, on screen and in exports of any size; none past the last key.

@@ -197,7 +197,7 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
   setIntegerTicker(chart_->xAxis, QString(), keys.isEmpty() ? 0 : std::llround(keys.back()));
   chart_->xAxis->setLabel(tr("step"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
-  chart_->legend->setVisible(!keys.isEmpty());
+  showLegendBelow(chart_, !keys.isEmpty());
   setEmptyNote(chart_,
                keys.isEmpty() ? tr("No training steps found in this run\n(steps come from "
                                    "ProfilerStep#N ranges or the agent's step markers)")

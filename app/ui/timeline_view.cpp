@@ -160,7 +160,7 @@ void TimelineView::setUpPlot() {
   // The legend: what the colours mean, in a row under the lanes (updateLegend fills it).
   plot_->legend->setIconSize(14, 10);
   putLegendBelow(plot_);
-  plot_->legend->setVisible(false);
+  showLegendBelow(plot_, false);
   applyPlotTheme(plot_, PlotTheme::System);
 }
 
@@ -439,7 +439,7 @@ void TimelineView::updateLegend() {
   // (communication lanes are coloured by kind), and the overlap strip's hidden and exposed.
   plot_->legend->clearItems();
   if (!run_) {
-    plot_->legend->setVisible(false);
+    showLegendBelow(plot_, false);
     return;
   }
   const auto& t = run_->timeline;
@@ -473,7 +473,7 @@ void TimelineView::updateLegend() {
   }
   plot_->legend->setWrap(t.host_styles.empty() ? 0 : std::max(gpu_items, 1));
   plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
-  plot_->legend->setVisible(plot_->legend->itemCount() > 0);
+  showLegendBelow(plot_, plot_->legend->itemCount() > 0);
 }
 
 QStringList TimelineView::legendTexts() const {

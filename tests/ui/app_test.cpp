@@ -376,6 +376,15 @@ TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   QApplication::processEvents();
   EXPECT_TRUE(emptyNote(timeline).contains("no events at all"))
       << emptyNote(timeline).toStdString();
+  // The lanes take the plot's whole width: an empty legend left in the layout capped it, and
+  // the note was drawn over the lane labels.
+  const auto fullWidth = [](QCustomPlot* plot) {
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    return plot->axisRect()->outerRect().width() >= plot->width() - 2;
+  };
+  EXPECT_FALSE(timeline->legend->visible());
+  EXPECT_TRUE(fullWidth(timeline))
+      << timeline->axisRect()->outerRect().width() << " of " << timeline->width();
   // A real run: the notes go and the axes have numbers again.
   w.openPaths({kResnet});
   ASSERT_TRUE(waitFor([&] { return w.session()->runs().size() == 3; }));
@@ -386,6 +395,9 @@ TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   EXPECT_TRUE(timeline->xAxis2->tickLabels());
   EXPECT_TRUE(steps->yAxis->tickLabels());
   EXPECT_TRUE(steps->legend->visible());
+  EXPECT_TRUE(timeline->legend->visible());  // back in the layout, under the lanes
+  EXPECT_TRUE(fullWidth(timeline));
+  EXPECT_GT(timeline->legend->outerRect().top(), timeline->axisRect()->outerRect().top());
 }
 
 TEST(UiApp, MalformedFileLeavesEarlierRunsOpen) {
