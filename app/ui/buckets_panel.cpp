@@ -87,6 +87,16 @@ void BucketsPanel::refresh() {
     const QSignalBlocker block(table_->selectionModel());
     model_->setRun(run);
   }
+  // Buckets inferred from allreduces have no parameter list: the tensors column and the
+  // parameter pane would hold only dashes, so they give their room to the table (whose last
+  // column, exposed, was cut off at the window's default size).
+  const bool lists =
+      run && std::any_of(run->run.ranks.begin(), run->run.ranks.end(), [](const auto& r) {
+        return std::any_of(r.ddpscope.buckets.begin(), r.ddpscope.buckets.end(),
+                           [](const auto& def) { return !def.params.empty(); });
+      });
+  table_->setColumnHidden(BucketsModel::kTensors, !lists);
+  params_->setVisible(lists);
   if (!run) {
     note_->clear();
     showNoRun(chart_);

@@ -22,6 +22,7 @@
 #include <QTreeWidget>
 #include <cmath>
 
+#include "app/ui/buckets_model.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/details_panel.h"
 #include "app/ui/format.h"
@@ -539,6 +540,23 @@ TEST(UiApp, SummaryModelIsAModelOfTheAnalysisFigures) {
   EXPECT_EQ(model.rowCount(), 0);
 }
 
+// Inferred buckets have no parameter list: no column of dashes, no empty pane; the table gets
+// the room and shows its last column (exposed) whole.
+TEST(UiApp, InferredBucketsGiveTheirParameterPaneToTheTable) {
+  auto w = openResnet();
+  w->resize(1600, 1000);
+  QTableView* table = w->buckets()->table();
+  EXPECT_TRUE(w->buckets()->noteText().contains("inferred"));
+  EXPECT_TRUE(w->buckets()->params()->isHidden());
+  EXPECT_TRUE(table->isColumnHidden(BucketsModel::kTensors));
+  ASSERT_GT(table->model()->rowCount(), 0);
+  w->tabs()->setCurrentWidget(w->buckets());
+  QApplication::processEvents();
+  const int right = table->columnViewportPosition(BucketsModel::kExposed) +
+                    table->columnWidth(BucketsModel::kExposed);
+  EXPECT_LE(right, table->viewport()->width()) << "exposed is cut off";
+}
+
 TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
   app();
   auto b = ddpscope::testing::twoBuckets();
@@ -565,6 +583,8 @@ TEST(UiApp, SelectingABucketListsItsParametersAndDrawsItsFlows) {
                 .id,
             0);
   QTreeWidget* params = w.buckets()->params();
+  EXPECT_FALSE(params->isHidden());  // planned buckets: their parameters are listed
+  EXPECT_FALSE(table->isColumnHidden(BucketsModel::kTensors));
   ASSERT_EQ(params->topLevelItemCount(), 2);
   EXPECT_EQ(params->topLevelItem(0)->text(0), "fc2.weight");
   EXPECT_EQ(params->topLevelItem(0)->text(1), "2.86 MiB");
