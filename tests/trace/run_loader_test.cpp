@@ -109,6 +109,22 @@ TEST(RunLoader, FilesOfDifferentRunConfigurationsAreNotOneRun) {
   b.ddpscope.config[2].second = "5.5";
   writeTraceFile(b, (dir / "rank-1.json").string());
   EXPECT_THROW(loadRun({dir.string()}), TraceError);
+  // A float32 setting written in full is the one written short (0.05f is 0.05000000074505806);
+  // numbers a float32 tells apart are not.
+  a.ddpscope.config.emplace_back("lr", "0.05");
+  b.ddpscope.config.emplace_back("lr", "0.05000000074505806");
+  b.ddpscope.config[2].second = "5";
+  writeTraceFile(a, (dir / "rank-0.json").string());
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
+  for (const char* other : {"0.0500001", "0.04999999701976776", "0.05000000447034836"}) {
+    b.ddpscope.config.back().second = other;
+    writeTraceFile(b, (dir / "rank-1.json").string());
+    EXPECT_THROW(loadRun({dir.string()}), TraceError) << other;
+  }
+  a.ddpscope.config.pop_back();
+  b.ddpscope.config.pop_back();
+  writeTraceFile(a, (dir / "rank-0.json").string());
   // Whole numbers past a double's precision are compared digit by digit.
   b.ddpscope.config[2].second = "00005";
   writeTraceFile(b, (dir / "rank-1.json").string());

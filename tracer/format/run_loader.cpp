@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,7 +80,18 @@ bool sameSetting(std::string_view a, std::string_view b) {
     return x;
   };
   const auto x = number(a), y = number(b);
-  return x && y && *x == *y;
+  if (!x || !y) return false;
+  if (*x == *y) return true;
+  // A 32-bit float written in full ("0.05000000074505806", a float32 learning rate) and the
+  // same setting written short ("0.05"): one is exactly a float32 value and the other rounds to
+  // it. Values a float32 cannot tell apart are all its writer could have meant.
+  const auto isFloat = [](double v) {
+    return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max() &&
+           static_cast<double>(static_cast<float>(v)) == v;
+  };
+  return (isFloat(*x) || isFloat(*y)) && std::fabs(*x) <= std::numeric_limits<float>::max() &&
+         std::fabs(*y) <= std::numeric_limits<float>::max() &&
+         static_cast<float>(*x) == static_cast<float>(*y);
 }
 
 std::string shown(std::string_view raw) {
