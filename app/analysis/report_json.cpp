@@ -637,6 +637,7 @@ std::string runSummaryText(const RunSummary& rs) {
   std::string s = "run: " + t.ranks + ", " + t.scope + "\n";
   s += "  step " + t.step + " (slowest rank, mean) · overlap " + t.overlap + " · exposed " +
        t.exposed + " · DP efficiency " + t.dp_efficiency + " · GPU idle " + t.gpu_idle + "\n";
+  if (const auto why = overlapReading(rs); !why.empty()) s += "  " + why + "\n";
   return s;
 }
 

@@ -334,6 +334,18 @@ std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   return s;
 }
 
+std::string overlapReading(const RunSummary& s) {
+  if (s.buckets_per_step < 1 || s.buckets_per_step > 2 || !s.overlap_pct ||
+      *s.overlap_pct >= kLowOverlapPct)
+    return "";
+  // Two: DDP's small first bucket, then everything else in one.
+  return "overlap " + percentText(s.overlap_pct, 2) +
+         (s.buckets_per_step == 1 ? ": one bucket per step, reduced after backward ends"
+                                  : ": 2 buckets per step, most gradients reduced after backward "
+                                    "ends") +
+         "; smaller buckets start allreduces during backward";
+}
+
 RunFigureText runFigureText(const RunSummary& s) {
   RunFigureText t;
   if (s.world_size > s.ranks) {

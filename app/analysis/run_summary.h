@@ -91,6 +91,13 @@ struct RunSummary {
 };
 RunSummary summarizeRun(const RunReport& report);
 
+// Why the run's overlap is near zero, when the summary alone says why: "" or, with one or two
+// gradient buckets per step (DDP's small first one, then the rest) and overlap under
+// kLowOverlapPct, that they are reduced only when the backward pass has finished
+// (docs/METRICS.md, "The overlap reading").
+inline constexpr double kLowOverlapPct = 5.0;
+std::string overlapReading(const RunSummary& s);
+
 // The run summary's figures as every outlet prints them (the app's headline, a figure's title,
 // the design report, the CLI's text): formatted once, so that they never differ in a digit.
 struct RunFigureText {

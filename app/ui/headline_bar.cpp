@@ -121,7 +121,7 @@ QString HeadlineBar::scopeText() const {
   return scope_->text();
 }
 
-QString HeadlineBar::idleReadingText() const {
+QString HeadlineBar::readingText() const {
   return reading_->isVisibleTo(this) ? reading_->text() : QString();
 }
 
@@ -170,13 +170,21 @@ void HeadlineBar::refresh() {
   idle_->setToolTip(
       tr("Share of step time when the GPU ran nothing (no kernel, copy or set; the host "
          "waiting in a synchronisation counts as idle), over ranks and steps"));
-  const auto reading = q(analysis::idleReading(run->report, run->summary));
+  // What the figures say about themselves: where the idle time goes, why nothing overlaps.
+  QStringList readings;
+  for (const auto& r :
+       {analysis::idleReading(run->report, run->summary), analysis::overlapReading(run->summary)})
+    if (!r.empty()) readings << q(r);
+  const QString reading = readings.join(QStringLiteral(" · "));
   reading_->setText(reading);
   reading_->setVisible(!reading.isEmpty());
+  // Whole here, as the label may be clipped.
   reading_->setToolTip(
-      tr("What the host was doing while the GPU sat idle, over ranks and the steps named above: "
-         "a launch pending (the GPU waited on a stream or a dependency), in the data loader, or "
-         "host-bound (nothing launched yet). The Steps tab shows it per step."));
+      readings.join(QStringLiteral("\n")) +
+      tr("\n\nGPU idle: what the host was doing while the GPU sat idle, over ranks and the steps "
+         "named above: a launch pending (the GPU waited on a stream or a dependency), in the "
+         "data loader, or host-bound (nothing launched yet). The Steps tab shows it per step. "
+         "Overlap: with one or two gradient buckets per step, why nothing overlaps."));
   // With a late rank its peers' waits count as hidden where compute runs beside them, so the
   // overlap rises: say how much of what stays exposed is waiting, and for whom.
   const auto late = analysis::summarizeStragglers(run->report);

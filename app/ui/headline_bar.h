@@ -21,9 +21,10 @@ class HeadlineBar : public QWidget {
   QString exposedSplitText() const;
   // The steps the figures cover, in words (analysis::StepSelection::rule).
   QString scopeText() const;
-  // The reading of the GPU idle time under the figures (analysis::idleReading): "GPU idle
-  // 75.7 %: mostly host-bound (no launch pending)"; "" (hidden) when idle time does not matter.
-  QString idleReadingText() const;
+  // The readings under the figures, joined by " · ": of the GPU idle time (analysis::idleReading,
+  // "GPU idle 75.7 %: mostly host-bound (no launch pending)") and of a near-zero overlap with one
+  // bucket per step (analysis::overlapReading); "" (hidden) when neither has anything to say.
+  QString readingText() const;
   QString badgeText() const;
   // The run's name and the ranks it holds ("b25 · 8 ranks", "die · 3 of 4 ranks").
   QString nameText() const;

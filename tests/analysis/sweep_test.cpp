@@ -235,3 +235,43 @@ TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
   in.report = &complete;
   EXPECT_EQ(analysis::designReportMarkdown(in).find("INCOMPLETE"), std::string::npos);
 }
+
+// One bucket per step: its allreduce waits for the whole backward pass, no compute is left to
+// hide it, and the summary says why; with several buckets it says nothing.
+TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
+  agent::AgentOptions o;
+  o.world_size = 2;
+  o.steps = 3;
+  o.model.kind = "mlp";
+  o.model.layers = 4;
+  o.model.hidden = 256;
+  o.bucket_mb = 10'000;
+  o.first_bucket_mb = 10'000;
+  trace::Run one;
+  one.ranks = agent::runSimulation(o).ranks;
+  const auto s = analysis::summarizeRun(analysis::analyzeRun(one));
+  EXPECT_EQ(s.buckets_per_step, 1);
+  ASSERT_TRUE(s.overlap_pct);
+  EXPECT_LT(*s.overlap_pct, analysis::kLowOverlapPct);
+  const std::string why = analysis::overlapReading(s);
+  EXPECT_NE(why.find("one bucket per step, reduced after backward ends"), std::string::npos) << why;
+  EXPECT_NE(analysis::runSummaryText(s).find("  " + why + "\n"), std::string::npos);
+  // A small first bucket, as DDP's, and the rest in one: two buckets, the same reading.
+  o.first_bucket_mb = 0.1;
+  trace::Run two;
+  two.ranks = agent::runSimulation(o).ranks;
+  const auto t = analysis::summarizeRun(analysis::analyzeRun(two));
+  EXPECT_EQ(t.buckets_per_step, 2);
+  ASSERT_TRUE(t.overlap_pct);
+  EXPECT_LT(*t.overlap_pct, analysis::kLowOverlapPct);
+  EXPECT_NE(analysis::overlapReading(t).find("2 buckets per step, most gradients"),
+            std::string::npos);
+  o.bucket_mb = 0.1;
+  o.first_bucket_mb = 0.1;
+  trace::Run many;
+  many.ranks = agent::runSimulation(o).ranks;
+  const auto m = analysis::summarizeRun(analysis::analyzeRun(many));
+  EXPECT_GT(m.buckets_per_step, 1);
+  EXPECT_EQ(analysis::overlapReading(m), "");
+  EXPECT_EQ(analysis::runSummaryText(m).find("bucket per step"), std::string::npos);
+}

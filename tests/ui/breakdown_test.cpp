@@ -127,7 +127,7 @@ TEST(StepsTab, HeadlineReadsTheIdleTime) {
   // GPU idle 75.7 % of the steps used (the run summary's figure); of the idle time 93.9 % had no
   // launch pending (the separate script's figures above): mostly host-bound.
   EXPECT_EQ(w->headline()->gpuIdleText(), QStringLiteral("75.7 %"));
-  EXPECT_EQ(w->headline()->idleReadingText(),
+  EXPECT_EQ(w->headline()->readingText(),
             QStringLiteral("GPU idle 75.7 %: mostly host-bound (no launch pending)"));
 }
 
