@@ -186,6 +186,9 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
   std::optional<std::int32_t> layers, hidden, batch;
   std::int64_t seed = 1;
   bool no_overlap = false;
+  // Each option's default in --help ("--bucket-mb FLOAT:NUMBER >= 0=25"), read from the options'
+  // initial values so that it never disagrees with what a run without the flag does.
+  app.option_defaults()->always_capture_default();
   app.add_option("--backend", o.backend, "sim | cuda")->check(CLI::IsMember({"sim", "cuda"}));
   app.add_option("--world-size", o.world_size, "number of ranks")->check(CLI::Range(1, 4096));
   app.add_option("--bucket-mb", o.bucket_mb, "bucket cap in MiB; 0: one allreduce per tensor")
@@ -198,10 +201,18 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
       ->check(CLI::IsMember({"copy", "view"}));
   app.add_option("--model", o.model.kind, "mlp | transformer")
       ->check(CLI::IsMember({"mlp", "transformer"}));
-  app.add_option("--layers", layers, "layers (mlp) or blocks (transformer)")
+  // Defaults that depend on --model, said for each model.
+  const auto per_model = [](std::int32_t ModelDefaults::*field) {
+    return " (default: " + std::to_string(defaultsFor("mlp").*field) + " mlp, " +
+           std::to_string(defaultsFor("transformer").*field) + " transformer)";
+  };
+  app.add_option("--layers", layers,
+                 "layers (mlp) or blocks (transformer)" + per_model(&ModelDefaults::layers))
       ->check(CLI::Range(1, 4096));
-  app.add_option("--hidden", hidden, "width H")->check(CLI::Range(1, 65536));
-  app.add_option("--batch", batch, "rows per rank per step (samples, or tokens)")
+  app.add_option("--hidden", hidden, "width H" + per_model(&ModelDefaults::hidden))
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--batch", batch,
+                 "rows per rank per step (samples, or tokens)" + per_model(&ModelDefaults::batch))
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("--vocab", o.model.vocab, "transformer vocabulary")->check(CLI::Range(1, 1 << 24));
   app.add_option("--steps", o.steps, "training steps")->check(CLI::Range(1, 1000000));
