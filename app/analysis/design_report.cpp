@@ -273,6 +273,12 @@ std::vector<std::string> predictionLines(const WhatIfResult& w) {
   } else {
     base += "n/a";
   }
+  // The overlap and exposed communication too: a replay can match the step time (a host-bound
+  // step) and still hide more or less than the run did.
+  base += "; overlap " + percentText(w.base_predicted_overlap_pct, 2) + " against the recorded " +
+          percentText(w.model.recorded_overlap_pct, 2) + ", exposed communication " +
+          predictedMs(w.base_predicted_exposed_us) + " per rank and step against " +
+          predictedMs(w.model.recorded_exposed_us);
   out.push_back(base + ". Gradient production: " + w.model.production_source + ".");
   char s[160];
   if (w.model.slowdown.fitted)

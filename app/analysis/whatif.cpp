@@ -264,7 +264,10 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
                              const std::vector<RankActivity>& activities) {
   WhatIfModel m;
   m.selection = selectSteps(report);
-  m.recorded_step_us = static_cast<double>(summarizeRun(report).step_ns) * kUs;
+  const RunSummary recorded = summarizeRun(report);
+  m.recorded_step_us = static_cast<double>(recorded.step_ns) * kUs;
+  m.recorded_overlap_pct = recorded.overlap_pct;
+  m.recorded_exposed_us = static_cast<double>(recorded.exposed_ns_per_step) * kUs;
   if (run.ranks.empty() || report.ranks.size() != run.ranks.size() ||
       activities.size() != run.ranks.size()) {
     m.notes.push_back("no rank loaded: nothing to predict");
@@ -1162,6 +1165,8 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
   base.overlap = m.recorded_overlap;
   const auto replayed = predictConfiguration(m, base);
   res.base_predicted_step_us = replayed.step_us;
+  res.base_predicted_overlap_pct = replayed.overlap_pct;
+  res.base_predicted_exposed_us = replayed.exposed_comm_us;
   res.base_predicted_gpu_end_us = replayed.gpu_end_us;
   for (const auto& ranks : m.steps) {
     double slowest = 0;

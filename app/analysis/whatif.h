@@ -151,7 +151,11 @@ struct WhatIfModel {
   std::vector<std::vector<ReplayStep>> steps;  // per selected step, per loaded rank
   StepSelection selection;
   double recorded_step_us = 0;  // summarizeRun's step time (the run summary's definition)
-  std::string update_name;      // a per-bucket optimizer kernel's name (bucket metadata)
+  // The run summary's overlap and exposed communication per rank and step (whole trace: per
+  // rank), what the replay of the recorded configuration is checked against beside the step.
+  std::optional<double> recorded_overlap_pct;
+  double recorded_exposed_us = 0;
+  std::string update_name;  // a per-bucket optimizer kernel's name (bucket metadata)
   std::vector<std::string> notes;
   bool usable = false;  // false: notes say why nothing can be predicted
 };
@@ -243,7 +247,11 @@ struct WhatIfResult {
   WhatIfModel model;
   double base_step_us = 0;  // recorded (run summary)
   std::optional<double> base_bucket_mb;
-  double base_predicted_step_us = 0;     // the replay of the recorded configuration
+  double base_predicted_step_us = 0;  // the replay of the recorded configuration
+  // The replay's overlap and exposed communication per rank and step, against the recorded
+  // ones (model.recorded_overlap_pct, model.recorded_exposed_us).
+  std::optional<double> base_predicted_overlap_pct;
+  double base_predicted_exposed_us = 0;
   double base_gpu_end_us = 0;            // recorded end of the GPU's work in a step
   double base_predicted_gpu_end_us = 0;  // ... replayed
   std::vector<Prediction> predictions;

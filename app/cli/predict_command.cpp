@@ -112,6 +112,22 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += ", ";
   num(o, "predicted_gpu_end_us", r.base_predicted_gpu_end_us);
   o += ", ";
+  optNum(o, "overlap_pct", m.recorded_overlap_pct, 4);
+  o += ", ";
+  key(o, "predicted_overlap_pct");
+  if (m.usable && r.base_predicted_overlap_pct)
+    trace::appendDouble(o, *r.base_predicted_overlap_pct, 4);
+  else
+    o += "null";
+  o += ", ";
+  num(o, "exposed_comm_us", m.recorded_exposed_us);
+  o += ", ";
+  key(o, "predicted_exposed_comm_us");
+  if (m.usable)
+    trace::appendDouble(o, r.base_predicted_exposed_us, 3);
+  else
+    o += "null";
+  o += ", ";
   key(o, "world_size");
   trace::appendInt(o, m.world_size);
   o += ", ";
@@ -278,7 +294,10 @@ std::string toText(const WhatIfResult& r) {
       std::snprintf(e, sizeof e, "%+.2f %%", *err);
     o << "predicted  replay of the recorded configuration " << us(r.base_predicted_step_us) << " ("
       << e << "); the GPU's work ends at " << us(r.base_predicted_gpu_end_us) << " (recorded "
-      << us(r.base_gpu_end_us) << ")\n";
+      << us(r.base_gpu_end_us) << "); overlap " << percentText(r.base_predicted_overlap_pct, 2)
+      << " (recorded " << percentText(m.recorded_overlap_pct, 2) << "), exposed "
+      << us(r.base_predicted_exposed_us) << "/step (recorded " << us(m.recorded_exposed_us)
+      << ")\n";
     o << "gradient production: " << m.production_source << "\n";
     for (const auto& f : m.comm) {
       char b[256];

@@ -303,9 +303,14 @@ QString SweepPanel::predictionNotes() const {
   QStringList lines;
   if (const auto err = analysis::replayErrorPct(w.base_predicted_step_us, w.base_step_us))
     lines << tr("Check of the model: the replay of the recorded configuration predicts %1 per "
-                "step (recorded %2, %3).")
-                 .arg(usText(w.base_predicted_step_us), usText(w.base_step_us),
-                      QString::asprintf("%+.2f %%", *err));
+                "step (recorded %2, %3), overlap %4 (recorded %5), exposed %6 per step "
+                "(recorded %7).")
+                 .arg(
+                     usText(w.base_predicted_step_us), usText(w.base_step_us),
+                     QString::asprintf("%+.2f %%", *err),
+                     QString::fromStdString(analysis::percentText(w.base_predicted_overlap_pct, 2)),
+                     QString::fromStdString(analysis::percentText(w.model.recorded_overlap_pct, 2)),
+                     usText(w.base_predicted_exposed_us), usText(w.model.recorded_exposed_us));
   for (const auto& p : w.predictions)
     if (const auto why = analysis::noBandReason(p)) {
       lines << tr("Band at %1: %2")

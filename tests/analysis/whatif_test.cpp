@@ -296,6 +296,13 @@ TEST(WhatIfRecorded, SimulatedRunIsReplayedAndOtherSizesPredicted) {
   ASSERT_TRUE(res.model.usable) << (res.notes.empty() ? "" : res.notes.front());
   EXPECT_EQ(res.model.production_source.rfind("bucket metadata", 0), 0u);
   EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.01);
+  // The replay's overlap and exposed communication against the run summary's.
+  const auto summary = analysis::summarizeRun(a.report);
+  EXPECT_EQ(res.model.recorded_overlap_pct, summary.overlap_pct);
+  EXPECT_NEAR(res.model.recorded_exposed_us, summary.exposed_ns_per_step * 1e-3, 1e-3);
+  ASSERT_TRUE(res.base_predicted_overlap_pct && summary.overlap_pct);
+  EXPECT_NEAR(*res.base_predicted_overlap_pct, *summary.overlap_pct, 5.0);
+  EXPECT_NEAR(res.base_predicted_exposed_us / res.model.recorded_exposed_us, 1.0, 0.1);
   // The fit sees the simulator's cost: α = 2(p−1) · 8 µs, bus bandwidth 40 GB/s.
   const auto& f = res.model.comm.front();
   EXPECT_NEAR(f.alpha_us, 48, 0.5);
@@ -325,6 +332,12 @@ TEST(WhatIfRecorded, ResNetReferenceBaseReplayWithinThreePercent) {
   EXPECT_EQ(res.model.production_source.rfind("inferred", 0), 0u);
   EXPECT_NEAR(res.base_step_us, 222332, 1);  // the run summary's step time, steps 5–6
   EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.03);
+  // The recorded figures the replay is set against: the reference's 15.74 % and 14.7 ms.
+  ASSERT_TRUE(res.model.recorded_overlap_pct);
+  EXPECT_NEAR(*res.model.recorded_overlap_pct, 15.74, 0.005);
+  EXPECT_NEAR(res.model.recorded_exposed_us, 14698, 1);
+  EXPECT_TRUE(res.base_predicted_overlap_pct);
+  EXPECT_GT(res.base_predicted_exposed_us, 0);
   // Per tensor needs the parameter list, which a PyTorch trace does not carry.
   ASSERT_EQ(res.predictions.size(), 1u);
   EXPECT_EQ(res.predictions.front().config.bucket_mb, 25);
