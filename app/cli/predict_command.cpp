@@ -95,18 +95,11 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += ", ";
   num(o, "step_us", r.base_step_us);
   o += ", ";
-  key(o, "predicted_step_us");
-  if (m.usable)
-    trace::appendDouble(o, r.base_predicted_step_us, 3);
-  else
-    o += "null";
+  // The replay's figures: null when the model could not replay the run.
+  const auto replayed = [&](const std::optional<double>& v) { return m.usable ? v : std::nullopt; };
+  optNum(o, "predicted_step_us", replayed(r.base_predicted_step_us));
   o += ", ";
-  key(o, "replay_error_pct");
-  const auto err = replayErrorPct(r.base_predicted_step_us, r.base_step_us);
-  if (m.usable && err)
-    trace::appendDouble(o, *err, 3);
-  else
-    o += "null";
+  optNum(o, "replay_error_pct", replayed(replayErrorPct(r.base_predicted_step_us, r.base_step_us)));
   o += ", ";
   num(o, "gpu_end_us", r.base_gpu_end_us);
   o += ", ";
@@ -114,19 +107,11 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += ", ";
   optNum(o, "overlap_pct", m.recorded_overlap_pct, 4);
   o += ", ";
-  key(o, "predicted_overlap_pct");
-  if (m.usable && r.base_predicted_overlap_pct)
-    trace::appendDouble(o, *r.base_predicted_overlap_pct, 4);
-  else
-    o += "null";
+  optNum(o, "predicted_overlap_pct", replayed(r.base_predicted_overlap_pct), 4);
   o += ", ";
   num(o, "exposed_comm_us", m.recorded_exposed_us);
   o += ", ";
-  key(o, "predicted_exposed_comm_us");
-  if (m.usable)
-    trace::appendDouble(o, r.base_predicted_exposed_us, 3);
-  else
-    o += "null";
+  optNum(o, "predicted_exposed_comm_us", replayed(r.base_predicted_exposed_us));
   o += ", ";
   key(o, "world_size");
   trace::appendInt(o, m.world_size);

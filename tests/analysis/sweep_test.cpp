@@ -42,16 +42,22 @@ analysis::SweepPoint point(double mb, analysis::TimeNs step_ns) {
 }
 
 // Two ranks, three steps of a small MLP on the simulated device.
-trace::Run smallSimulatedRun() {
+agent::AgentOptions smallMlp() {
   agent::AgentOptions o;
   o.world_size = 2;
   o.steps = 3;
   o.model.kind = "mlp";
   o.model.layers = 4;
   o.model.hidden = 256;
+  return o;
+}
+trace::Run simulatedRun(const agent::AgentOptions& o) {
   trace::Run run;
   run.ranks = agent::runSimulation(o).ranks;
   return run;
+}
+trace::Run smallSimulatedRun() {
+  return simulatedRun(smallMlp());
 }
 
 }  // namespace
@@ -239,17 +245,10 @@ TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
 // One bucket per step: its allreduce waits for the whole backward pass, no compute is left to
 // hide it, and the summary says why; with several buckets it says nothing.
 TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
-  agent::AgentOptions o;
-  o.world_size = 2;
-  o.steps = 3;
-  o.model.kind = "mlp";
-  o.model.layers = 4;
-  o.model.hidden = 256;
+  agent::AgentOptions o = smallMlp();
   o.bucket_mb = 10'000;
   o.first_bucket_mb = 10'000;
-  trace::Run one;
-  one.ranks = agent::runSimulation(o).ranks;
-  const auto s = analysis::summarizeRun(analysis::analyzeRun(one));
+  const auto s = analysis::summarizeRun(analysis::analyzeRun(simulatedRun(o)));
   EXPECT_EQ(s.buckets_per_step, 1);
   ASSERT_TRUE(s.overlap_pct);
   EXPECT_LT(*s.overlap_pct, analysis::kLowOverlapPct);
@@ -258,19 +257,14 @@ TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
   EXPECT_NE(analysis::runSummaryText(s).find("  " + why + "\n"), std::string::npos);
   // A small first bucket, as DDP's, and the rest in one: two buckets, the same reading.
   o.first_bucket_mb = 0.1;
-  trace::Run two;
-  two.ranks = agent::runSimulation(o).ranks;
-  const auto t = analysis::summarizeRun(analysis::analyzeRun(two));
+  const auto t = analysis::summarizeRun(analysis::analyzeRun(simulatedRun(o)));
   EXPECT_EQ(t.buckets_per_step, 2);
   ASSERT_TRUE(t.overlap_pct);
   EXPECT_LT(*t.overlap_pct, analysis::kLowOverlapPct);
   EXPECT_NE(analysis::overlapReading(t).find("2 buckets per step, most gradients"),
             std::string::npos);
   o.bucket_mb = 0.1;
-  o.first_bucket_mb = 0.1;
-  trace::Run many;
-  many.ranks = agent::runSimulation(o).ranks;
-  const auto m = analysis::summarizeRun(analysis::analyzeRun(many));
+  const auto m = analysis::summarizeRun(analysis::analyzeRun(simulatedRun(o)));
   EXPECT_GT(m.buckets_per_step, 1);
   EXPECT_EQ(analysis::overlapReading(m), "");
   EXPECT_EQ(analysis::runSummaryText(m).find("bucket per step"), std::string::npos);
