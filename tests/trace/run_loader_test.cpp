@@ -117,11 +117,18 @@ TEST(RunLoader, FilesOfDifferentRunConfigurationsAreNotOneRun) {
   writeTraceFile(a, (dir / "rank-0.json").string());
   writeTraceFile(b, (dir / "rank-1.json").string());
   EXPECT_EQ(loadRun({dir.string()}).ranks.size(), 2u);
-  for (const char* other : {"0.0500001", "0.04999999701976776", "0.05000000447034836"}) {
+  for (const char* other : {"0.0500001", "0.04999999701976776", "0.05000000447034836",
+                            "0.05000000074505805", "0.050000001"}) {
     b.ddpscope.config.back().second = other;
     writeTraceFile(b, (dir / "rank-1.json").string());
     EXPECT_THROW(loadRun({dir.string()}), TraceError) << other;
   }
+  // 0.5 is a float32 value, and 0.50000001 rounds to it, but is not its short form.
+  a.ddpscope.config.back().second = "0.5";
+  b.ddpscope.config.back().second = "0.50000001";
+  writeTraceFile(a, (dir / "rank-0.json").string());
+  writeTraceFile(b, (dir / "rank-1.json").string());
+  EXPECT_THROW(loadRun({dir.string()}), TraceError);
   a.ddpscope.config.pop_back();
   b.ddpscope.config.pop_back();
   writeTraceFile(a, (dir / "rank-0.json").string());
@@ -167,6 +174,22 @@ TEST(RunLoader, FilesOfDifferentWorldSizesAreNotOneRun) {
         std::string::npos)
         << e.what();
   }
+  // ... unless its rank is beyond the world another file declares: not of that run.
+  other.rank = 2;
+  other.world_size = 1;
+  other.world_size_declared = false;
+  writeTraceFile(other, (dir / "b.json").string());
+  try {
+    loadRun({(dir / "a.json").string(), (dir / "b.json").string()});
+    FAIL() << "expected an error";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.file(), (dir / "b.json").string());
+    EXPECT_NE(std::string(e.what()).find("its rank 2 is outside the world of 2 ranks that " +
+                                         (dir / "a.json").string() + " declares"),
+              std::string::npos)
+        << e.what();
+  }
+  other.rank = 1;
   // A file that does not say its world size (read as 1) goes with any: a tracer launched with
   // RANK but no WORLD_SIZE leaves it out.
   other.world_size = 1;

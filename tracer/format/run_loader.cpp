@@ -83,15 +83,19 @@ bool sameSetting(std::string_view a, std::string_view b) {
   if (!x || !y) return false;
   if (*x == *y) return true;
   // A 32-bit float written in full ("0.05000000074505806", a float32 learning rate) and the
-  // same setting written short ("0.05"): one is exactly a float32 value and the other rounds to
-  // it. Values a float32 cannot tell apart are all its writer could have meant.
-  const auto isFloat = [](double v) {
-    return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max() &&
-           static_cast<double>(static_cast<float>(v)) == v;
+  // same setting written short ("0.05"): one is exactly a float32 value and the other is that
+  // float's shortest decimal form, read back.
+  const auto fullAndShort = [](double full, double other) {
+    if (!std::isfinite(full) || std::fabs(full) > std::numeric_limits<float>::max()) return false;
+    const auto f = static_cast<float>(full);
+    if (static_cast<double>(f) != full) return false;  // not a float32 value
+    char text[64];
+    const auto [end, ec] = std::to_chars(text, text + sizeof text, f);
+    if (ec != std::errc{}) return false;
+    double shortest = 0;
+    return std::from_chars(text, end, shortest).ec == std::errc{} && shortest == other;
   };
-  return (isFloat(*x) || isFloat(*y)) && std::fabs(*x) <= std::numeric_limits<float>::max() &&
-         std::fabs(*y) <= std::numeric_limits<float>::max() &&
-         static_cast<float>(*x) == static_cast<float>(*y);
+  return fullAndShort(*x, *y) || fullAndShort(*y, *x);
 }
 
 std::string shown(std::string_view raw) {
@@ -391,6 +395,15 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
                          *why + " as in " + ref->path +
                              ": the files are not from one run (open each run's files separately)");
       }
+    }
+    // A rank the declared world cannot hold: a file of another run whose ranks were numbered
+    // after this one's (processes numbered in their file's order), or one that says no world.
+    if (declared != run.ranks.end() && r.rank >= declared->world_size) {
+      throw TraceError(r.path, kNoOffset,
+                       "its rank " + std::to_string(r.rank) + " is outside the world of " +
+                           std::to_string(declared->world_size) + " ranks that " + declared->path +
+                           " declares: the files are not from one run (open each run's files "
+                           "separately)");
     }
   }
   alignRanks(run);
