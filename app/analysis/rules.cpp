@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -243,10 +244,15 @@ std::shared_ptr<const ClassRules> ClassRules::withUserRules(std::string_view tex
 }
 
 std::shared_ptr<const ClassRules> ClassRules::fromFile(const std::string& path) {
+  // A folder opens as a stream that reads nothing: it would be a file of no rules.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw RulesError(path + ": is a folder, not a rules file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RulesError(path + ": cannot read the rules file");
   std::ostringstream text;
   text << in.rdbuf();
+  if (in.bad()) throw RulesError(path + ": cannot read the rules file");
   return withUserRules(text.str(), path);
 }
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "app/analysis/analysis.h"
 #include "tests/common/trace_builder.h"
 
@@ -178,5 +180,12 @@ TEST(Rules, ABadRuleFileIsRefusedNamingTheLine) {
     FAIL() << "expected an error";
   } catch (const analysis::RulesError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos);
+  }
+  // A folder reads as nothing, which would be a file of no rules: refused, saying so.
+  try {
+    ClassRules::fromFile(std::filesystem::temp_directory_path().string());
+    FAIL() << "expected an error";
+  } catch (const analysis::RulesError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a folder, not a rules file"), std::string::npos);
   }
 }
