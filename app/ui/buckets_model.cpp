@@ -43,8 +43,10 @@ int BucketsModel::columnCount(const QModelIndex& parent) const {
 QVariant BucketsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || section < 0 || section >= kColumnCount) return {};
   static const char* kNames[kColumnCount] = {
-      "rank", "step",      "bucket", "tensors", "size", "ready (from step start)",
-      "wait", "allreduce", "busbw",  "exposed"};
+      // "ready" is from the start of the bucket's step: its tooltip and the note above the
+      // table say so (the longer header pushed the last column, exposed, out of sight).
+      "rank",  "step", "bucket",    "tensors", "size",
+      "ready", "wait", "allreduce", "busbw",   "exposed"};
   static const char* kTips[kColumnCount] = {
       "The rank's number",
       "The training step",

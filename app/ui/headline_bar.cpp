@@ -170,21 +170,27 @@ void HeadlineBar::refresh() {
   idle_->setToolTip(
       tr("Share of step time when the GPU ran nothing (no kernel, copy or set; the host "
          "waiting in a synchronisation counts as idle), over ranks and steps"));
-  // What the figures say about themselves: where the idle time goes, why nothing overlaps.
-  QStringList readings;
-  for (const auto& r :
-       {analysis::idleReading(run->report, run->summary), analysis::overlapReading(run->summary)})
-    if (!r.empty()) readings << q(r);
+  // What the figures say about themselves: where the idle time goes, why nothing overlaps. The
+  // tooltip has them whole (the label may be clipped), each with what it is.
+  const auto idle = q(analysis::idleReading(run->report, run->summary));
+  const auto overlap = q(analysis::overlapReading(run->summary));
+  QStringList readings, tips;
+  if (!idle.isEmpty()) {
+    readings << idle;
+    tips << idle + tr("\nWhat the host was doing while the GPU sat idle, over ranks and the steps "
+                      "named above: a launch pending (the GPU waited on a stream or a dependency), "
+                      "in the data loader, or host-bound (nothing launched yet). The Steps tab "
+                      "shows it per step.");
+  }
+  if (!overlap.isEmpty()) {
+    readings << overlap;
+    tips << overlap + tr("\nWith one or two gradient buckets per step, the allreduces start "
+                         "when backward has finished: no compute is left to hide them.");
+  }
   const QString reading = readings.join(QStringLiteral(" · "));
   reading_->setText(reading);
   reading_->setVisible(!reading.isEmpty());
-  // Whole here, as the label may be clipped.
-  reading_->setToolTip(
-      readings.join(QStringLiteral("\n")) +
-      tr("\n\nGPU idle: what the host was doing while the GPU sat idle, over ranks and the steps "
-         "named above: a launch pending (the GPU waited on a stream or a dependency), in the "
-         "data loader, or host-bound (nothing launched yet). The Steps tab shows it per step. "
-         "Overlap: with one or two gradient buckets per step, why nothing overlaps."));
+  reading_->setToolTip(tips.join(QStringLiteral("\n\n")));
   // With a late rank its peers' waits count as hidden where compute runs beside them, so the
   // overlap rises: say how much of what stays exposed is waiting, and for whom.
   const auto late = analysis::summarizeStragglers(run->report);

@@ -107,7 +107,9 @@ QCPTextElement* addChartTitle(QCustomPlot* chart, const QString& text, int point
 
 void putLegendBelow(QCustomPlot* plot) {
   auto* layout = plot->plotLayout();
-  plot->axisRect()->insetLayout()->take(plot->legend);
+  // Only from where it is: take() warns about an element it does not hold.
+  if (plot->legend->layout() == plot->axisRect()->insetLayout())
+    plot->axisRect()->insetLayout()->take(plot->legend);
   const int row = layout->rowCount();
   layout->addElement(row, 0, plot->legend);
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);

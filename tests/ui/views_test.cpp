@@ -136,7 +136,10 @@ TEST(UiModels, BucketsCompareAndCollectivesModelsPassQtsModelChecks) {
     EXPECT_EQ(buckets.index(r, BucketsModel::kStep).data().toInt(), b.step);
   }
   EXPECT_EQ(buckets.headerData(BucketsModel::kReady, Qt::Horizontal).toString(),
-            QStringLiteral("ready (from step start)"));
+            QStringLiteral("ready"));
+  EXPECT_TRUE(buckets.headerData(BucketsModel::kReady, Qt::Horizontal, Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("from the start of its step")));
   buckets.setRun(nullptr);
   EXPECT_EQ(buckets.rowCount(), 0);
 
