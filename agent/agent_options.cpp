@@ -195,7 +195,8 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
       ->check(kBucketMb);
   auto* first = app.add_option("--first-bucket-mb", o.first_bucket_mb,
                                "cap of the first bucket in MiB (default: min(1, bucket-mb))")
-                    ->check(kBucketMb);
+                    ->check(kBucketMb)
+                    ->default_str("");  // the description says it
   app.add_flag("--no-overlap", no_overlap, "launch all allreduces after backward");
   app.add_option("--fusion", fusion, "copy (pack/unpack kernels) | view (gradients in the bucket)")
       ->check(CLI::IsMember({"copy", "view"}));
@@ -238,10 +239,13 @@ ParsedArguments parseAgentArguments(int argc, const char* const* argv, std::ostr
                  "hangs at the start of its backward in step --fault-step; the others abort "
                  "after --timeout-s and write incomplete traces; exit 1")
       ->check(CLI::IsMember({"die", "hang"}));
+  // No default to show: -1 only marks "not given".
   auto* fault_rank =
-      app.add_option("--fault-rank", o.fault_rank, "sim: the rank --fault stops (0 .. N-1)");
+      app.add_option("--fault-rank", o.fault_rank, "sim: the rank --fault stops (0 .. N-1)")
+          ->default_str("");
   auto* fault_step =
-      app.add_option("--fault-step", o.fault_step, "sim: the step --fault stops it in (0 .. S-1)");
+      app.add_option("--fault-step", o.fault_step, "sim: the step --fault stops it in (0 .. S-1)")
+          ->default_str("");
   bool no_trace = false;
   app.add_flag("--no-trace", no_trace, "cuda: run without the CUPTI tracer (overhead baseline)");
   try {

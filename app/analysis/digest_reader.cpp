@@ -150,7 +150,7 @@ std::uint64_t parseHash(const Reader& r, const std::string& hex, const char* key
   return std::stoull(hex, nullptr, 16);
 }
 
-DigestRank readRank(const std::string& name, element obj, std::size_t index) {
+DigestRank readRank(const std::string& name, element obj, std::size_t index, int version) {
   const Reader at_index(name, "ranks[" + std::to_string(index) + "]: ");
   at_index.object(obj, "the entry");
   DigestRank k;
@@ -168,11 +168,8 @@ DigestRank readRank(const std::string& name, element obj, std::size_t index) {
     const std::int64_t bytes = r.integer(obj, "file_bytes");
     if (bytes < 0) r.fail("\"file_bytes\" is negative");
     f.bytes = static_cast<std::uint64_t>(bytes);
-    // Version 1 hashed with FNV-1a; a digest names the hash it used by its key.
-    element hash;
-    f.hash_kind = obj[fileHashKey(FileHashKind::Fnv1a)].get(hash) == simdjson::SUCCESS
-                      ? FileHashKind::Fnv1a
-                      : FileHashKind::Xxh3;
+    // Version 1 hashed with FNV-1a.
+    f.hash_kind = version == 1 ? FileHashKind::Fnv1a : FileHashKind::Xxh3;
     const char* key = fileHashKey(f.hash_kind);
     f.hash = parseHash(r, r.text(obj, key), key);
     k.file = std::move(f);
@@ -216,7 +213,7 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   d.version = top.int32(doc, "ddpscope_digest");
   if (d.version < 1 || d.version > kDigestVersion)
     top.fail("digest version " + std::to_string(d.version) + " is not supported (this ddpscope " +
-             "reads version " + std::to_string(kDigestVersion) + ")");
+             "reads versions 1 to " + std::to_string(kDigestVersion) + ")");
   d.run = readRun(Reader(name, "run: "), top.field(doc, "run"));
   d.rules = top.text(doc, "rules");
   d.matched_by = top.text(doc, "matched_by");
@@ -229,7 +226,7 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   std::size_t index = 0;
   std::set<std::int32_t> seen;
   for (element rank : top.array(doc, "ranks")) {
-    d.ranks.push_back(readRank(name, rank, index++));
+    d.ranks.push_back(readRank(name, rank, index++, d.version));
     if (!seen.insert(d.ranks.back().rank).second)
       top.fail("rank " + std::to_string(d.ranks.back().rank) + " appears twice");
   }

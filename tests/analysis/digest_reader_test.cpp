@@ -236,7 +236,7 @@ TEST(DigestReader, RankFilesFromSeveralFolders) {
   auto rank = [&](std::int32_t r, const std::string& name, const std::string& bytes) {
     analysis::DigestRank dr;
     dr.rank = r;
-    // The size and FNV-1a hash of the bytes, as the digest records them (the hash from a copy
+    // The size and XXH3 hash of the bytes, as the digest records them (the hash from a copy
     // written elsewhere, so the files above are not what is hashed).
     const auto elsewhere = write("hashes/" + std::to_string(r), bytes);
     dr.file = analysis::DigestFile{name, bytes.size(), analysis::fileHash(elsewhere)};
@@ -357,8 +357,10 @@ TEST(DigestReader, BadInputNamesWhatIsWrong) {
   EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
   EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("digest version 3 is not supported"),
             std::string::npos);
-  // Version 2 names its files' hash xxh3_64; a malformed one is named by its key.
+  // Version 2 names its files' hash xxh3_64 (an FNV-1a key is not it); a malformed one is named
+  // by its key.
   std::string v2 = handDigest(ok_steps, ok_steps, "2");
+  EXPECT_NE(errorOf(v2).find("xxh3_64"), std::string::npos) << errorOf(v2);
   v2.replace(v2.find("\"fnv1a64\": \"00000000000000ff\""), 29, "\"xxh3_64\": \"00000000000000fe\"");
   const auto d2 = analysis::parseDigest(v2, "d.json");
   ASSERT_TRUE(d2.ranks[0].file);

@@ -175,6 +175,7 @@ void releaseReaderMemory() {
   auto& scratch = reader::threadScratch();
   scratch.parser = simdjson::ondemand::parser();
   std::vector<reader::StagedEvent>().swap(scratch.staged);
+  scratch.piece = PaddedBuffer();
 }
 
 namespace {
@@ -222,7 +223,7 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
   if (json.hasSource() && json.size() <= kCopiedWholeAtMost) {
     PaddedBuffer& copy = reader::threadScratch().piece;
     if (copy.capacity() > 0) copy.setSize(0);
-    copy.reserveMore(json.size());
+    copy.reserveMore(json.size(), json.size() + PaddedBuffer::kPadding);  // no growth slack
     reader::copySource(json, 0, json.size(), copy.data(), name);
     copy.setSize(json.size());
     std::optional<RankTrace> trace;

@@ -49,8 +49,9 @@ struct ReadStats {
 };
 ReadStats lastReadStats();
 
-// The reader keeps its JSON parser and staging memory per thread from one file to the next (a
-// run's ranks are read one after another on each loader thread); this gives this thread's back.
+// The reader keeps its JSON parser, staging memory and piece buffer (a piece, or a whole file of
+// up to 16 MiB, copied from the file) per thread from one file to the next (a run's ranks are
+// read one after another on each loader thread); this gives this thread's back.
 void releaseReaderMemory();
 
 RankTrace parseTraceText(std::string_view json, const std::string& name = "<memory>",
