@@ -71,12 +71,15 @@ trace::RankTrace identityOf(trace::RankTrace&& t) {
 
 std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptions& options,
                                     std::size_t file_index) {
+  // Read first: a missing or unreadable file is the importer's clear error, not a bare
+  // filesystem one from its size.
+  auto ranks = trace::importFile(path);
   DigestFile file;
   file.name = std::filesystem::path(path).filename().string();
   file.bytes = std::filesystem::file_size(path);
   file.hash = fileHash(path);
   std::vector<RankPartial> out;
-  for (auto& imported : trace::importFile(path)) {
+  for (auto& imported : ranks) {
     trace::RankTrace& t = imported.trace;
     if (t.path.empty()) t.path = path;
     RankPartial p;

@@ -93,7 +93,9 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += "{";
   optNum(o, "bucket_mb", r.base_bucket_mb);
   o += ", ";
-  num(o, "step_us", r.base_step_us);
+  // Recorded: null without steps (as the run summary's step time), never 0.
+  const bool steps = r.base_step_us > 0;
+  optNum(o, "step_us", steps ? std::optional(r.base_step_us) : std::nullopt);
   o += ", ";
   // The replay's figures: null when the model could not replay the run.
   const auto replayed = [&](const std::optional<double>& v) { return m.usable ? v : std::nullopt; };
@@ -101,9 +103,9 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += ", ";
   optNum(o, "replay_error_pct", replayed(replayErrorPct(r.base_predicted_step_us, r.base_step_us)));
   o += ", ";
-  num(o, "gpu_end_us", r.base_gpu_end_us);
+  optNum(o, "gpu_end_us", steps && m.usable ? std::optional(r.base_gpu_end_us) : std::nullopt);
   o += ", ";
-  num(o, "predicted_gpu_end_us", r.base_predicted_gpu_end_us);
+  optNum(o, "predicted_gpu_end_us", replayed(r.base_predicted_gpu_end_us));
   o += ", ";
   optNum(o, "overlap_pct", m.recorded_overlap_pct, 4);
   o += ", ";
