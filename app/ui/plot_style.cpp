@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QFontMetrics>
 #include <QPalette>
 #include <algorithm>
 #include <cmath>
@@ -169,9 +170,42 @@ void showNoRun(QCustomPlot* chart) {
   chart->replot();
 }
 
+namespace {
+constexpr char kNoteText[] = "ddpscopeNoteText";  // the note's text before it is wrapped
+
+// `text` broken at spaces into lines at most `width` pixels wide in `font`, each of its own
+// lines (paragraphs) apart; a word wider than that stays whole on its line.
+QString wrapToWidth(const QString& text, const QFont& font, int width) {
+  const QFontMetrics fm(font);
+  QStringList out;
+  for (const QString& paragraph : text.split(QLatin1Char('\n'))) {
+    QString line;
+    for (const QString& word : paragraph.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+      const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+      if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+        out << line;
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    out << line;
+  }
+  return out.join(QLatin1Char('\n'));
+}
+
+// Sets the note's text for the axis rect's width as laid out (a narrow chart beside a table
+// clipped a long line on both sides).
+void fitNote(QCustomPlot* plot, QCPItemText* note) {
+  const QString text = note->property(kNoteText).toString();
+  const int width = plot->axisRect()->width() - 24;
+  note->setText(width > 60 ? wrapToWidth(text, note->font(), width) : text);
+}
+}  // namespace
+
 QString emptyNote(QCustomPlot* plot) {
   const QCPItemText* note = findEmptyNote(plot);
-  return note ? note->text() : QString();
+  return note ? note->property(kNoteText).toString() : QString();
 }
 
 void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<QCPAxis*> axes) {
@@ -191,11 +225,14 @@ void setEmptyNote(QCustomPlot* plot, const QString& text, std::initializer_list<
     note->setTextAlignment(Qt::AlignCenter);
     note->setClipToAxisRect(false);
     note->setSelectable(false);
+    // Re-wrapped whenever the layout changes (a resize, a splitter moved, an export's size).
+    QObject::connect(plot, &QCustomPlot::afterLayout, note, [plot, note] { fitNote(plot, note); });
   }
-  note->setText(text);
   QFont font = plot->font();
   font.setPointSizeF(font.pointSizeF() > 0 ? font.pointSizeF() + 1 : 10);
   note->setFont(font);
+  note->setProperty(kNoteText, text);
+  fitNote(plot, note);
 }
 
 }  // namespace ddpscope::ui

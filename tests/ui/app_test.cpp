@@ -365,6 +365,19 @@ TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   QApplication::processEvents();
   EXPECT_TRUE(emptyNote(timeline).contains("No GPU activity")) << emptyNote(timeline).toStdString();
   EXPECT_TRUE(emptyNote(steps).contains("No training steps")) << emptyNote(steps).toStdString();
+  // The note is wrapped to the chart's width (it was clipped on both sides beside the table).
+  steps->setFixedWidth(300);
+  steps->replot(QCustomPlot::rpImmediateRefresh);
+  for (int i = 0; i < steps->itemCount(); ++i) {
+    if (auto* text = qobject_cast<QCPItemText*>(steps->item(i))) {
+      EXPECT_TRUE(text->text().contains(QLatin1Char('\n')));
+      const QFontMetrics fm(text->font());
+      for (const auto& line : text->text().split(QLatin1Char('\n')))
+        EXPECT_LE(fm.horizontalAdvance(line), steps->axisRect()->width()) << line.toStdString();
+    }
+  }
+  steps->setMinimumWidth(0);
+  steps->setMaximumWidth(QWIDGETSIZE_MAX);
   EXPECT_TRUE(emptyNote(buckets).contains("No gradient buckets"));
   EXPECT_FALSE(steps->legend->visible());
   // A trace of no events at all says that, not that CUDA activities were off.
