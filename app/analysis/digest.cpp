@@ -229,6 +229,7 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
   std::vector<std::string> skipped;
   const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
   if (files.empty()) throw std::runtime_error("no trace files found");
+  trace::refuseRepeatedFiles(files);
   auto parts = digestFiles(files, options);
   return finishDigest(parts, options, skipped);
 }

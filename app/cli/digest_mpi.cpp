@@ -123,7 +123,9 @@ int runDigestMpi(const DigestArgs& a) {
   std::string listing;
   if (me == 0) {
     try {
-      for (const auto& f : trace::expandTracePaths(a.paths, &skipped_files))
+      const auto files = trace::expandTracePaths(a.paths, &skipped_files);
+      trace::refuseRepeatedFiles(files);
+      for (const auto& f : files)
         listing += f + '\n';
     } catch (const std::exception& e) {
       message = std::string(1, '\0') + e.what();

@@ -281,27 +281,27 @@ void alignRanks(Run& run) {
   run.base_time_ns = base;
 }
 
+void refuseRepeatedFiles(const std::vector<std::string>& files) {
+  std::map<std::string, std::string> seen;  // canonical path -> as given
+  for (const auto& f : files) {
+    std::error_code ec;
+    std::string key = fs::weakly_canonical(f, ec).string();
+    if (ec) key = f;
+    const auto [it, fresh] = seen.emplace(key, f);
+    if (!fresh) {
+      throw TraceError(f, kNoOffset,
+                       "this file was given twice" +
+                           (it->second == f ? std::string() : " (also as " + it->second + ")") +
+                           ": give each rank's file once");
+    }
+  }
+}
+
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options) {
   std::vector<std::string> skipped;
   const auto files = expandTracePaths(paths, &skipped);
   if (files.empty()) throw TraceError("", kNoOffset, "no trace files given");
-  // The same file twice (by name and through its folder, say) is a slip of the command line: it
-  // would be two ranks 0, or, in a trace that does not number its rank, a made-up second rank.
-  {
-    std::map<std::string, std::string> seen;  // canonical path -> as given
-    for (const auto& f : files) {
-      std::error_code ec;
-      std::string key = fs::weakly_canonical(f, ec).string();
-      if (ec) key = f;
-      const auto [it, fresh] = seen.emplace(key, f);
-      if (!fresh) {
-        throw TraceError(f, kNoOffset,
-                         "this file was given twice" +
-                             (it->second == f ? std::string() : " (also as " + it->second + ")") +
-                             ": give each rank's file once");
-      }
-    }
-  }
+  refuseRepeatedFiles(files);
   Run run;
   // A file may hold several ranks (an Nsight Systems capture of several processes).
   std::vector<std::vector<ImportedRank>> read(files.size());

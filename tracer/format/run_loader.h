@@ -35,6 +35,9 @@ bool startsAsRunDigest(const std::string& path);
 // some (a run kept as one folder per node).
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped = nullptr);
+// Throws TraceError naming a file that `files` holds twice (by name and through its folder, say):
+// a slip of the command line that would make two ranks 0, or a made-up second rank.
+void refuseRepeatedFiles(const std::vector<std::string>& files);
 
 // Reads every file (in parallel), orders ranks, and aligns them on a common time base so that
 // equal absolute times have equal model times across ranks. Throws TraceError for a bad file
