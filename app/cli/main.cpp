@@ -39,7 +39,9 @@ bool isTraceFileName(const std::string& p) {
 // of rank-<r>.json.gz files.
 int convert(const std::string& in, const std::string& out) {
   auto ranks = trace::importFile(in);
-  const bool to_folder = !isTraceFileName(out);
+  // An existing folder receives the rank files whatever its name ("run.json/" included).
+  std::error_code ec;
+  const bool to_folder = !isTraceFileName(out) || std::filesystem::is_directory(out, ec);
   if (!to_folder && ranks.size() > 1) {
     std::cerr << "ddpscope-cli: " << in << " holds " << ranks.size()
               << " ranks; give a folder for OUT (one rank-<r>.json.gz per rank)\n";
