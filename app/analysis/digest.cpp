@@ -347,7 +347,7 @@ IntervalSet getIntervals(Reader& r) {
 }
 
 // The parts of a rank's report the digest and the run summary use (not its streams, per-kind
-// collectives, violations or warnings).
+// collectives or violations).
 void putReport(Writer& w, const RankReport& r) {
   w.pod(r.rank);
   w.pod(r.world_size);
@@ -385,6 +385,9 @@ void putReport(Writer& w, const RankReport& r) {
     w.pod(b.device);
     w.pod(b.stream);
   }
+  w.pod<std::uint64_t>(r.warnings.size());
+  for (const auto& s : r.warnings)
+    w.str(s);
 }
 
 RankReport getReport(Reader& r) {
@@ -425,6 +428,9 @@ RankReport getReport(Reader& r) {
     b.device = r.pod<std::int64_t>();
     b.stream = r.pod<std::int64_t>();
   }
+  out.warnings.resize(r.count());
+  for (auto& s : out.warnings)
+    s = r.str();
   return out;
 }
 

@@ -92,6 +92,16 @@ class Reader {
     if (v.get_object().get(o) != simdjson::SUCCESS) fail(std::string(what) + " is not an object");
     return o;
   }
+  std::vector<std::string> strings(element obj, const char* key) const {
+    std::vector<std::string> out;
+    for (element v : array(obj, key)) {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS)
+        fail(std::string("\"") + key + "\" holds a non-string");
+      out.emplace_back(s);
+    }
+    return out;
+  }
   std::vector<std::int32_t> integers(element obj, const char* key) const {
     std::vector<std::int32_t> out;
     for (element v : array(obj, key)) {
@@ -193,6 +203,9 @@ DigestRank readRank(const std::string& name, element obj, std::size_t index, int
     rs.object(st, "the step");
     k.steps.push_back(readStep(rs, st));
   }
+  // Added within version 2: absent from the digests written before.
+  element warnings;
+  if (obj["warnings"].get(warnings) == simdjson::SUCCESS) k.warnings = r.strings(obj, "warnings");
   return k;
 }
 
@@ -218,11 +231,7 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   d.rules = top.text(doc, "rules");
   d.matched_by = top.text(doc, "matched_by");
   d.matched_collectives = top.integer(doc, "matched_collectives");
-  for (element w : top.array(doc, "warnings")) {
-    std::string_view s;
-    if (w.get_string().get(s) != simdjson::SUCCESS) top.fail("\"warnings\" holds a non-string");
-    d.warnings.emplace_back(s);
-  }
+  d.warnings = top.strings(doc, "warnings");
   std::size_t index = 0;
   std::set<std::int32_t> seen;
   for (element rank : top.array(doc, "ranks")) {

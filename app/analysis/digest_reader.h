@@ -34,6 +34,7 @@ struct DigestRank {
   OverlapMetrics whole;
   std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
   std::vector<DigestStep> steps;
+  std::vector<std::string> warnings;  // the rank's own (its report's), as summary --json's
 };
 
 struct Digest {

@@ -529,6 +529,11 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
       j.close('}');
     }
     j.close(']');
+    j.key("warnings");
+    j.open('[');
+    for (const auto& w : r.warnings)
+      j.str(w);
+    j.close(']');
     j.close('}');
   }
   s += "\n";

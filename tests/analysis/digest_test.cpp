@@ -6,8 +6,10 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "agent/run_agent.h"
+#include "app/analysis/digest_reader.h"
 #include "app/analysis/report_json.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_writer.h"
@@ -90,6 +92,8 @@ TEST(Digest, HoldsTheSummarysNumbers) {
       EXPECT_GT(number(as.at(1), "matched_wait_us"), 0);
     }
     EXPECT_EQ(std::string_view(a["file"]), "rank-" + std::to_string(i) + ".json.gz");
+    EXPECT_EQ(simdjson::dom::array(a["warnings"]).size(),
+              simdjson::dom::array(b["warnings"]).size());
   }
   // A few KB per rank.
   EXPECT_LT(digest.size(), 4u * 4096u);
@@ -141,6 +145,31 @@ TEST(Digest, FilesOfOtherRunsAndRepeatedRanksAreRefused) {
 
 // What processes of an MPI job send each other: the partials, as bytes, give the same digest; a
 // truncated message is refused.
+// A rank's own warnings travel with it (a thousand-rank overview must show the broken trace):
+// the empty trace's, as summary --json states them, through the partials' bytes too.
+TEST(Digest, ARanksWarningsAreKept) {
+  const fs::path dir = fs::temp_directory_path() / "ddpscope_digest_warnings";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto file = (dir / "rank-0.json").string();
+  std::ofstream(file) << R"({"traceEvents": []})";
+  const auto report = analysis::analyzeRun(trace::loadRun({file}));
+  ASSERT_EQ(report.ranks.size(), 1u);
+  const auto& want = report.ranks[0].warnings;
+  ASSERT_FALSE(want.empty());
+  EXPECT_NE(want.front().find("no events at all"), std::string::npos);
+  const auto d = analysis::parseDigest(analysis::digestRun({file}, {}), "d.json");
+  ASSERT_EQ(d.ranks.size(), 1u);
+  EXPECT_EQ(d.ranks[0].warnings, want);
+  analysis::DigestOptions options;
+  auto parts = analysis::digestFiles({file}, options);
+  auto back = analysis::decodePartials(analysis::encodePartials(parts));
+  EXPECT_EQ(analysis::finishDigest(back, options, {}), analysis::finishDigest(parts, options, {}));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].report.warnings, want);
+  fs::remove_all(dir);
+}
+
 TEST(Digest, PartialsAsBytesGiveTheSameDigest) {
   const fs::path dir = writeRun("bytes");
   const auto files = trace::expandTracePaths({dir.string()});
