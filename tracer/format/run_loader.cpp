@@ -398,7 +398,10 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
     }
     // A rank the declared world cannot hold: a file of another run whose ranks were numbered
     // after this one's (processes numbered in their file's order), or one that says no world.
-    if (declared != run.ranks.end() && r.rank >= declared->world_size) {
+    // A world of 1 is also what an importer that says nothing leaves (RankTrace's default), so
+    // only a world of two or more is held against the other files' ranks.
+    if (declared != run.ranks.end() && declared->world_size > 1 &&
+        r.rank >= declared->world_size) {
       throw TraceError(r.path, kNoOffset,
                        "its rank " + std::to_string(r.rank) + " is outside the world of " +
                            std::to_string(declared->world_size) + " ranks that " + declared->path +
