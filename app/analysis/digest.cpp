@@ -84,6 +84,7 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
     if (t.path.empty()) t.path = path;
     RankPartial p;
     RankActivity act;
+    p.trace_warnings = t.warnings.size();
     p.report = analyzeRank(t, options, &act);
     checkSerialization(t, act, p.report);
     p.timings = collectiveTimings(t, act);
@@ -123,10 +124,20 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
       RankPartial& p = *of_file[f][k];
       p.report.rank = p.identity.rank = numbers[f][k].rank;
       p.report.world_size = p.identity.world_size = numbers[f][k].world_size;
+      // Where loading the run puts it: after the trace's own warnings, before the analysis'.
+      if (!numbers[f][k].note.empty()) {
+        const auto at = std::min(p.trace_warnings, p.report.warnings.size());
+        p.report.warnings.insert(p.report.warnings.begin() + static_cast<std::ptrdiff_t>(at),
+                                 numbers[f][k].note);
+      }
     }
   }
   std::stable_sort(parts.begin(), parts.end(), [](const RankPartial& a, const RankPartial& b) {
     return a.report.rank < b.report.rank;
+  });
+  // The first rank that declares its world, as loading the run compares with.
+  const auto declared = std::find_if(parts.begin(), parts.end(), [](const RankPartial& p) {
+    return p.identity.world_size_declared && p.identity.world_size > 0;
   });
   RunReport out;
   bool written_by_ddpscope = false;
@@ -142,6 +153,11 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
         throw std::runtime_error(p.report.path + " is not of the same run as " +
                                  parts.front().report.path + ": " + *why);
       }
+    }
+    if (declared != parts.end()) {
+      if (auto why = trace::rankOutsideDeclaredWorld(declared->identity, p.identity,
+                                                     p.origin == trace::RankOrigin::Order))
+        throw std::runtime_error(p.report.path + ": " + *why);
     }
     written_by_ddpscope = written_by_ddpscope || p.written_by_ddpscope;
     out.ranks.push_back(p.report);
@@ -459,6 +475,7 @@ std::string encodePartials(const std::vector<RankPartial>& parts) {
     w.pod(p.written_by_ddpscope);
     w.pod(p.origin);
     w.pod<std::uint64_t>(p.file_index);
+    w.pod<std::uint64_t>(p.trace_warnings);
     const auto& id = p.identity;
     w.pod(id.world_size);
     w.pod(id.world_size_declared);
@@ -497,6 +514,7 @@ std::vector<RankPartial> decodePartials(std::string_view bytes) {
     p.written_by_ddpscope = r.pod<bool>();
     p.origin = r.pod<trace::RankOrigin>();
     p.file_index = static_cast<std::size_t>(r.pod<std::uint64_t>());
+    p.trace_warnings = static_cast<std::size_t>(r.pod<std::uint64_t>());
     auto& id = p.identity;
     id.path = p.report.path;
     id.rank = p.report.rank;

@@ -49,7 +49,8 @@ struct RankPartial {
   bool written_by_ddpscope = false;
   trace::RankTrace identity;  // the trace without its events: to refuse files of other runs
   trace::RankOrigin origin = trace::RankOrigin::Declared;  // how its file numbered it
-  std::size_t file_index = 0;  // its file's place in the run's sorted file list
+  std::size_t file_index = 0;      // its file's place in the run's sorted file list
+  std::size_t trace_warnings = 0;  // report.warnings' first ones that are the trace's own
 };
 
 // The ranks of one trace file (a file may hold several).

@@ -252,7 +252,6 @@ std::shared_ptr<const ClassRules> ClassRules::fromFile(const std::string& path) 
   if (!in) throw RulesError(path + ": cannot read the rules file");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw RulesError(path + ": cannot read the rules file");
   return withUserRules(text.str(), path);
 }
 

@@ -368,14 +368,17 @@ TEST(UiApp, EmptyPlotsSayWhyTheyAreEmpty) {
   // The note is wrapped to the chart's width (it was clipped on both sides beside the table).
   steps->setFixedWidth(300);
   steps->replot(QCustomPlot::rpImmediateRefresh);
+  int notes = 0;
   for (int i = 0; i < steps->itemCount(); ++i) {
     if (auto* text = qobject_cast<QCPItemText*>(steps->item(i))) {
+      ++notes;
       EXPECT_TRUE(text->text().contains(QLatin1Char('\n')));
       const QFontMetrics fm(text->font());
       for (const auto& line : text->text().split(QLatin1Char('\n')))
         EXPECT_LE(fm.horizontalAdvance(line), steps->axisRect()->width()) << line.toStdString();
     }
   }
+  EXPECT_EQ(notes, 1);
   steps->setMinimumWidth(0);
   steps->setMaximumWidth(QWIDGETSIZE_MAX);
   EXPECT_TRUE(emptyNote(buckets).contains("No gradient buckets"));

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <thread>
 
@@ -281,6 +282,17 @@ void alignRanks(Run& run) {
   run.base_time_ns = base;
 }
 
+std::optional<std::string> rankOutsideDeclaredWorld(const RankTrace& declared, const RankTrace& r,
+                                                    bool numbered_by_order) {
+  if (declared.world_size < 2 || r.rank < declared.world_size) return std::nullopt;
+  return "its rank " + std::to_string(r.rank) +
+         (numbered_by_order ? " (numbered by its processes' order, after the files before it)"
+                            : std::string()) +
+         " is outside the world of " + std::to_string(declared.world_size) + " ranks that " +
+         declared.path + " declares: the files are not from one run (open each run's files " +
+         "separately" + (numbered_by_order ? "; if they are, give this file first" : "") + ")";
+}
+
 void refuseRepeatedFiles(const std::vector<std::string>& files) {
   std::map<std::string, std::string> seen;  // canonical path -> as given
   for (const auto& f : files) {
@@ -360,6 +372,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
     total += read[i].size();
   }
   numberRanksAcrossFiles(numbers);
+  std::set<std::string> by_order_paths;  // files whose ranks were numbered by process order
   run.ranks.reserve(total);
   for (std::size_t i = 0; i < read.size(); ++i) {
     for (std::size_t k = 0; k < read[i].size(); ++k) {
@@ -367,6 +380,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
       t.rank = numbers[i][k].rank;
       t.world_size = numbers[i][k].world_size;
       if (!numbers[i][k].note.empty()) t.warnings.push_back(numbers[i][k].note);
+      if (numbers[i][k].origin == RankOrigin::Order) by_order_paths.insert(t.path);
       run.ranks.push_back(std::move(t));
     }
   }
@@ -396,18 +410,9 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
                              ": the files are not from one run (open each run's files separately)");
       }
     }
-    // A rank the declared world cannot hold: a file of another run whose ranks were numbered
-    // after this one's (processes numbered in their file's order), or one that says no world.
-    // A world of 1 is also what an importer that says nothing leaves (RankTrace's default), so
-    // only a world of two or more is held against the other files' ranks.
-    if (declared != run.ranks.end() && declared->world_size > 1 &&
-        r.rank >= declared->world_size) {
-      throw TraceError(r.path, kNoOffset,
-                       "its rank " + std::to_string(r.rank) + " is outside the world of " +
-                           std::to_string(declared->world_size) + " ranks that " + declared->path +
-                           " declares: the files are not from one run (open each run's files "
-                           "separately)");
-    }
+    if (declared == run.ranks.end()) continue;
+    if (const auto why = rankOutsideDeclaredWorld(*declared, r, by_order_paths.contains(r.path)))
+      throw TraceError(r.path, kNoOffset, *why);
   }
   alignRanks(run);
   const fs::path first(files.front());

@@ -35,6 +35,12 @@ bool startsAsRunDigest(const std::string& path);
 // some (a run kept as one folder per node).
 std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
                                           std::vector<std::string>* skipped = nullptr);
+// Why `r` cannot be a rank of the run whose world `declared` states: a rank at or beyond a
+// declared world of two or more (a world of 1 is also what an importer that says nothing leaves).
+// `numbered_by_order`: r's number came from its file's process order, after the files before it.
+std::optional<std::string> rankOutsideDeclaredWorld(const RankTrace& declared, const RankTrace& r,
+                                                    bool numbered_by_order);
+
 // Throws TraceError naming a file that `files` holds twice (by name and through its folder, say):
 // a slip of the command line that would make two ranks 0, or a made-up second rank.
 void refuseRepeatedFiles(const std::vector<std::string>& files);
