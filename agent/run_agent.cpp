@@ -191,16 +191,7 @@ std::vector<std::int32_t> writtenRanks(const SimRunResult& result) {
 
 int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec || !std::filesystem::is_directory(o.out_dir)) {
-    const bool file =
-        std::filesystem::exists(o.out_dir) && !std::filesystem::is_directory(o.out_dir);
-    throw std::runtime_error("--out " + o.out_dir + ": " +
-                             (file ? std::string("is a file, not a folder; give a folder for the "
-                                                 "rank files")
-                                   : "cannot create the folder: " + ec.message()));
-  }
+  makeOutFolder(o.out_dir);
   auto result = runSimulation(o, &out);
   writeRankTraces(result.ranks, o.out_dir);
   if (result.fault) {

@@ -2,9 +2,11 @@
 // Runs the agent as the command line asks: trains on the chosen backend and writes one trace per
 // rank. Progress goes to `out` as JSON lines, errors to `err`; returns the process exit code.
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,19 @@ inline constexpr int kExitBackendUnavailable = 3;
 inline constexpr int kExitFailed = 1;
 
 int runAgent(const AgentOptions& options, std::ostream& out, std::ostream& err);
+// Creates --out's folder; throws std::runtime_error saying so when it names a file, or cannot be
+// created (every backend, before it writes a trace). Inline: the CUDA backend's library comes
+// after this one's when linked.
+inline void makeOutFolder(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (!ec && std::filesystem::is_directory(out_dir)) return;
+  const bool file = std::filesystem::exists(out_dir) && !std::filesystem::is_directory(out_dir);
+  throw std::runtime_error(
+      "--out " + out_dir + ": " +
+      (file ? std::string("is a file, not a folder; give a folder for the rank files")
+            : "cannot create the folder: " + ec.message()));
+}
 int agentMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 // The simulated run without writing files: one finished trace per rank (ddpscope block filled,
