@@ -646,15 +646,12 @@ std::string runSummaryText(const RunSummary& rs) {
   return s;
 }
 
-namespace {
-// s left-aligned in `width` columns: UTF-8 continuation bytes ("µ") take no column.
 std::string padded(const std::string& s, std::size_t width) {
   std::size_t columns = 0;
   for (unsigned char c : s)
     columns += (c & 0xC0) != 0x80;
   return columns >= width ? s : s + std::string(width - columns, ' ');
 }
-}  // namespace
 
 namespace {
 

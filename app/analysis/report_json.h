@@ -14,6 +14,10 @@ std::string reportToText(const RunReport& report);
 // The run summary in a few readable lines, its step rule first (the text report's head).
 std::string runSummaryText(const RunSummary& summary);
 
+// s left-aligned in `width` columns of a text table: UTF-8 continuation bytes ("µ", "–") take
+// no column.
+std::string padded(const std::string& s, std::size_t width);
+
 // Formats a duration with the unit that keeps three significant digits (s, ms, µs, ns).
 std::string formatDuration(TimeNs ns);
 

@@ -316,24 +316,18 @@ std::string toText(const WhatIfResult& r) {
                     "kernels with, %d without)\n",
                     m.slowdown.with_comm, m.slowdown.without_comm);
     o << b;
-    // Columns counted in characters, not bytes: the band's "–" and "µs" are two or three.
-    const auto cell = [](const std::string& text, std::size_t width) {
-      std::size_t columns = 0;
-      for (unsigned char c : text)
-        columns += (c & 0xC0) != 0x80;
-      return columns >= width ? text : text + std::string(width - columns, ' ');
-    };
-    o << "\n  " << cell("bucket MiB", 12) << cell("predicted step", 20) << cell("band", 26)
-      << cell("overlap", 10) << cell("exposed/step", 14) << "buckets\n";
+    // Columns counted in characters, not bytes (padded): the band's "–" and "µs".
+    o << "\n  " << padded("bucket MiB", 12) << padded("predicted step", 20) << padded("band", 26)
+      << padded("overlap", 10) << padded("exposed/step", 14) << "buckets\n";
     for (std::size_t i = 0; i < r.predictions.size(); ++i) {
       const auto& p = r.predictions[i];
       const std::string band = !noBandReason(p) ? us(p.step_us_low) + " – " + us(p.step_us_high)
                                : p.host_bound   ? std::string("none (host-bound)")
                                                 : std::string("none (none exposed)");
-      o << "  " << cell(p.config.bucket_mb == 0 ? "0 (tensor)" : mb(p.config.bucket_mb), 12)
-        << cell(us(p.step_us), 20) << cell(band, 26) << cell(percentText(p.overlap_pct, 1), 10)
-        << cell(us(p.exposed_comm_us), 14) << p.buckets
-        << (r.best && *r.best == i ? "  <- predicted best" : "")
+      o << "  " << padded(p.config.bucket_mb == 0 ? "0 (tensor)" : mb(p.config.bucket_mb), 12)
+        << padded(us(p.step_us), 20) << padded(band, 26)
+        << padded(percentText(p.overlap_pct, 1), 10) << padded(us(p.exposed_comm_us), 14)
+        << p.buckets << (r.best && *r.best == i ? "  <- predicted best" : "")
         << (p.host_bound ? "  (host-bound)" : "") << "\n";
     }
     for (const auto& p : r.predictions)
