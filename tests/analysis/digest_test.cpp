@@ -143,8 +143,6 @@ TEST(Digest, FilesOfOtherRunsAndRepeatedRanksAreRefused) {
   fs::remove_all(b);
 }
 
-// What processes of an MPI job send each other: the partials, as bytes, give the same digest; a
-// truncated message is refused.
 // A rank's own warnings travel with it (a thousand-rank overview must show the broken trace):
 // the empty trace's, as summary --json states them, through the partials' bytes too.
 TEST(Digest, ARanksWarningsAreKept) {
@@ -170,6 +168,8 @@ TEST(Digest, ARanksWarningsAreKept) {
   fs::remove_all(dir);
 }
 
+// What processes of an MPI job send each other: the partials, as bytes, give the same digest; a
+// truncated message is refused.
 TEST(Digest, PartialsAsBytesGiveTheSameDigest) {
   const fs::path dir = writeRun("bytes");
   const auto files = trace::expandTracePaths({dir.string()});
