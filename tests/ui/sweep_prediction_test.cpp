@@ -523,9 +523,13 @@ TEST(SweepPredictionReport, CancelledPredictionStillWritesTheReport) {
   MainWindow w;
   w.setErrorDialogsEnabled(false);
   w.show();
-  w.session()->addRun(load({kResnet}));
-  ASSERT_TRUE(w.sweepPanel()->predictionPending());
+  auto run = load({kResnet});
+  // The cancel is posted before the run starts its prediction, so it reaches the report's wait
+  // ahead of the prediction's result, however fast the prediction is (posted events keep their
+  // order).
   QTimer::singleShot(0, w.sweepPanel(), [&] { w.sweepPanel()->cancelPrediction(); });
+  w.session()->addRun(std::move(run));
+  ASSERT_TRUE(w.sweepPanel()->predictionPending());
   const QString out = dir.filePath(QStringLiteral("cancelled"));
   QString error;
   ASSERT_TRUE(w.exportReport(out, &error)) << error.toStdString();
