@@ -17,6 +17,29 @@ std::string pctText(double v) {
   std::snprintf(b, sizeof b, "%.1f %%", v);
   return b;
 }
+// "one allreduce per tensor, 1, 2 and 5 MiB".
+std::string sizeListText(std::vector<double> sizes) {
+  std::sort(sizes.begin(), sizes.end());  // per tensor (0) first, the MiB after it
+  std::vector<std::string> items;
+  bool any_mib = false;
+  for (double mb : sizes) {
+    if (mb == 0) {
+      items.push_back(bucketSizeText(0));
+      continue;
+    }
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", mb);
+    items.emplace_back(b);
+    any_mib = true;
+  }
+  std::string t;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) t += i + 1 == items.size() ? " and " : ", ";
+    t += items[i];
+  }
+  if (any_mib) t += " MiB";
+  return t;
+}
 }  // namespace
 
 std::vector<WhatIfConfig> whatIfSweepConfigs(const std::vector<double>& sizes,
@@ -72,11 +95,23 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     for (const auto& q : result.predictions)
       if (q.config.bucket_mb == *result.base_bucket_mb && q.step_us > 0) base_in_scenario = &q;
   }
+  if (scenario_changed) r.model_error_pct = kWhatIfScenarioModelErrorPct;
   const double base = base_in_scenario ? base_in_scenario->step_us : result.base_step_us;
   r.baseline_step_us = base;
   r.saving_pct = 100.0 * (base - p.step_us) / base;
   r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
-  r.clear_saving = r.saving_pct > std::max(r.band_pct, 0.5);
+  r.clear_saving = r.saving_pct > std::max(r.band_pct, r.model_error_pct);
+  for (std::size_t i = 0; i < result.predictions.size(); ++i) {
+    const Prediction& q = result.predictions[i];
+    if (i == r.prediction || !(q.step_us > 0) ||
+        100.0 * (q.step_us - p.step_us) / p.step_us > r.model_error_pct)
+      continue;
+    // Both host-bound: the host's own time sets both steps, not the model of the GPU's work.
+    if (p.host_bound && q.host_bound)
+      ++r.host_bound_alike;
+    else
+      r.close_mb.push_back(q.config.bucket_mb);
+  }
   // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
   // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
@@ -107,10 +142,24 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
   } else if (!r.clear_saving) {
-    t += ": a saving within the prediction's uncertainty (or under 0.5 %), so no size tried is "
-         "clearly faster than the recorded configuration";
+    t += ": a saving within the band or the model's own error (" + pctText(r.model_error_pct) +
+         "), so no size tried is clearly faster than the recorded configuration";
   }
   t += ".";
+  if (!r.close_mb.empty()) {
+    t += " The prediction cannot rank sizes closer than its own error against the simulator (" +
+         pctText(r.model_error_pct) + "): " + sizeListText(r.close_mb) +
+         (r.close_mb.size() == 1 ? " is" : " are") + " predicted within it of " +
+         bucketSizeText(c.bucket_mb) + "; measure " +
+         (r.close_mb.size() == 1 ? std::string("both")
+                                 : "those " + std::to_string(r.close_mb.size() + 1) + " sizes") +
+         " to choose among them.";
+  }
+  if (r.host_bound_alike > 0)
+    t += " At " + std::to_string(r.host_bound_alike) + " other size" +
+         (r.host_bound_alike == 1 ? "" : "s") +
+         " the step is host-bound as well: the host's own time sets it there, so the bucket size "
+         "changes it little.";
   r.text = std::move(t);
   return r;
 }

@@ -15,6 +15,15 @@ namespace ddpscope::analysis {
 std::vector<WhatIfConfig> whatIfSweepConfigs(const std::vector<double>& sizes,
                                              const WhatIfConfig& base = {});
 
+// The predictor's own error on a saving, in points of the step time: the most by which the
+// predicted saving of one bucket size over the recorded one differed from the real saving in the
+// validation against the simulator (docs/WHATIF.md, "Validation"), rounded up: 1.74 in the recorded
+// scenario, 2.70 when the predictions change it (no overlap, overlap from a run without, another
+// world size). A band is the fits' uncertainty only; this is the model's, so sizes predicted closer
+// than it are not ranked, whatever their bands. A real GPU can differ more: a floor, not a bound.
+inline constexpr double kWhatIfModelErrorPct = 2.0;
+inline constexpr double kWhatIfScenarioModelErrorPct = 3.0;
+
 struct WhatIfRecommendation {
   std::size_t prediction = 0;  // index in WhatIfResult::predictions (its `best`)
   double bucket_mb = 0;        // 0: one allreduce per tensor
@@ -29,8 +38,19 @@ struct WhatIfRecommendation {
   // Half the width of the prediction's band, in % of its step time: the larger of the distances
   // from the predicted step time to its low and its high.
   double band_pct = 0;
-  // The saving exceeds both the band and 0.5 % of the step: worth changing the configuration.
+  // The model's own error on a saving: kWhatIfModelErrorPct, or kWhatIfScenarioModelErrorPct
+  // when the predictions change the scenario (world size, scales, overlap, first bucket).
+  double model_error_pct = kWhatIfModelErrorPct;
+  // The saving exceeds both the band and the model's error: worth changing the configuration.
   bool clear_saving = false;
+  // The other sizes predicted within the model's error of the best (their step at most
+  // model_error_pct % of the best's above it), in the order predicted, but for those host-bound
+  // like the best: the prediction cannot tell them from the best, so they are worth measuring
+  // before choosing.
+  std::vector<double> close_mb;
+  // The other sizes as close whose steps are host-bound like the best's: the host's own time sets
+  // both, so they are as fast and need no measuring; counted, not listed in close_mb.
+  std::size_t host_bound_alike = 0;
   std::string text;  // one sentence, every figure labelled as predicted
 };
 

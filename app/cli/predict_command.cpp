@@ -257,6 +257,39 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
     o += "null";
   }
   o += ", ";
+  key(o, "recommendation");
+  if (const auto rec = recommendWhatIf(r)) {
+    o += "{";
+    num(o, "bucket_mb", rec->bucket_mb);
+    o += ", ";
+    num(o, "saving_pct", rec->saving_pct, 4);
+    o += ", ";
+    num(o, "baseline_step_us", rec->baseline_step_us);
+    o += ", ";
+    num(o, "band_pct", rec->band_pct, 4);
+    o += ", ";
+    num(o, "model_error_pct", rec->model_error_pct, 4);
+    o += ", ";
+    key(o, "clear_saving");
+    o += rec->clear_saving ? "true" : "false";
+    o += ", ";
+    key(o, "close_mb");
+    o += "[";
+    for (std::size_t i = 0; i < rec->close_mb.size(); ++i) {
+      if (i) o += ", ";
+      trace::appendDouble(o, rec->close_mb[i]);
+    }
+    o += "], ";
+    key(o, "host_bound_alike");
+    trace::appendInt(o, static_cast<std::int64_t>(rec->host_bound_alike));
+    o += ", ";
+    key(o, "text");
+    trace::appendJsonString(o, rec->text);
+    o += "}";
+  } else {
+    o += "null";
+  }
+  o += ", ";
   key(o, "notes");
   o += "[";
   for (std::size_t i = 0; i < r.notes.size(); ++i) {

@@ -479,6 +479,25 @@ void SweepPanel::replot() {
   chart_->clearItems();
   predicted_badge_ = nullptr;
   markCurrentAndBest();
+  if (predicted_curve_->dataCount() > 0 && prediction_->recommendation) {
+    // The sizes under this line are closer to the predicted best than the model's own error: the
+    // prediction does not rank them (the recommendation's sentence names them).
+    const auto& rec = *prediction_->recommendation;
+    const double y = rec.step_us * (1 + rec.model_error_pct / 100) / 1e3;
+    auto* line = new QCPItemStraightLine(chart_);
+    line->point1->setCoords(0, y);
+    line->point2->setCoords(1, y);
+    line->setPen(QPen(colours::kPredicted, 1, Qt::DotLine));
+    auto* label = new QCPItemText(chart_);
+    label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    label->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    label->position->setCoords(0.99, y);
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    label->setText(tr("within the model's error (%1 %) of the predicted best")
+                       .arg(rec.model_error_pct, 0, 'f', 1));
+    label->setFont(QFont(font().family(), 8));
+    label->setColor(colours::kPredicted);
+  }
   if (predicted_curve_->dataCount() > 0) {
     // Every prediction carries its label: this chart is also the report's predicted figure.
     auto* badge = predicted_badge_ = new QCPItemText(chart_);

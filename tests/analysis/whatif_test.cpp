@@ -510,21 +510,21 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
   EXPECT_TRUE(other->clear_saving);
 
   // At another world size the sizes compare with the recorded size in that scenario: 50 MiB
-  // (1,560 µs) against 25 MiB there (1,580 µs), not against the recorded run's 1,000 µs.
+  // (1,500 µs) against 25 MiB there (1,580 µs), not against the recorded run's 1,000 µs.
   analysis::Prediction at25 = p, at50 = p;
   for (auto* q : {&at25, &at50})
     q->config.world_size = 64;
   at25.config.bucket_mb = 25;
   at25.step_us = 1580;
   at50.config.bucket_mb = 50;
-  at50.step_us = 1560;
-  at50.step_us_low = 1558;
-  at50.step_us_high = 1562;
+  at50.step_us = 1500;
+  at50.step_us_low = 1498;
+  at50.step_us_high = 1502;
   result.predictions = {at25, at50};
   result.best = 1;
   const auto scaled = analysis::recommendWhatIf(result);
   ASSERT_TRUE(scaled.has_value());
-  EXPECT_NEAR(scaled->saving_pct, 100.0 * 20 / 1580, 1e-9);
+  EXPECT_NEAR(scaled->saving_pct, 100.0 * 80 / 1580, 1e-9);
   EXPECT_EQ(scaled->baseline_step_us, 1580);
   EXPECT_EQ(scaled->recorded_step_us, 1000);
   EXPECT_TRUE(scaled->clear_saving);
@@ -533,7 +533,7 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
       << scaled->text;
   // 25 MiB fastest there: no change of size to advise.
   result.best = 0;
-  result.predictions[0].step_us = 1500;
+  result.predictions[0].step_us = 1400;
   const auto same_there = analysis::recommendWhatIf(result);
   ASSERT_TRUE(same_there.has_value());
   EXPECT_NE(same_there->text.find("the recorded size is the fastest of the sizes tried in this "
@@ -541,6 +541,62 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
             std::string::npos)
       << same_there->text;
   EXPECT_FALSE(same_there->clear_saving);
+}
+
+// A saving smaller than the model's own error against the simulator (kWhatIfModelErrorPct) is not
+// clear even with a band of no width, and the sizes predicted that close to the best are named to
+// be measured; sizes host-bound like the best are counted instead (the host sets both steps).
+TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
+  ASSERT_GT(analysis::kWhatIfModelErrorPct, 0.5);
+  analysis::WhatIfResult result;
+  result.model.usable = true;
+  result.base_step_us = 1000;
+  result.base_bucket_mb = 25;
+  auto at = [](double mb, double step_us) {
+    analysis::Prediction p;
+    p.config.bucket_mb = mb;
+    p.step_us = p.step_us_low = p.step_us_high = step_us;  // a band of no width
+    p.exposed_comm_us = 10;
+    return p;
+  };
+  const double e = analysis::kWhatIfModelErrorPct / 100;
+  // 5 MiB saves a little under the model's error; 1 MiB and 25 MiB are within it of 5 MiB;
+  // 100 MiB is just beyond it.
+  result.predictions = {at(1, 990 * (1 + e / 2)), at(5, 1000 * (1 - e * 0.9)), at(25, 1000),
+                        at(100, 1000 * (1 - e * 0.9) * (1 + e * 1.01))};
+  result.best = 1;
+  const auto rec = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_NEAR(rec->saving_pct, analysis::kWhatIfModelErrorPct * 0.9, 1e-9);
+  EXPECT_EQ(rec->band_pct, 0);
+  EXPECT_FALSE(rec->clear_saving) << rec->text;
+  EXPECT_EQ(rec->close_mb, (std::vector<double>{1, 25}));
+  EXPECT_EQ(rec->host_bound_alike, 0U);
+  EXPECT_NE(rec->text.find("no size tried is clearly faster"), std::string::npos) << rec->text;
+  EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure those 3 sizes"),
+            std::string::npos)
+      << rec->text;
+
+  // Twice the model's error is a clear saving, and nothing is within it of the best.
+  result.predictions[1].step_us = result.predictions[1].step_us_low =
+      result.predictions[1].step_us_high = 1000 * (1 - 2 * e);
+  result.predictions[0].step_us = result.predictions[3].step_us = 2000;
+  const auto clear = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(clear.has_value());
+  EXPECT_TRUE(clear->clear_saving) << clear->text;
+  EXPECT_TRUE(clear->close_mb.empty());
+  EXPECT_EQ(clear->text.find("cannot rank"), std::string::npos) << clear->text;
+
+  // Host-bound at the best and at 25 MiB: 25 MiB is counted as alike, not named.
+  result.predictions[1].step_us = 1000 * (1 - e / 2);
+  for (auto i : {1, 2})
+    result.predictions[static_cast<std::size_t>(i)].host_bound = true;
+  const auto host = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(host.has_value());
+  EXPECT_TRUE(host->close_mb.empty()) << host->text;
+  EXPECT_EQ(host->host_bound_alike, 1U);
+  EXPECT_NE(host->text.find("At 1 other size the step is host-bound as well"), std::string::npos)
+      << host->text;
 }
 
 }  // namespace
