@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -73,11 +74,16 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
                                     std::size_t file_index) {
   // Read first: a missing or unreadable file is the importer's clear error, not a bare
   // filesystem one from its size.
-  auto ranks = trace::importFile(path);
+  // The hash comes from the bytes the reader read anyway when it had them whole (a file of up to
+  // 16 MiB, or a gzip file's compressed bytes); a bigger plain file is read again for it.
+  std::optional<std::uint64_t> hash;
+  trace::ReadOptions read;
+  read.content_hash = &hash;
+  auto ranks = trace::importFile(path, read);
   DigestFile file;
   file.name = std::filesystem::path(path).filename().string();
   file.bytes = std::filesystem::file_size(path);
-  file.hash = fileHash(path);
+  file.hash = hash ? *hash : fileHash(path);
   std::vector<RankPartial> out;
   for (auto& imported : ranks) {
     trace::RankTrace& t = imported.trace;

@@ -625,3 +625,47 @@ TEST(PiecewiseParse, PiecesParsedWhereTheyLieGiveTheSameModelAndErrors) {
   EXPECT_EQ(errorOfFile(2, kSmallPiece / 4), expected);
   std::filesystem::remove_all(dir);
 }
+
+// The reader gives the file's content hash (fileContentHash's value) when it had the file's own
+// bytes whole on the way, so the digest does not read the file twice: a small file read, a
+// mapped file of up to 16 MiB copied whole, a gzip file before inflating (read, or mapped from
+// 1 MiB up). A big plain file parsed in pieces leaves it unset. The model is the same either way.
+TEST(ContentHash, TheReaderGivesTheFilesHashWhenItHadTheBytesWhole) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-hashed-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string mid = bigTrace(10'000, {});   // about 2 MB
+  const std::string big = bigTrace(100'000, {});  // about 22 MB: parsed in pieces
+  struct Case {
+    std::string name, bytes;
+    bool hashed;
+  };
+  const std::vector<Case> cases = {
+      {"small.json", bigTrace(1'000, {}), true},
+      {"mid.json", mid, true},
+      {"big.json", big, false},
+      {"mid.json.gz", gzipBytes(mid), true},
+      {"big.json.gz", gzipBytes(big, 1), true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto path = (dir / c.name).string();
+    std::ofstream(path, std::ios::binary) << c.bytes;
+    if (c.name == "big.json") {
+      ASSERT_GT(c.bytes.size(), std::size_t{16} << 20);
+    }
+    if (c.name == "big.json.gz") {
+      ASSERT_GE(c.bytes.size(), std::size_t{1} << 20);  // mapped, then inflated
+    }
+    std::optional<std::uint64_t> hash;
+    ReadOptions options;
+    options.content_hash = &hash;
+    const auto t = readTraceFile(path, options);
+    EXPECT_EQ(hash.has_value(), c.hashed);
+    if (hash) {
+      EXPECT_EQ(hashHex(*hash), hashHex(fileContentHash(path)));
+    }
+    EXPECT_EQ(describeDifference(t, readTraceFile(path)), "");
+  }
+  std::filesystem::remove_all(dir);
+}

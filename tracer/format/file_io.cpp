@@ -344,7 +344,8 @@ bool onLocalFilesystem(int fd) {
 }
 }  // namespace
 
-PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
+PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
+                            std::optional<std::uint64_t>* hash) {
   if (!limits.setting_error.empty()) throw TraceError(path, kNoOffset, limits.setting_error);
   // Non-blocking: opening a named pipe for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -379,6 +380,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
     if (mapped.mapped()) {
       if (isGzip(mapped.view())) {
         ::close(fd);
+        if (hash != nullptr) *hash = contentHash(mapped.view());
         return inflateBytes(mapped.view(), path, limits);
       }
       mapped.keepSource(fd);
@@ -403,9 +405,14 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits) {
   }
   ::close(fd);
   raw.setSize(got);
+  if (hash != nullptr) *hash = contentHash(raw.view());
   if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits);
   if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
   return raw;
+}
+
+std::uint64_t contentHash(std::string_view bytes) {
+  return XXH3_64bits(bytes.data(), bytes.size());
 }
 
 std::uint64_t fileContentHash(const std::string& path,

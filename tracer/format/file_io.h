@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,9 +123,11 @@ bool isGzip(std::string_view bytes);
 // file too large is refused before it is read; a gzip stream stops inflating at the limit), and
 // for folders, pipes and devices (never waiting on a pipe for a writer). A plain file of 1 MiB or
 // more on a local filesystem comes back mapped (PaddedBuffer::mapFile), its file kept open
-// (keepSource) for the parser's copies of its pieces.
-PaddedBuffer readTraceBytes(const std::string& path,
-                            const ReadLimits& limits = defaultReadLimits());
+// (keepSource) for the parser's copies of its pieces. With `hash`, the file's content hash
+// (fileContentHash's value) is stored there when the file's own bytes were in memory on the way
+// (a file read, or a gzip file inflated); a plain file that comes back mapped leaves it unset.
+PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits = defaultReadLimits(),
+                            std::optional<std::uint64_t>* hash = nullptr);
 
 // Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input.
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
@@ -139,6 +142,8 @@ std::string gzipBytes(std::string_view plain, int level = 3);
 // cannot be read.
 std::uint64_t fileContentHash(const std::string& path,
                               const std::function<void(std::uint64_t)>& after_chunk = {});
+// fileContentHash of bytes already in memory (the same value for the same bytes).
+std::uint64_t contentHash(std::string_view bytes);
 // 16 lower-case hex digits, the form the hashes are written in.
 std::string hashHex(std::uint64_t hash);
 

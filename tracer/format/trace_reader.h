@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +26,11 @@ struct ReadOptions {
   // Threads that may parse the pieces of one document (loadRun gives a file the cores the other
   // files leave free). The result is the same for any number.
   unsigned threads = 1;
+  // When set (readTraceFile), the file's content hash (fileContentHash's value) is stored here
+  // if the reader had the file's own bytes in memory whole on the way (a file read or copied
+  // whole, or a gzip file before inflating), so that a caller needing both does not read the
+  // file twice; left unset otherwise (a big plain file parsed in pieces).
+  std::optional<std::uint64_t>* content_hash = nullptr;
 };
 
 class LoadCancelled : public std::runtime_error {
