@@ -219,11 +219,14 @@ std::optional<std::pair<std::size_t, std::size_t>> DigestHeatmap::cellAt(
 
 QString DigestHeatmap::cellText(std::size_t row, std::size_t column) const {
   const auto& v = grid_.at(row, column);
-  return tr("rank %1 · step %2 · %3 %4")
-      .arg(grid_.ranks[row])
-      .arg(grid_.steps[column])
-      .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
-      .arg(v ? formatTime(*v) : tr("no value"));
+  const QString text = tr("rank %1 · step %2 · %3 %4")
+                           .arg(grid_.ranks[row])
+                           .arg(grid_.steps[column])
+                           .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
+                           .arg(v ? formatTime(*v) : tr("no value"));
+  if (row < row_notes_.size() && !row_notes_[row].isEmpty())
+    return text + QLatin1Char('\n') + row_notes_[row];
+  return text;
 }
 
 void DigestHeatmap::onHover(QMouseEvent* event) {

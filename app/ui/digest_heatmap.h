@@ -43,8 +43,12 @@ class DigestHeatmap : public QWidget {
   std::optional<double> drawnValue(std::size_t row, std::size_t column) const;
   // The (row, column) under a widget position of the plot; none outside the cells.
   std::optional<std::pair<std::size_t, std::size_t>> cellAt(const QPoint& plot_pos) const;
-  // What hovering a cell says: "rank 3 · step 5 · step time 41.2 ms" (or "no value").
+  // What hovering a cell says: "rank 3 · step 5 · step time 41.2 ms" (or "no value"), and the
+  // row's note (setRowNotes) on the lines after it.
   QString cellText(std::size_t row, std::size_t column) const;
+  // A note per row (the grid's order; empty: none), shown when a cell of the row is hovered: the
+  // rank's own warnings. Kept until set again, whatever figure the grid shows.
+  void setRowNotes(std::vector<QString> notes) { row_notes_ = std::move(notes); }
   // Selects the rows [first, last] (as a rectangle drag does) and emits ranksSelected.
   void selectRows(std::size_t first, std::size_t last);
   void clearSelection();
@@ -67,6 +71,7 @@ class DigestHeatmap : public QWidget {
   QString unit_;
   double unit_ns_ = 1e6;
   std::vector<std::int32_t> selected_;
+  std::vector<QString> row_notes_;
 };
 
 }  // namespace ddpscope::ui

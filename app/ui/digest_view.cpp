@@ -23,6 +23,8 @@
 namespace ddpscope::ui {
 
 namespace {
+// Ranks whose warnings are quoted under the headline; the rest are counted.
+constexpr int kRankWarningExamples = 3;
 constexpr analysis::DigestFigure kFigures[analysis::kDigestFigureCount] = {
     analysis::DigestFigure::StepTime, analysis::DigestFigure::ExposedComm,
     analysis::DigestFigure::MatchedWait};
@@ -147,6 +149,7 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     headline_->clear();
     late_->clear();
     warnings_->clear();
+    heatmap_->setRowNotes({});
     heatmap_->setGrid({}, colours::kCompute);
     return;
   }
@@ -180,6 +183,33 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
   QStringList warnings;
   for (const auto& w : d.warnings)
     warnings << QString::fromStdString(w);
+  // The ranks' own warnings: each on its row's hover, and a count with the first few here (a run
+  // of a thousand ranks could fill the tab).
+  std::vector<QString> notes;
+  notes.reserve(d.ranks.size());
+  QStringList examples;
+  int warned = 0;
+  for (const auto& r : d.ranks) {
+    QStringList own;
+    for (const auto& w : r.warnings)
+      own << tr("⚠ %1").arg(QString::fromStdString(w));
+    notes.push_back(own.join(QLatin1Char('\n')));
+    if (r.warnings.empty()) continue;
+    ++warned;
+    if (examples.size() < kRankWarningExamples)
+      examples << tr("rank %1: %2%3")
+                      .arg(r.rank)
+                      .arg(QString::fromStdString(r.warnings.front()))
+                      .arg(r.warnings.size() > 1 ? tr(" (and %1 more)").arg(r.warnings.size() - 1)
+                                                 : QString());
+  }
+  heatmap_->setRowNotes(std::move(notes));
+  if (warned > 0)
+    warnings << (warned == 1 ? tr("1 rank with warnings of its own")
+                             : tr("%1 ranks with warnings of their own").arg(warned)) +
+                    tr(" (hover a rank's row for all of them): ") +
+                    examples.join(QStringLiteral("; ")) +
+                    (warned > examples.size() ? QStringLiteral("; …") : QString());
   warnings_->setText(warnings.join(QLatin1Char('\n')));
   warnings_->setVisible(!warnings.isEmpty());
   // A figure with no value anywhere cannot be chosen.
@@ -206,6 +236,9 @@ void DigestView::showFigure() {
 
 QString DigestView::headlineText() const {
   return headline_->text();
+}
+QString DigestView::warningsText() const {
+  return warnings_->text();
 }
 QString DigestView::lateRankText() const {
   return late_->text();

@@ -47,6 +47,8 @@ class DigestView : public QWidget {
 
   // What the view says (for tests): the headline line, the late-rank line, the selection.
   QString headlineText() const;
+  // The warnings under the headline: the run's, then the ranks' own (counted, the first quoted).
+  QString warningsText() const;
   QString lateRankText() const;
   QString rankSelectionText() const;
   void setRankSelectionText(const QString& text);

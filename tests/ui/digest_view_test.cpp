@@ -322,6 +322,39 @@ TEST(DigestView, ASupersededDigestIsCancelledAndDropped) {
   EXPECT_FALSE(doomed_reported);
 }
 
+// A rank's own warnings (a digest keeps them per rank) are counted and quoted under the headline,
+// and given in full when a cell of its row is hovered; other rows have none.
+TEST(DigestView, ARanksOwnWarningsAreShownAndOnItsRow) {
+  DigestedRun run;
+  std::string json = run.json;
+  const auto rank5 = json.find("\"rank\": 5,");
+  ASSERT_NE(rank5, std::string::npos);
+  const std::string none = "\"warnings\": []";
+  const auto at = json.find(none, rank5);
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, none.size(),
+               "\"warnings\": [\"its trace lost 7 records\", \"a second thing to know\"]");
+  const QString path = run.dir.filePath(QStringLiteral("warned.digest.json"));
+  trace::writeFileAtomically(path.toStdString(), json);
+  auto w = window();
+  w->openPaths({path});
+  DigestView* view = w->digestView();
+  ASSERT_TRUE(waitFor([&] { return view->digest() != nullptr; })) << w->lastError().toStdString();
+  EXPECT_TRUE(view->warningsText().contains(
+      QStringLiteral("1 rank with warnings of its own (hover a rank's row for all of them): "
+                     "rank 5: its trace lost 7 records (and 1 more)")))
+      << view->warningsText().toStdString();
+  DigestHeatmap* map = view->heatmap();
+  ASSERT_EQ(map->grid().ranks[5], 5);
+  EXPECT_TRUE(map->cellText(5, 0).endsWith(
+      QStringLiteral("\n⚠ its trace lost 7 records\n⚠ a second thing to know")))
+      << map->cellText(5, 0).toStdString();
+  EXPECT_FALSE(map->cellText(4, 0).contains(QStringLiteral("⚠")));
+  // Still there with another figure drawn.
+  view->setFigure(analysis::DigestFigure::ExposedComm);
+  EXPECT_TRUE(map->cellText(5, 1).contains(QStringLiteral("⚠ a second thing to know")));
+}
+
 TEST(DigestView, ABadDigestSaysWhy) {
   QTemporaryDir dir;
   const QString path = dir.filePath(QStringLiteral("bad.digest.json"));
