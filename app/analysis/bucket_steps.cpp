@@ -22,16 +22,20 @@ std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection
     for (const auto& b : rank.buckets) {
       if (!inSelection(selection, b.step)) continue;
       auto& m = per_id[b.id];
+      m.bytes = m.samples == 0 || m.bytes == b.bytes ? b.bytes : -1;
       m.id = b.id;
       ++m.samples;
       m.hidden_ns += static_cast<double>(b.end_ns - b.start_ns - b.exposed_ns);
       m.exposed_ns += static_cast<double>(b.exposed_ns);
+      m.wait_ns += static_cast<double>(b.wait_ns);
     }
   }
   std::vector<BucketMean> out;
   for (auto& [id, m] : per_id) {
     m.hidden_ns /= m.samples;
     m.exposed_ns /= m.samples;
+    m.wait_ns /= m.samples;
+    if (m.bytes < 0) m.bytes = -1;
     out.push_back(m);
   }
   return out;

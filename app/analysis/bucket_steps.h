@@ -27,6 +27,10 @@ struct BucketMean {
   std::int32_t samples = 0;  // buckets (ranks × steps) the means are over
   double hidden_ns = 0;      // mean of allreduce duration − exposed
   double exposed_ns = 0;     // mean exposed
+  double wait_ns = 0;        // mean wait (allreduce start − ready)
+  // The bucket's size when every sample has the same known size; -1 otherwise (unknown, or an
+  // inferred bucket whose id holds different allreduces in different steps).
+  std::int64_t bytes = -1;
 };
 std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection& selection);
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "app/analysis/bucket_steps.h"
 #include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/stragglers.h"
@@ -714,15 +715,40 @@ std::string matchedText(const RunReport& report) {
   return s;
 }
 
+// One row per bucket id: the mean over the ranks and the run summary's steps (bucketMeans).
+std::string bucketMeansText(const RunReport& report, const RunSummary& summary) {
+  const auto means = bucketMeans(report, summary.selection);
+  if (means.empty()) return {};
+  const bool inferred = std::any_of(report.ranks.begin(), report.ranks.end(),
+                                    [](const RankReport& r) { return r.buckets_inferred; });
+  std::string s = std::string("buckets") + (inferred ? " (inferred from allreduce kernels)" : "") +
+                  ": mean per bucket over the ranks and " +
+                  (summary.selection.whole_trace ? "the whole trace" : "the run's steps") +
+                  " (--bucket-steps: each rank's and step's)\n";
+  s += "  id    MiB       samples  wait       allreduce  hidden     exposed\n";
+  for (const auto& m : means) {
+    char mib[32] = "n/a";
+    if (m.bytes >= 0)
+      std::snprintf(mib, sizeof mib, "%.3f", static_cast<double>(m.bytes) / (1 << 20));
+    const auto ns = [](double v) { return formatDuration(static_cast<TimeNs>(std::llround(v))); };
+    s += "  " + padded(std::to_string(m.id), 4) + "  " + padded(mib, 8) + "  " +
+         padded(std::to_string(m.samples), 7) + "  " + padded(ns(m.wait_ns), 9) + "  " +
+         padded(ns(m.hidden_ns + m.exposed_ns), 9) + "  " + padded(ns(m.hidden_ns), 9) + "  " +
+         ns(m.exposed_ns) + "\n";
+  }
+  return s + "\n";
+}
+
 }  // namespace
 
-std::string reportToText(const RunReport& report) {
+std::string reportToText(const RunReport& report, const TextOptions& options) {
   std::string s;
   char line[512];
   for (const auto& w : report.warnings)
     s += "warning: " + w + "\n";
   if (!report.warnings.empty()) s += "\n";
-  s += runSummaryText(summarizeRun(report));
+  const RunSummary summary = summarizeRun(report);
+  s += runSummaryText(summary);
   // The late rank belongs to the run's reading, not only to the matched-collectives section.
   if (const StragglerSummary st = summarizeStragglers(report); st.late_rank) {
     s += "  late rank " + std::to_string(*st.late_rank) + ": the last to start " +
@@ -730,6 +756,7 @@ std::string reportToText(const RunReport& report) {
          " collectives with a skew (matched collectives, below)\n";
   }
   s += "\n";
+  if (!options.bucket_steps) s += bucketMeansText(report, summary);
   if (report.rules != "built-in") s += "classification rules: " + report.rules + "\n\n";
   if (!report.ranks.empty())
     s += "per rank, over the whole trace (steps: each step's own figures)\n\n";
@@ -775,18 +802,18 @@ std::string reportToText(const RunReport& report) {
       s += "  time breakdown  n/a (no GPU activity)\n";
     }
     if (!r.steps.empty()) {
-      s += "  step      time        overlap     exposed    tail       DP eff.  allreduces\n";
+      s += "  step      time        overlap     exposed    tail       DP eff.   allreduces\n";
       for (const auto& st : r.steps) {
         s += "  " + padded(std::to_string(st.step), 8) + "  " +
              padded(formatDuration(st.dur_ns), 10) + "  " +
              padded(pctText(st.metrics.overlap_pct), 10) + "  " +
              padded(formatDuration(st.metrics.exposed_ns), 9) + "  " +
              padded(formatDuration(st.exposed_tail_ns), 9) + "  " +
-             padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 7) + "  " +
+             padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 8) + "  " +
              std::to_string(st.allreduces) + "\n";
       }
     }
-    if (!r.buckets.empty()) {
+    if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
       s += "  step  id    MiB       wait       duration   exposed    busbw\n";
       for (const auto& b : r.buckets) {

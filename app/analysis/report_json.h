@@ -10,7 +10,12 @@
 namespace ddpscope::analysis {
 
 std::string reportToJson(const RunReport& report);
-std::string reportToText(const RunReport& report);
+struct TextOptions {
+  // Every rank's buckets step by step (the JSON's rows); without it, one mean row per bucket over
+  // the ranks and the run summary's steps (analysis::bucketMeans, as the Buckets tab's chart).
+  bool bucket_steps = false;
+};
+std::string reportToText(const RunReport& report, const TextOptions& options = {});
 // The run summary in a few readable lines, its step rule first (the text report's head).
 std::string runSummaryText(const RunSummary& summary);
 

@@ -21,13 +21,15 @@ namespace {
 using namespace ddpscope;
 
 int summary(const std::vector<std::string>& paths, bool json, bool hta_compat,
-            const std::string& rules_file) {
+            const std::string& rules_file, bool bucket_steps) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(rules_file);  // before loading: fail fast
   const trace::Run run = trace::loadRun(paths);
   options.hta_compat = hta_compat;
   const auto report = analysis::analyzeRun(run, options);
-  std::cout << (json ? analysis::reportToJson(report) : analysis::reportToText(report));
+  analysis::TextOptions text;
+  text.bucket_steps = bucket_steps;
+  std::cout << (json ? analysis::reportToJson(report) : analysis::reportToText(report, text));
   return 0;
 }
 
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
       "ddpscope-cli: summaries of data-parallel training traces (ddpscope and PyTorch/Kineto)"};
   app.require_subcommand(1);
 
-  bool json = false, hta = false;
+  bool json = false, hta = false, bucket_steps = false;
   std::vector<std::string> paths;
   std::string rules_file;
   auto* sum =
@@ -86,6 +88,8 @@ int main(int argc, char** argv) {
   sum->add_option("--rules", rules_file,
                   "Classification rules to apply before the built-in ones (JSON Lines, "
                   "docs/RULES.md); default: $DDPSCOPE_RULES when set");
+  sum->add_flag("--bucket-steps", bucket_steps,
+                "Text: every rank's buckets step by step (default: one mean row per bucket)");
   sum->add_option("PATH", paths, "Trace files or run folders (one run)")->required();
 
   std::string in, out;
@@ -131,7 +135,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (*sum) return summary(paths, json, hta, rules_file);
+    if (*sum) return summary(paths, json, hta, rules_file, bucket_steps);
     if (*conv) {
       // Checked here rather than by the parser, which would name only --out.
       if (out.empty()) {

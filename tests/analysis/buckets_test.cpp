@@ -277,3 +277,34 @@ TEST(RunReport, AStepWithoutGpuWorkHasNoDpEfficiency) {
   const auto text = analysis::reportToText(analysis::analyzeRun(run));
   EXPECT_NE(text.find("time breakdown  n/a (no GPU activity)"), std::string::npos) << text;
 }
+
+// The text report gives one row per bucket, the mean over the ranks and the run's steps (the
+// Buckets tab's figures, analysis::bucketMeans), and each rank's step-by-step rows only when
+// asked. Bucket 0 of twoBuckets on two ranks: 4,000,000 B, ready at 1 µs, allreduce 1–3 µs with
+// its second half exposed.
+TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
+  trace::Run run;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    run.ranks.push_back(b.build());
+  }
+  const auto report = analysis::analyzeRun(run);
+  const std::string text = analysis::reportToText(report);
+  EXPECT_NE(text.find("buckets: mean per bucket over the ranks and "), std::string::npos) << text;
+  EXPECT_NE(text.find("  id    MiB       samples  wait       allreduce  hidden     exposed\n"
+                      "  0     3.815     2        0 ns       2.00 µs    1.00 µs    1.00 µs\n"
+                      "  1     "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("  step  id    MiB"), std::string::npos) << text;
+  analysis::TextOptions every;
+  every.bucket_steps = true;
+  const std::string all = analysis::reportToText(report, every);
+  EXPECT_EQ(all.find("buckets: mean per bucket"), std::string::npos);
+  EXPECT_NE(all.find("  step  id    MiB       wait       duration   exposed    busbw\n"
+                     "  0     0     3.815     0 ns       2.00 µs    1.00 µs    "),
+            std::string::npos)
+      << all;
+}
