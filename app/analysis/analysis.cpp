@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include "app/analysis/collectives.h"
+#include "app/analysis/run_summary.h"
 #include "app/analysis/step_breakdown.h"
 #include "tracer/format/memory.h"
 #include "tracer/format/parallel.h"
@@ -594,6 +595,8 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
   out.world_size = r_.world_size;
   out.world_size_declared = r_.world_size_declared;
   out.source = std::string(r_.source());
+  out.bucket_setting = bucketSettingText(r_.ddpscope);
+  out.overlap_setting = overlapSetting(r_.ddpscope);
   out.path = r_.path;
   out.incomplete = r_.ddpscope.incomplete;
   out.dropped_records = r_.ddpscope.dropped_records;

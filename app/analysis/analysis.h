@@ -172,6 +172,11 @@ struct RankReport {
   bool world_size_declared = true;  // false: the trace did not say it (see RankTrace)
   std::string source;
   std::string path;
+  // The gradient-bucket settings the trace records (ddpscope's configuration block): the cap
+  // ("25 MiB (first 1 MiB)", "per tensor"; bucketSettingText) and whether allreduces were
+  // overlapped with backward; empty / none when the trace does not say (imported traces).
+  std::string bucket_setting;
+  std::optional<bool> overlap_setting;
   bool incomplete = false;
   std::int64_t dropped_records = 0;
   std::array<std::int64_t, kActivityClassCount> counts{};  // by ActivityClass

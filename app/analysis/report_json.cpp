@@ -641,6 +641,12 @@ std::string pctText(const std::optional<double>& v) {
 std::string runSummaryText(const RunSummary& rs) {
   const RunFigureText t = runFigureText(rs);
   std::string s = "run: " + t.ranks + ", " + t.scope + "\n";
+  if (!rs.bucket_setting.empty())
+    s += "  recorded with buckets " + rs.bucket_setting +
+         (rs.overlap_setting == false  ? ", not overlapped"
+          : rs.overlap_setting == true ? ", overlapped with backward"
+                                       : "") +
+         "\n";
   s += "  step " + t.step + " (slowest rank, mean) · overlap " + t.overlap + " · exposed " +
        t.exposed + " · DP efficiency " + t.dp_efficiency + " · GPU idle " + t.gpu_idle + "\n";
   if (const auto why = overlapReading(rs); !why.empty()) s += "  " + why + "\n";

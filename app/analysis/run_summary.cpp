@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -248,6 +249,10 @@ RunSummary summarizeRun(const RunReport& report) {
   s.steps_used = static_cast<std::int32_t>(steps.size());
   for (const auto& r : report.ranks)
     s.per_rank.push_back(rankFigures(r, s.selection));
+  if (!report.ranks.empty()) {
+    s.bucket_setting = report.ranks.front().bucket_setting;
+    s.overlap_setting = report.ranks.front().overlap_setting;
+  }
   if (steps.empty()) {
     summarizeWholeTrace(report, s);
     return s;
@@ -322,19 +327,53 @@ std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
     world = std::max(world, rank.world_size);
   s += " · " + std::to_string(world) + (world == 1 ? " rank" : " ranks");
   if (!with_buckets) return s;
-  const auto mb = b.configValue("bucket_mb");
-  if (mb.empty()) {
+  const std::string buckets = bucketSettingText(b);
+  if (buckets.empty()) {
     s += " · buckets not recorded";
   } else {
-    s += " · buckets " + (unquoted(mb) == "0" ? std::string("per tensor") : unquoted(mb) + " MiB");
-    if (const auto first = b.configValue("first_bucket_mb"); !first.empty() && unquoted(mb) != "0")
-      s += " (first " + unquoted(first) + " MiB)";
-    if (b.configValue("overlap") == "false") s += ", not overlapped";
+    s += " · buckets " + buckets;
+    if (overlapSetting(b) == false) s += ", not overlapped";
   }
   return s;
 }
 
+namespace {
+// A size as written in the configuration, shortest form: "0.1", not "0.10000000000000001".
+std::string mibText(std::string_view raw) {
+  const std::string text = unquoted(raw);
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') return text;
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+}  // namespace
+
+std::string bucketSettingText(const trace::DdpscopeBlock& b) {
+  const auto mb = b.configValue("bucket_mb");
+  if (mb.empty()) return "";
+  const std::string cap = mibText(mb);
+  if (cap == "0") return "per tensor";
+  std::string s = cap + " MiB";
+  if (const auto first = b.configValue("first_bucket_mb"); !first.empty())
+    s += " (first " + mibText(first) + " MiB)";
+  return s;
+}
+
+std::optional<bool> overlapSetting(const trace::DdpscopeBlock& b) {
+  const auto v = b.configValue("overlap");
+  if (v == "true") return true;
+  if (v == "false") return false;
+  return std::nullopt;
+}
+
 std::string overlapReading(const RunSummary& s) {
+  if (s.overlap_setting == false && s.overlap_pct)
+    return "overlap " + percentText(s.overlap_pct, 2) +
+           ": recorded without overlap (every allreduce launched after backward), so only the "
+           "work after backward can hide communication; with overlap, allreduces start during "
+           "backward";
   if (s.buckets_per_step < 1 || s.buckets_per_step > 2 || !s.overlap_pct ||
       *s.overlap_pct >= kLowOverlapPct)
     return "";

@@ -86,15 +86,19 @@ struct RunSummary {
   TimeNs mean_bucket_wait_ns = 0;     // the first rank's buckets in the selected steps
 
   std::vector<RankFigures> per_rank;  // in the report's rank order
+  // The first rank's recorded bucket settings (RankReport::bucket_setting, overlap_setting).
+  std::string bucket_setting;
+  std::optional<bool> overlap_setting;
 
   bool hasSteps() const { return steps_used > 0; }
 };
 RunSummary summarizeRun(const RunReport& report);
 
-// Why the run's overlap is near zero, when the summary alone says why: "" or, with one or two
-// gradient buckets per step (DDP's small first one, then the rest) and overlap under
-// kLowOverlapPct, that they are reduced only when the backward pass has finished
-// (docs/METRICS.md, "The overlap reading").
+// Why the run's overlap is low, when the summary alone says why: "" or, for a run recorded
+// without overlap (every allreduce launched after backward), that only the work after backward
+// can hide communication; with one or two gradient buckets per step (DDP's small first one, then
+// the rest) and overlap under kLowOverlapPct, that they are reduced only when the backward pass
+// has finished (docs/METRICS.md, "The overlap reading").
 inline constexpr double kLowOverlapPct = 5.0;
 std::string overlapReading(const RunSummary& s);
 
@@ -119,6 +123,11 @@ std::string percentText(const std::optional<double>& pct, int decimals);
 // transformer, 12 layers, hidden 768 · backend sim · 8 ranks · buckets 25 MiB (first 1 MiB),
 // overlapped". Settings the trace does not say are left out ("buckets not recorded").
 std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
+// The bucket cap a trace records: "25 MiB (first 1 MiB)", "per tensor", or "" when it records
+// none (imported traces).
+std::string bucketSettingText(const trace::DdpscopeBlock& block);
+// Whether the trace records allreduces overlapped with backward; none when it does not say.
+std::optional<bool> overlapSetting(const trace::DdpscopeBlock& block);
 
 // "steps 5–6" / "steps 1, 3 and 4" / "step 2": a sorted list of step numbers in words.
 std::string stepListText(const std::vector<std::int32_t>& steps);

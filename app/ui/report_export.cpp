@@ -16,6 +16,11 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
     return false;
   };
   const QDir out(dir);
+  // A report is a folder of files; a file (or anything else) already at that path is not one.
+  if (const QFileInfo at(dir); at.exists() && !at.isDir())
+    return fail(QStringLiteral("%1 is a file, not a folder: a report is a folder (report.md, "
+                               "report.html and its figures); give a folder's name")
+                    .arg(dir));
   const bool made_folder = !QFileInfo(dir).isDir();
   if (made_folder && !QDir().mkpath(dir))
     return fail(QStringLiteral("cannot create the report folder %1").arg(dir));

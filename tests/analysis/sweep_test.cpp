@@ -268,4 +268,19 @@ TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
   EXPECT_GT(m.buckets_per_step, 1);
   EXPECT_EQ(analysis::overlapReading(m), "");
   EXPECT_EQ(analysis::runSummaryText(m).find("bucket per step"), std::string::npos);
+  EXPECT_EQ(m.overlap_setting, true);
+  EXPECT_NE(analysis::runSummaryText(m).find("  recorded with buckets 0.1 MiB (first 0.1 MiB), "
+                                             "overlapped with backward\n"),
+            std::string::npos)
+      << analysis::runSummaryText(m);
+  // Recorded without overlap: the setting, and why, whatever the overlap and the bucket count.
+  o.overlap = false;
+  const auto n = analysis::summarizeRun(analysis::analyzeRun(simulatedRun(o)));
+  EXPECT_EQ(n.overlap_setting, false);
+  EXPECT_NE(analysis::overlapReading(n).find(": recorded without overlap (every allreduce launched "
+                                             "after backward)"),
+            std::string::npos)
+      << analysis::overlapReading(n);
+  EXPECT_NE(analysis::runSummaryText(n).find("0.1 MiB (first 0.1 MiB), not overlapped\n"),
+            std::string::npos);
 }

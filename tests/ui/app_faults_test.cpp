@@ -460,6 +460,11 @@ TEST(AppFaults, FullDiskDuringExportLeavesNoPartialFileAndSaysWhy) {
   EXPECT_TRUE(f.controls->exportReportTo(out.filePath("review")));
   EXPECT_GT(QFileInfo(out.filePath("review/timeline.png")).size(), 1000);
   EXPECT_TRUE(readBytes(out.filePath("review/report.md")).contains("timeline.png"));
+  // A report given a file's path says the path is a file, and leaves the file as it was.
+  EXPECT_FALSE(f.controls->exportReportTo(keep));
+  EXPECT_TRUE(f.window->lastError().contains(keep + " is a file, not a folder"))
+      << f.window->lastError().toStdString();
+  EXPECT_EQ(readBytes(keep), QByteArray("the previous figure"));
 }
 
 TEST(AppFaults, IncompleteRunsAreMarkedInTheRunListHeadlineAndExports) {
