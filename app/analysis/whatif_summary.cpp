@@ -88,8 +88,10 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // Another scenario than the recorded one (world size, network, compute, overlap, first bucket):
   // sizes compare with the recorded size in that scenario, when it was predicted, not with the
   // recorded run (which had none of those changes).
-  const bool scenario_changed = c.first_bucket_mb || !c.overlap || c.world_size != 0 ||
-                                c.network_scale != 1 || c.compute_scale != 1;
+  // Overlap counts against the recorded setting: a run recorded without it, predicted with it,
+  // is another scenario too.
+  const bool scenario_changed = c.first_bucket_mb || c.overlap != result.model.recorded_overlap ||
+                                c.world_size != 0 || c.network_scale != 1 || c.compute_scale != 1;
   const Prediction* base_in_scenario = nullptr;
   if (scenario_changed && result.base_bucket_mb) {
     for (const auto& q : result.predictions)
@@ -116,7 +118,11 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
                         (!scenario_changed || base_in_scenario);
-  std::string t = "Predicted: ";
+  std::string t = "Predicted";
+  if (c.overlap != result.model.recorded_overlap)
+    t += c.overlap ? " with overlap (the run was recorded without)"
+                   : " without overlap (the run was recorded with it)";
+  t += ": ";
   t += c.bucket_mb == 0 ? "one allreduce per tensor" : bucketSizeText(c.bucket_mb) + " buckets";
   if (recorded) t += " (the recorded size)";
   const auto why = noBandReason(p);
@@ -147,13 +153,13 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   }
   t += ".";
   if (!r.close_mb.empty()) {
-    t += " The prediction cannot rank sizes closer than its own error against the simulator (" +
-         pctText(r.model_error_pct) + "): " + sizeListText(r.close_mb) +
-         (r.close_mb.size() == 1 ? " is" : " are") + " predicted within it of " +
-         bucketSizeText(c.bucket_mb) + "; measure " +
-         (r.close_mb.size() == 1 ? std::string("both")
-                                 : "those " + std::to_string(r.close_mb.size() + 1) + " sizes") +
-         " to choose among them.";
+    t +=
+        " The prediction cannot rank sizes closer than its own error against the simulator (" +
+        pctText(r.model_error_pct) + "): " + sizeListText(r.close_mb) +
+        (r.close_mb.size() == 1 ? " is" : " are") + " predicted within it of " +
+        bucketSizeText(c.bucket_mb) + "; measure " +
+        (r.close_mb.size() == 1 ? std::string("both") : "them and " + bucketSizeText(c.bucket_mb)) +
+        " to choose among them.";
   }
   if (r.host_bound_alike > 0)
     t += " At " + std::to_string(r.host_bound_alike) + " other size" +

@@ -573,7 +573,7 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_EQ(rec->close_mb, (std::vector<double>{1, 25}));
   EXPECT_EQ(rec->host_bound_alike, 0U);
   EXPECT_NE(rec->text.find("no size tried is clearly faster"), std::string::npos) << rec->text;
-  EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure those 3 sizes"),
+  EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure them and 5 MiB"),
             std::string::npos)
       << rec->text;
 
@@ -597,6 +597,17 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_EQ(host->host_bound_alike, 1U);
   EXPECT_NE(host->text.find("At 1 other size the step is host-bound as well"), std::string::npos)
       << host->text;
+
+  // Recorded without overlap, predicted with it: another scenario. The text says so, the saving
+  // is against 25 MiB predicted with overlap, and the model's error is the scenario's.
+  result.model.recorded_overlap = false;
+  const auto overlapped = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(overlapped.has_value());
+  EXPECT_EQ(overlapped->text.rfind("Predicted with overlap (the run was recorded without): ", 0),
+            0U)
+      << overlapped->text;
+  EXPECT_EQ(overlapped->baseline_step_us, 1000);
+  EXPECT_EQ(overlapped->model_error_pct, analysis::kWhatIfScenarioModelErrorPct);
 }
 
 }  // namespace
