@@ -35,7 +35,6 @@ std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection
     m.hidden_ns /= m.samples;
     m.exposed_ns /= m.samples;
     m.wait_ns /= m.samples;
-    if (m.bytes < 0) m.bytes = -1;
     out.push_back(m);
   }
   return out;

@@ -114,6 +114,11 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     else
       r.close_mb.push_back(q.config.bucket_mb);
   }
+  // The recorded size predicted within the model's error of the best is no clear saving either,
+  // whatever the saving against the measured step says (the sentence would contradict itself).
+  if (result.base_bucket_mb &&
+      std::find(r.close_mb.begin(), r.close_mb.end(), *result.base_bucket_mb) != r.close_mb.end())
+    r.clear_saving = false;
   // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
   // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&

@@ -30,7 +30,8 @@ struct WhatIfRecommendation {
   double step_us = 0;          // predicted
   double recorded_step_us = 0;
   // What the saving is measured against: the recorded step time, or, when the predictions change
-  // the scenario (world size, scales, no overlap, first bucket), the recorded bucket size's
+  // the scenario (world size, scales, overlap other than recorded, first bucket), the recorded
+  // bucket size's
   // prediction in that scenario when there is one.
   double baseline_step_us = 0;
   // (baseline − predicted) / baseline, in %: positive when the prediction is faster.
@@ -41,7 +42,8 @@ struct WhatIfRecommendation {
   // The model's own error on a saving: kWhatIfModelErrorPct, or kWhatIfScenarioModelErrorPct
   // when the predictions change the scenario (world size, scales, overlap, first bucket).
   double model_error_pct = kWhatIfModelErrorPct;
-  // The saving exceeds both the band and the model's error: worth changing the configuration.
+  // The saving exceeds both the band and the model's error, and the recorded size is not among
+  // close_mb: worth changing the configuration.
   bool clear_saving = false;
   // The other sizes predicted within the model's error of the best (their step at most
   // model_error_pct % of the best's above it), in the order predicted, but for those host-bound

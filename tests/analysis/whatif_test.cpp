@@ -608,6 +608,17 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
       << overlapped->text;
   EXPECT_EQ(overlapped->baseline_step_us, 1000);
   EXPECT_EQ(overlapped->model_error_pct, analysis::kWhatIfScenarioModelErrorPct);
+
+  // 2.5 % under the measured step, but the recorded 25 MiB is predicted within the model's error
+  // of it: not a clear saving (the sentence names 25 MiB to be measured).
+  result.model.recorded_overlap = true;
+  result.predictions = {at(5, 975), at(25, 985)};
+  result.best = 0;
+  const auto near = analysis::recommendWhatIf(result);
+  ASSERT_TRUE(near.has_value());
+  EXPECT_NEAR(near->saving_pct, 2.5, 1e-9);
+  EXPECT_EQ(near->close_mb, (std::vector<double>{25}));
+  EXPECT_FALSE(near->clear_saving) << near->text;
 }
 
 }  // namespace

@@ -527,7 +527,8 @@ TEST(SweepPredictionReport, CancelledPredictionStillWritesTheReport) {
   // The cancel is posted before the run starts its prediction, so it reaches the report's wait
   // ahead of the prediction's result, however fast the prediction is (posted events keep their
   // order).
-  QTimer::singleShot(0, w.sweepPanel(), [&] { w.sweepPanel()->cancelPrediction(); });
+  QMetaObject::invokeMethod(
+      w.sweepPanel(), [&] { w.sweepPanel()->cancelPrediction(); }, Qt::QueuedConnection);
   w.session()->addRun(std::move(run));
   ASSERT_TRUE(w.sweepPanel()->predictionPending());
   const QString out = dir.filePath(QStringLiteral("cancelled"));
