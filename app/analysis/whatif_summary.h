@@ -31,8 +31,7 @@ struct WhatIfRecommendation {
   double recorded_step_us = 0;
   // What the saving is measured against: the recorded step time, or, when the predictions change
   // the scenario (world size, scales, overlap other than recorded, first bucket), the recorded
-  // bucket size's
-  // prediction in that scenario when there is one.
+  // bucket size's prediction in that scenario when there is one.
   double baseline_step_us = 0;
   // (baseline − predicted) / baseline, in %: positive when the prediction is faster.
   double saving_pct = 0;
