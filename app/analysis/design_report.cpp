@@ -118,11 +118,10 @@ std::string bucketsCover(const DesignReportInput& in) {
 Table sweepTable(const std::vector<SweepPoint>& points) {
   Table t{{"bucket MiB", "step time", "overlap", "exposed / step", "allreduces / step", "steps"}};
   for (const auto& p : points) {
-    char ar[32], mb[32];
+    char ar[32];
     std::snprintf(ar, sizeof ar, "%.1f", p.summary.allreduces_per_step);
-    std::snprintf(mb, sizeof mb, "%g", p.bucket_mb);
     const auto f = runFigureText(p.summary);
-    t.push_back({mb, f.step, f.overlap, f.exposed, ar, f.scope});
+    t.push_back({mibNumberText(p.bucket_mb), f.step, f.overlap, f.exposed, ar, f.scope});
   }
   return t;
 }
@@ -267,9 +266,7 @@ std::vector<std::string> predictionLines(const WhatIfResult& w) {
       (w.base_step_us > 0 ? predictedMs(w.base_step_us) : std::string("n/a")) + " (" +
       w.model.selection.rule + "); base replay error ";
   if (const auto e = replayErrorPct(w.base_predicted_step_us, w.base_step_us)) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%+.2f %%", *e);
-    base += b;
+    base += signedText(*e, 2);
   } else {
     base += "n/a";
   }

@@ -299,6 +299,22 @@ std::string percentText(const std::optional<double>& pct, int decimals) {
   return b;
 }
 
+std::string signedText(double v, int decimals, std::string_view unit) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%+.*f", decimals, v);
+  // Rounded to zero: no sign, whichever side it came from.
+  if (std::string_view(b).find_first_of("123456789") == std::string_view::npos)
+    std::snprintf(b, sizeof b, "%.*f", decimals, 0.0);
+  return b + std::string(unit);
+}
+
+std::string mibNumberText(double mib) {
+  char b[48];
+  // Ten significant digits: 0.1 prints as "0.1", a million as "1000000" (not "1e+06").
+  std::snprintf(b, sizeof b, "%.10g", mib);
+  return b;
+}
+
 std::string unquoted(std::string_view raw) {
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
     return std::string(raw.substr(1, raw.size() - 2));
@@ -344,9 +360,7 @@ std::string mibText(std::string_view raw) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0') return text;
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
+  return mibNumberText(v);
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/analysis/analysis.h"
@@ -116,6 +117,12 @@ struct RunFigureText {
 RunFigureText runFigureText(const RunSummary& summary);
 // A percentage as the figures print it: `decimals` digits and " %", or "n/a".
 std::string percentText(const std::optional<double>& pct, int decimals);
+// A signed difference with its unit: "+1.2 %", "-0.4 pts"; no sign when it rounds to zero from
+// either side ("0.0 %", never "-0.0 %").
+std::string signedText(double v, int decimals, std::string_view unit = " %");
+// A size in MiB as every outlet prints it, the number alone: shortest form and never an
+// exponent ("0.5", "25", "1000000").
+std::string mibNumberText(double mib);
 
 // What a run is, in one line, for every section of a report or a comparison that must say
 // which run it covers: source, model, backend, world size and bucket configuration, from the

@@ -86,12 +86,9 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
                     "",     static_cast<double>(x), static_cast<double>(y)};
     const TimeNs d = y - x;
     r.delta = (d >= 0 ? "+" : "-") + formatDuration(d >= 0 ? d : -d);
-    if (x > 0) {
-      char pct[32];
-      std::snprintf(pct, sizeof pct, " (%+.1f %%)",
-                    100.0 * static_cast<double>(d) / static_cast<double>(x));
-      r.delta += pct;
-    }
+    if (x > 0)
+      r.delta +=
+          " (" + signedText(100.0 * static_cast<double>(d) / static_cast<double>(x), 1) + ")";
     rows.push_back(r);
   };
   auto addNumber = [&](const char* metric, std::optional<double> x, std::optional<double> y,
@@ -103,11 +100,7 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
       return std::string(buf);
     };
     ComparisonRow r{metric, f(x), f(y), "n/a", x.value_or(0), y.value_or(0)};
-    if (x && y) {
-      std::snprintf(buf, sizeof buf, "%+.*f%s", decimals, *y - *x,
-                    delta_unit != nullptr ? delta_unit : unit);
-      r.delta = buf;
-    }
+    if (x && y) r.delta = signedText(*y - *x, decimals, delta_unit != nullptr ? delta_unit : unit);
     rows.push_back(r);
   };
   rows.push_back({"steps covered", sa.selection.rule, sb.selection.rule, "", 0, 0});

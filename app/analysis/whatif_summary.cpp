@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/analysis/report_json.h"
+#include "app/analysis/run_summary.h"
 
 namespace ddpscope::analysis {
 
@@ -27,9 +28,7 @@ std::string sizeListText(std::vector<double> sizes) {
       items.push_back(bucketSizeText(0));
       continue;
     }
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", mb);
-    items.emplace_back(b);
+    items.push_back(mibNumberText(mb));
     any_mib = true;
   }
   std::string t;
@@ -56,9 +55,7 @@ std::vector<WhatIfConfig> whatIfSweepConfigs(const std::vector<double>& sizes,
 
 std::string bucketSizeText(double bucket_mb) {
   if (bucket_mb == 0) return "one allreduce per tensor";
-  char b[32];
-  std::snprintf(b, sizeof b, "%g MiB", bucket_mb);
-  return b;
+  return mibNumberText(bucket_mb) + " MiB";
 }
 
 std::optional<std::string> noBandReason(const Prediction& p) {

@@ -8,6 +8,7 @@
 #include "app/analysis/analysis.h"
 #include "app/analysis/collectives.h"
 #include "app/analysis/report_json.h"
+#include "app/analysis/run_summary.h"
 #include "app/analysis/sweep.h"
 #include "app/analysis/whatif.h"
 #include "app/analysis/whatif_summary.h"
@@ -53,9 +54,7 @@ std::vector<double> parseSizeList(const std::string& text) {
 }
 
 std::string mb(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
+  return mibNumberText(v);
 }
 std::string us(double v) {
   char b[48];
@@ -309,9 +308,9 @@ std::string toText(const WhatIfResult& r) {
   if (r.base_bucket_mb) o << ", buckets " << mb(*r.base_bucket_mb) << " MiB";
   o << "\n";
   if (m.usable) {
-    char e[32] = "n/a";
+    std::string e = "n/a";
     if (const auto err = replayErrorPct(r.base_predicted_step_us, r.base_step_us))
-      std::snprintf(e, sizeof e, "%+.2f %%", *err);
+      e = signedText(*err, 2);
     o << "predicted  replay of the recorded configuration " << us(r.base_predicted_step_us) << " ("
       << e << "); the GPU's work ends at " << us(r.base_predicted_gpu_end_us) << " (recorded "
       << us(r.base_gpu_end_us) << "); overlap " << percentText(r.base_predicted_overlap_pct, 2)
@@ -370,13 +369,10 @@ std::string toText(const WhatIfResult& r) {
       }
     if (r.best) {
       const auto& p = r.predictions[*r.best];
-      o << "\npredicted best: " << mb(p.config.bucket_mb) << " MiB, predicted step "
+      o << "\npredicted best: " << bucketSizeText(p.config.bucket_mb) << ", predicted step "
         << us(p.step_us);
-      if (const auto vs = replayErrorPct(p.step_us, r.base_step_us)) {
-        char s[64];
-        std::snprintf(s, sizeof s, " (%+.1f %% vs recorded)", *vs);
-        o << s;
-      }
+      if (const auto vs = replayErrorPct(p.step_us, r.base_step_us))
+        o << " (" << signedText(*vs, 1) << " vs recorded)";
       o << "\n";
     }
     if (const auto rec = recommendWhatIf(r)) o << rec->text << "\n";
@@ -415,8 +411,8 @@ int runPredict(const PredictArgs& a) {
     const auto sizes = a.bucket_mb ? parseSizeList(*a.bucket_mb) : defaultSweepSizes();
     std::optional<double> first;
     if (!a.first_bucket_mb.empty()) first = parseSize(a.first_bucket_mb, "--first-bucket-mb");
-    if (a.world_size != 0 && (a.world_size < 2 || a.world_size > 1 << 20))
-      throw BadArgument("--world-size: " + std::to_string(a.world_size) +
+    if (a.world_size && (*a.world_size < 2 || *a.world_size > 1 << 20))
+      throw BadArgument("--world-size: " + std::to_string(*a.world_size) +
                         " ranks (give 2 or more: one rank has no communication to predict)");
     if (!(a.network_scale > 0) || !std::isfinite(a.network_scale) || a.network_scale > 1e6)
       throw BadArgument("--network-scale: give a factor above 0");
@@ -425,7 +421,7 @@ int runPredict(const PredictArgs& a) {
     WhatIfConfig base;
     base.first_bucket_mb = first;
     base.overlap = !a.no_overlap;
-    base.world_size = a.world_size;
+    base.world_size = a.world_size.value_or(0);
     base.network_scale = a.network_scale;
     base.compute_scale = a.compute_scale;
     configs = whatIfSweepConfigs(sizes, base);
@@ -445,7 +441,7 @@ int runPredict(const PredictArgs& a) {
       std::cout << "warning: " << w << "\n";
     if (!report.warnings.empty()) std::cout << "\n";
   }
-  std::cout << (a.json ? toJson(result, a.world_size) : toText(result));
+  std::cout << (a.json ? toJson(result, a.world_size.value_or(0)) : toText(result));
   if (!a.json && !result.model.comm.empty())
     std::cout << "communication cost fitted by: " << result.model.comm.front().method << "\n";
   return 0;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ struct PredictArgs {
   bool json = false;
   std::optional<std::string> bucket_mb;  // comma list; none: the app's sweep sizes
   std::string first_bucket_mb;
-  std::int32_t world_size = 0;
+  std::optional<std::int32_t> world_size;  // none: as recorded
   bool no_overlap = false;
   double network_scale = 1;
   double compute_scale = 1;

@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "app/analysis/report_json.h"
+#include "app/analysis/run_summary.h"
 #include "app/ui/agent_run_job.h"
 #include "app/ui/format.h"
 #include "app/ui/loaded_run.h"
@@ -307,7 +308,7 @@ QString SweepPanel::predictionNotes() const {
                 "(recorded %7).")
                  .arg(
                      usText(w.base_predicted_step_us), usText(w.base_step_us),
-                     QString::asprintf("%+.2f %%", *err),
+                     QString::fromStdString(analysis::signedText(*err, 2)),
                      QString::fromStdString(analysis::percentText(w.base_predicted_overlap_pct, 2)),
                      QString::fromStdString(analysis::percentText(w.model.recorded_overlap_pct, 2)),
                      usText(w.base_predicted_exposed_us), usText(w.model.recorded_exposed_us));

@@ -38,6 +38,19 @@ RankReport rank(std::int32_t r, std::vector<StepReport> steps) {
 
 }  // namespace
 
+// Signed differences never print "-0.0", and sizes never an exponent ("1e+06 MiB").
+TEST(RunSummary, SignedDifferencesAndSizesInWords) {
+  EXPECT_EQ(analysis::signedText(1.234, 1), "+1.2 %");
+  EXPECT_EQ(analysis::signedText(-0.004, 2), "0.00 %");
+  EXPECT_EQ(analysis::signedText(0.004, 2), "0.00 %");
+  EXPECT_EQ(analysis::signedText(-0.006, 2), "-0.01 %");
+  EXPECT_EQ(analysis::signedText(-2.5, 1, " pts"), "-2.5 pts");
+  EXPECT_EQ(analysis::mibNumberText(1e6), "1000000");
+  EXPECT_EQ(analysis::mibNumberText(0.1), "0.1");
+  EXPECT_EQ(analysis::mibNumberText(25), "25");
+  EXPECT_EQ(analysis::mibNumberText(2.5), "2.5");
+}
+
 TEST(RunSummary, StepListsInWords) {
   EXPECT_EQ(analysis::stepListText({}), "no steps");
   EXPECT_EQ(analysis::stepListText({4}), "step 4");

@@ -445,7 +445,8 @@ TEST(SweepPredictionReport, ReportStatesTheCliPrediction) {
   }
   const auto base = json.value("base").toObject();
   const QString err =
-      QString::asprintf("base replay error %+.2f %%", base.value("replay_error_pct").toDouble());
+      QStringLiteral("base replay error ") +
+      QString::fromStdString(analysis::signedText(base.value("replay_error_pct").toDouble(), 2));
   EXPECT_TRUE(text.contains(err)) << err.toStdString();
   const auto fit = json.value("fit").toObject().value("communication").toArray().first().toObject();
   const QString fit_row =
