@@ -246,6 +246,27 @@ TEST(AtomicWrite, ASetOfFilesIsWrittenWholeOrNotAtAll) {
   fs::remove_all(dir);
 }
 
+// An output path that names a folder (`digest --out runs/`) is refused in the user's words, and
+// nothing is left beside it.
+TEST(AtomicWrite, AFolderInTheWayIsNamedAsOne) {
+  const auto dir = tempDir() / "folder-in-the-way";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out");
+  std::string error;
+  try {
+    writeFileAtomically((dir / "out").string(), "bytes");
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("it is a folder; give a file name"), std::string::npos) << error;
+  EXPECT_EQ(error.find("rename"), std::string::npos) << error;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"out"});
+  fs::remove_all(dir);
+}
+
 // A copied trace interns into its own strings: the copy's index must not point into the
 // original's storage (it did, and interning after the original was gone read freed memory).
 TEST(StringTable, ACopyIndexesItsOwnStrings) {

@@ -268,6 +268,31 @@ TEST(RunLoader, ADigestBesideTheTracesIsPassedOverAndSubfoldersAreNamed) {
   fs::remove_all(dir);
 }
 
+// A sweep's folder holds runs of their own, each with a rank 0: the hint names one to give, not
+// all of them together (which would fail as two ranks 0).
+TEST(RunLoader, SubfoldersThatAreRunsOfTheirOwnAreNamedOneAtATime) {
+  const auto dir = freshDir("sweep-parent");
+  for (const char* sub : {"bucket-1", "bucket-25"}) {
+    fs::create_directories(dir / sub);
+    writeTraceFile(oneKernelRank(0, 0, 0), (dir / sub / "rank-0.json.gz").string());
+    writeTraceFile(oneKernelRank(1, 0, 0), (dir / sub / "rank-1.json.gz").string());
+  }
+  try {
+    loadRun({dir.string()});
+    ADD_FAILURE() << "a folder without traces loaded";
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("; its subfolders bucket-1, bucket-25 hold some, each with a rank 0 (runs "
+                        "of their own): give one of them (e.g. '" +
+                        (dir / "bucket-1").string() + "')"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("together"), std::string::npos) << what;
+  }
+  EXPECT_EQ(loadRun({(dir / "bucket-25").string()}).ranks.size(), 2u);
+  fs::remove_all(dir);
+}
+
 TEST(RunLoader, EmptyFolderAndBadFileAreNamed) {
   const auto dir = freshDir("empty");
   EXPECT_THROW(loadRun({dir.string()}), TraceError);

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
@@ -522,6 +523,16 @@ std::string writeTemporary(const std::string& path, std::string_view bytes) {
   return tmp;
 }
 
+// Why the written temporary could not take the target's name, in the user's words: a folder
+// in the way is the common case (an output "file" that names a folder).
+std::string replaceError(const std::string& target, int err) {
+  if (err == EISDIR)
+    return "cannot write " + target + ": it is a folder; give a file name (e.g. " +
+           (std::filesystem::path(target) / "out").string() + ")";
+  return "cannot write " + target + ": " + std::strerror(err) +
+         "; the previous file, if any, is unchanged";
+}
+
 }  // namespace
 
 std::string writeFileAtomically(const std::string& path, std::string_view bytes,
@@ -539,7 +550,7 @@ std::string writeFileAtomically(const std::string& path, std::string_view bytes,
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + target + " (rename): " + std::strerror(err));
+    throw std::runtime_error(replaceError(target, err));
   }
   return target;
 }
@@ -563,8 +574,8 @@ void writeFilesAtomically(const std::vector<std::pair<std::string, std::string_v
     if (::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
       const int err = errno;
       remove_from(i);
-      throw std::runtime_error("cannot write " + files[i].first +
-                               " (rename): " + std::strerror(err));
+      throw std::runtime_error(replaceError(files[i].first, err) +
+                               (i > 0 ? "; the files before it were written" : ""));
     }
   }
 }

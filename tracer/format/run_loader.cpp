@@ -143,23 +143,33 @@ bool startsAsRunDigest(const std::string& path) {
 
 namespace {
 // The names of a folder's subfolders that hold trace files (sorted; at most `most`).
-std::vector<std::string> subfoldersWithTraces(const std::string& folder, std::size_t most) {
-  std::vector<std::string> out;
+struct TraceSubfolder {
+  std::string name;
+  bool has_rank0 = false;  // holds a rank-0 trace: a run of its own, not a node's share
+};
+std::vector<TraceSubfolder> subfoldersWithTraces(const std::string& folder, std::size_t most) {
+  std::vector<TraceSubfolder> out;
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code e;
     if (!it->is_directory(e)) continue;
+    TraceSubfolder sub{it->path().filename().string()};
+    bool any = false;
     for (fs::directory_iterator f(it->path(), e), fend; !e && f != fend; f.increment(e)) {
       std::error_code fe;
       const auto name = f->path().filename().string();
       if (f->is_regular_file(fe) && hasTraceSuffix(name) && !name.starts_with(".") &&
           !startsAsRunDigest(f->path().string())) {
-        out.push_back(it->path().filename().string());
-        break;
+        any = true;
+        if (name.starts_with("rank-0.")) {
+          sub.has_rank0 = true;
+          break;
+        }
       }
     }
+    if (any) out.push_back(std::move(sub));
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   if (out.size() > most) out.resize(most + 1);  // one more than shown: "and more"
   return out;
 }
@@ -197,13 +207,21 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
       constexpr std::size_t kShown = 4;
       if (const auto subs = subfoldersWithTraces(p, kShown); !subs.empty()) {
         std::string list, example;
+        std::size_t own_runs = 0;
         for (std::size_t k = 0; k < std::min(subs.size(), kShown); ++k) {
-          list += (list.empty() ? "" : ", ") + subs[k];
-          example += (example.empty() ? "'" : " '") + (fs::path(p) / subs[k]).string() + "'";
+          list += (list.empty() ? "" : ", ") + subs[k].name;
+          example += (example.empty() ? "'" : " '") + (fs::path(p) / subs[k].name).string() + "'";
+          own_runs += subs[k].has_rank0 ? 1 : 0;
         }
         if (subs.size() > kShown) list += " and more";
-        hint = "; its subfolders " + list + " hold some: give them together as one run (e.g. " +
-               example + (subs.size() > kShown ? " …" : "") + ")";
+        // Two with a rank 0 each are two runs (a sweep's folders), not one run's nodes.
+        if (own_runs >= 2)
+          hint = "; its subfolders " + list +
+                 " hold some, each with a rank 0 (runs of their own): give one of them (e.g. '" +
+                 (fs::path(p) / subs[0].name).string() + "')";
+        else
+          hint = "; its subfolders " + list + " hold some: give them together as one run (e.g. " +
+                 example + (subs.size() > kShown ? " …" : "") + ")";
       }
       throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")" + hint);
     }
