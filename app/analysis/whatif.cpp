@@ -2,6 +2,7 @@
 #include "app/analysis/whatif.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +56,51 @@ struct HostCall {
   std::int64_t correlation = trace::kNoCorrelation;
   const std::string* name = nullptr;
 };
+
+// y at x on the broken line through points sorted by x, flat beyond the first and last.
+double interpolate(const std::vector<std::pair<double, double>>& pts, double x) {
+  if (pts.empty()) return 0;
+  if (x <= pts.front().first) return pts.front().second;
+  if (x >= pts.back().first) return pts.back().second;
+  const auto hi = std::lower_bound(pts.begin(), pts.end(), x,
+                                   [](const auto& p, double v) { return p.first < v; });
+  const auto lo = hi - 1;
+  const double w = hi->first > lo->first ? (x - lo->first) / (hi->first - lo->first) : 1;
+  return lo->second + w * (hi->second - lo->second);
+}
+
+// The ranks not loaded, as one virtual peer: how long after this rank made each recorded bucket
+// ready the last of them reached it. A bucket's allreduce could start its transfer only when
+// they had all arrived, so they arrived at its end less its fitted cost; where that is later
+// than the allreduce's own start it waited for them, and the lag is measured. Where it did not
+// wait, they were there by its start: the lag is at most that, and is taken from the measured
+// ones around it within that bound. `buckets`: (ready, allreduce start, allreduce end, fitted
+// cost) per recorded bucket, relative µs. Returns the lag at each of `item_ends` (relative µs),
+// or nothing when no allreduce waited.
+std::vector<double> peerLags(const std::vector<std::array<double, 4>>& buckets,
+                             const std::vector<double>& item_ends) {
+  constexpr double kWaitUs = 1.0;  // shorter is the clock's and the fit's noise
+  std::vector<std::pair<double, double>> known, bounded;
+  for (const auto& [ready, start, end, cost] : buckets) {
+    const double peer = end - cost;
+    if (peer - start > kWaitUs)
+      known.push_back({ready, peer - ready});
+    else
+      bounded.push_back({ready, std::max(0.0, start - ready)});
+  }
+  if (known.empty()) return {};
+  const auto by_time = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::sort(known.begin(), known.end(), by_time);
+  std::vector<std::pair<double, double>> all = known;
+  for (const auto& [ready, bound] : bounded)
+    all.push_back({ready, std::clamp(interpolate(known, ready), 0.0, bound)});
+  std::sort(all.begin(), all.end(), by_time);
+  std::vector<double> out;
+  out.reserve(item_ends.size());
+  for (double t : item_ends)
+    out.push_back(interpolate(all, t));
+  return out;
+}
 
 // Every GPU event and host runtime call of one rank, binned by selected step.
 struct RankSteps {
@@ -429,6 +475,10 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
   for (const auto& d : first.ddpscope.buckets)
     defs.emplace(d.id, &d);
   m.steps.resize(m.selection.used.size());
+  // One rank's file of a larger run, collectives unmatched: the other ranks are a virtual peer.
+  const bool peers_not_loaded =
+      m.comm.front().includes_waits && static_cast<std::int32_t>(run.ranks.size()) < m.world_size;
+  double max_peer_lag_us = 0;
   for (std::size_t k = 0; k < m.selection.used.size(); ++k) {
     for (std::size_t r = 0; r < run.ranks.size(); ++r) {
       const auto* range = binned[r].range[k];
@@ -685,8 +735,56 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
       } else {
         st.host_floor_us = st.recorded_us;
       }
+      if (peers_not_loaded) {
+        // Each recorded bucket's allreduce, in bucket order: by bucket id with the metadata, by
+        // start for inferred buckets (one each, as inferred).
+        std::vector<const StepEvent*> by_bucket = bucket_comm;
+        std::stable_sort(by_bucket.begin(), by_bucket.end(), [&](const auto* a, const auto* b) {
+          return metadata ? a->bucket < b->bucket : a->start < b->start;
+        });
+        if (by_bucket.size() == st.recorded_bucket_tensors.size()) {
+          const auto& fit = m.comm.front();
+          std::vector<std::array<double, 4>> buckets;
+          std::size_t at = 0;
+          for (std::size_t b = 0; b < by_bucket.size(); ++b) {
+            std::int32_t ready = -1;
+            std::int64_t bytes = 0;
+            for (std::int32_t i = 0; i < st.recorded_bucket_tensors[b]; ++i, ++at) {
+              ready = std::max(ready, st.tensors[at].ready_item);
+              bytes += st.tensors[at].bytes;
+            }
+            if (ready < 0) continue;
+            if (!m.recorded_overlap) ready = st.backward_end_item;
+            buckets.push_back(
+                {rel(segs[static_cast<std::size_t>(ready)].end), rel(by_bucket[b]->start),
+                 rel(by_bucket[b]->end),
+                 fit.alpha_us + fit.beta_us_per_mib * static_cast<double>(bytes) / 1048576.0});
+          }
+          std::vector<double> ends;
+          ends.reserve(segs.size());
+          for (const auto& g : segs)
+            ends.push_back(rel(g.end));
+          st.peer_lag_us = peerLags(buckets, ends);
+          if (!st.peer_lag_us.empty()) {
+            const double most = *std::max_element(st.peer_lag_us.begin(), st.peer_lag_us.end());
+            max_peer_lag_us = std::max(max_peer_lag_us, most);
+          }
+        }
+      }
       m.steps[k].push_back(std::move(st));
     }
+  }
+  if (max_peer_lag_us > 0) {
+    const std::int32_t others = m.world_size - static_cast<std::int32_t>(run.ranks.size());
+    m.notes.push_back(
+        (others == 1
+             ? std::string("the rank not loaded is replayed as a peer")
+             : "the " + std::to_string(others) + " ranks not loaded are replayed as one peer") +
+        " that reaches each bucket as late as the recorded allreduces waited for it (up to " +
+        fmt("%.1f", max_peer_lag_us / 1e3) +
+        " ms after this rank made it ready), carried over to other bucket plans by when their "
+        "buckets become ready; the fitted α may be lag as well (every allreduce may have waited), "
+        "so the band spans α as fitted and α as lag");
   }
   std::erase_if(m.steps, [](const auto& v) { return v.empty(); });
   for (std::size_t i = 0; i < m.notes.size(); ++i)  // each note once
@@ -824,10 +922,16 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
   const double lat = p0 > 1 ? (p - 1) / (p0 - 1) : 1;
   const double bw = p0 > 1 ? ((p - 1) / p) / ((p0 - 1) / p0) : 1;
   const double s = std::max(0.0, m.slowdown.factor + c.slowdown_delta);
+  // One rank's file cannot tell the collective's latency from the other ranks' lag: the band's
+  // other reading moves α into the lag.
+  const bool alpha_as_lag =
+      c.latency_as_lag && std::any_of(ranks.begin(), ranks.end(),
+                                      [](const auto& st) { return !st.peer_lag_us.empty(); });
+  const double alpha_us = alpha_as_lag ? 0.0 : fit.alpha_us;
+  const double extra_lag_us = alpha_as_lag ? fit.alpha_us : 0.0;
   const auto comm_us = [&](std::int64_t bytes) {
     const double mib = static_cast<double>(bytes) / 1048576.0;
-    return (fit.alpha_us * lat + fit.beta_us_per_mib * mib * bw) * c.network_scale *
-           (1 + c.comm_error);
+    return (alpha_us * lat + fit.beta_us_per_mib * mib * bw) * c.network_scale * (1 + c.comm_error);
   };
   // The ranks replayed: the first min(loaded, p) loaded ranks (a larger p adds no new ranks).
   std::size_t n = ranks.size();
@@ -962,6 +1066,11 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
                                               calls * x.st->host_per_bucket_us);
       }
       start = std::max(start, arrival[r]);
+      // The ranks not loaded reach the bucket their recorded lag after this rank made it ready.
+      if (const auto at = c.overlap ? ready_item : x.st->backward_end_item;
+          at >= 0 && !x.st->peer_lag_us.empty())
+        start =
+            std::max(start, ready + x.st->peer_lag_us[static_cast<std::size_t>(at)] + extra_lag_us);
       if (r == 0) {
         PredictedBucket pb;
         pb.id = static_cast<std::int32_t>(b);
@@ -1131,8 +1240,19 @@ Prediction predictConfiguration(const WhatIfModel& model, const WhatIfConfig& co
   hi.slowdown_delta = model.slowdown.spread;
   const double mid = model.steps.size() <= kBandSteps ? p.step_us : run(config, false, kBandSteps);
   const double a = run(lo, false, kBandSteps) / mid, b = run(hi, false, kBandSteps) / mid;
-  p.step_us_low = p.step_us * std::min({a, b, 1.0});
-  p.step_us_high = p.step_us * std::max({a, b, 1.0});
+  // With ranks not loaded, their lag and the fitted α are one sum: the band spans both readings.
+  double lag = 1.0;
+  const bool peers = std::any_of(model.steps.begin(), model.steps.end(), [](const auto& ranks) {
+    return std::any_of(ranks.begin(), ranks.end(),
+                       [](const auto& st) { return !st.peer_lag_us.empty(); });
+  });
+  if (peers) {
+    WhatIfConfig as_lag = config;
+    as_lag.latency_as_lag = true;
+    lag = run(as_lag, false, kBandSteps) / mid;
+  }
+  p.step_us_low = p.step_us * std::min({a, b, lag, 1.0});
+  p.step_us_high = p.step_us * std::max({a, b, lag, 1.0});
   return p;
 }
 

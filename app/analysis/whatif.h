@@ -135,6 +135,11 @@ struct ReplayStep {
   std::string allreduce_name;                         // the name of a bucket's allreduce kernel
   // Tensors per recorded bucket, in bucket order (the tensors list is their concatenation).
   std::vector<std::int32_t> recorded_bucket_tensors;
+  // The ranks that were not loaded, as one virtual peer (one rank's file of a larger run): per
+  // item, how long after this rank's end of that item the last of them reached a bucket made
+  // ready by it, from the recorded allreduces' waits. Empty: none modelled (every rank loaded,
+  // or no allreduce waited).
+  std::vector<double> peer_lag_us;
 };
 
 struct WhatIfModel {
@@ -175,6 +180,9 @@ struct WhatIfConfig {
   double compute_scale = 1;     // compute times × this (2: compute half as fast)
   double comm_error = 0;        // internal: the fit's relative error applied (the band)
   double slowdown_delta = 0;    // internal: added to the fitted slowdown (the band)
+  // Internal (the band): with ranks not loaded, the fitted α counted as their lag instead of
+  // the collective's latency (one rank's file cannot tell the two apart).
+  bool latency_as_lag = false;
   // Replay the buckets as recorded (the first check of the model), ignoring the caps.
   bool as_recorded = false;
 };
