@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
@@ -662,6 +664,27 @@ std::string padded(const std::string& s, std::size_t width) {
 
 namespace {
 
+// Rows keyed by step, consecutive steps with the same text folded into one: (first step, last
+// step, text). A run of identical steps reads as one row ("0–5"), a change as a row of its own.
+struct FoldedRow {
+  std::int32_t first, last;
+  std::string text;
+};
+std::vector<FoldedRow> foldSteps(const std::vector<std::pair<std::int32_t, std::string>>& rows) {
+  std::vector<FoldedRow> out;
+  for (const auto& [step, text] : rows) {
+    if (!out.empty() && out.back().text == text && out.back().last + 1 == step)
+      out.back().last = step;
+    else
+      out.push_back({step, step, text});
+  }
+  return out;
+}
+std::string stepRangeText(const FoldedRow& r) {
+  return r.first == r.last ? std::to_string(r.first)
+                           : std::to_string(r.first) + "–" + std::to_string(r.last);
+}
+
 std::string fixed(double v, int decimals) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -809,15 +832,18 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     }
     if (!r.steps.empty()) {
       s += "  step      time        overlap     exposed    tail       DP eff.   allreduces\n";
-      for (const auto& st : r.steps) {
-        s += "  " + padded(std::to_string(st.step), 8) + "  " +
-             padded(formatDuration(st.dur_ns), 10) + "  " +
-             padded(pctText(st.metrics.overlap_pct), 10) + "  " +
-             padded(formatDuration(st.metrics.exposed_ns), 9) + "  " +
-             padded(formatDuration(st.exposed_tail_ns), 9) + "  " +
-             padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 8) + "  " +
-             std::to_string(st.allreduces) + "\n";
-      }
+      std::vector<std::pair<std::int32_t, std::string>> rows;
+      for (const auto& st : r.steps)
+        rows.emplace_back(
+            st.step, padded(formatDuration(st.dur_ns), 10) + "  " +
+                         padded(pctText(st.metrics.overlap_pct), 10) + "  " +
+                         padded(formatDuration(st.metrics.exposed_ns), 9) + "  " +
+                         padded(formatDuration(st.exposed_tail_ns), 9) + "  " +
+                         padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 8) +
+                         "  " + std::to_string(st.allreduces));
+      // Steps whose figures print the same are one row: "0–5".
+      for (const auto& f : foldSteps(rows))
+        s += "  " + padded(stepRangeText(f), 8) + "  " + f.text + "\n";
     }
     if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
@@ -872,17 +898,20 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     }
   }
   s += matchedText(report);
+  std::vector<std::pair<std::int32_t, std::string>> spread;
   for (const auto& sp : report.step_spread) {
     if (sp.slowest_rank >= 0) {
-      std::snprintf(line, sizeof line, "step %d across ranks: min %s, max %s (rank %d)\n", sp.step,
+      std::snprintf(line, sizeof line, "min %s, max %s (rank %d)",
                     formatDuration(sp.min_ns).c_str(), formatDuration(sp.max_ns).c_str(),
                     sp.slowest_rank);
     } else {
-      std::snprintf(line, sizeof line, "step %d across ranks: %s on every rank\n", sp.step,
-                    formatDuration(sp.min_ns).c_str());
+      std::snprintf(line, sizeof line, "%s on every rank", formatDuration(sp.min_ns).c_str());
     }
-    s += line;
+    spread.emplace_back(sp.step, line);
   }
+  for (const auto& f : foldSteps(spread))
+    s += (f.first == f.last ? "step " : "steps ") + stepRangeText(f) + " across ranks: " + f.text +
+         "\n";
   return s;
 }
 

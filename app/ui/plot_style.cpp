@@ -115,8 +115,10 @@ void putLegendBelow(QCustomPlot* plot) {
   layout->addElement(row, 0, plot->legend);
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
   // Room under the last row: rendered at 2x, text is a little taller than twice its 1x
-  // height, and a row flush with the bottom edge lost its descenders ("_", "p").
-  plot->legend->setMargins(QMargins(4, 0, 4, 6));
+  // height, and a row flush with the bottom edge lost its descenders ("_", "p"). On the sides,
+  // the room of the axis rect's own margin: a first swatch flush with the figure's edge looked
+  // cut off.
+  plot->legend->setMargins(QMargins(12, 0, 12, 6));
   layout->setRowStretchFactor(row, 0.001);
 }
 

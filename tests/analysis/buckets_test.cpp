@@ -308,3 +308,29 @@ TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
             std::string::npos)
       << all;
 }
+
+// Steps whose figures print the same are one row of a rank's step table ("0–2") and one line
+// across ranks ("steps 0–2 across ranks"); a step that differs breaks the run and has its own.
+TEST(RunReport, IdenticalStepsAreFoldedIntoOneRowAndADifferentOneIsNot) {
+  trace::Run run;
+  for (int rank = 0; rank < 2; ++rank) {
+    ddpscope::testing::TraceBuilder b;
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    for (int step = 0; step < 4; ++step) {
+      const std::int64_t at = step * 10'000;
+      const std::int64_t len = step == 3 ? 12'000 : 10'000;  // step 3 is longer on every rank
+      b.step(step, at, len);
+      b.kernel("gemm", at + 1'000, 5'000);
+    }
+    run.ranks.push_back(b.build());
+  }
+  const std::string text = analysis::reportToText(analysis::analyzeRun(run));
+  EXPECT_NE(text.find("\n  0–2       10.0 µs  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  3         12.0 µs  "), std::string::npos) << text;
+  EXPECT_EQ(text.find("\n  1         "), std::string::npos) << text;
+  EXPECT_NE(text.find("steps 0–2 across ranks: 10.0 µs on every rank\n"
+                      "step 3 across ranks: 12.0 µs on every rank\n"),
+            std::string::npos)
+      << text;
+}
