@@ -136,10 +136,9 @@ std::string sweepCovers(const DesignReportInput& in) {
   for (std::size_t i = 0; i < configs.size(); ++i)
     s += (i ? "; " : "") +
          (configs[i].empty() ? std::string("runs of unknown configuration") : configs[i]);
-  char range[96];
-  std::snprintf(range, sizeof range, ", bucket sizes %g–%g MiB (%zu runs).",
-                in.sweep.front().bucket_mb, in.sweep.back().bucket_mb, in.sweep.size());
-  s += range;
+  s += ", bucket sizes " + mibNumberText(in.sweep.front().bucket_mb) + "–" +
+       mibNumberText(in.sweep.back().bucket_mb) + " MiB (" + std::to_string(in.sweep.size()) +
+       " runs).";
   if (configs.size() != 1 || configs.front() != in.configuration_without_buckets) {
     s += " This sweep is NOT of the run reviewed above (" + in.configuration_without_buckets +
          "): its figures and recommendation are about the configuration it names.";

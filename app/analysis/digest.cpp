@@ -382,6 +382,8 @@ void putReport(Writer& w, const RankReport& r) {
   putMetrics(w, r.whole);
   w.pod(r.serialization_checked);
   w.pod(r.buckets_inferred);
+  w.str(r.bucket_setting);
+  w.opt(r.overlap_setting);
   w.pod<std::uint64_t>(r.steps.size());
   for (const auto& st : r.steps) {
     w.pod(st.step);
@@ -425,6 +427,8 @@ RankReport getReport(Reader& r) {
   out.whole = getMetrics(r);
   out.serialization_checked = r.pod<bool>();
   out.buckets_inferred = r.pod<bool>();
+  out.bucket_setting = r.str();
+  out.overlap_setting = r.opt<bool>();
   out.steps.resize(r.count());
   for (auto& st : out.steps) {
     st.step = r.pod<std::int32_t>();

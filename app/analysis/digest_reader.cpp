@@ -75,6 +75,11 @@ class Reader {
       fail(std::string("\"") + key + "\" is not a string");
     return std::string(s);
   }
+  // A field a digest may lack (added to the format later; absent reads as null).
+  bool has(element obj, const char* key) const {
+    element v;
+    return obj[key].get(v) == simdjson::SUCCESS && !v.is_null();
+  }
   bool boolean(element obj, const char* key) const {
     bool b = false;
     if (field(obj, key).get_bool().get(b) != simdjson::SUCCESS)
@@ -139,6 +144,8 @@ RunSummary readRun(const Reader& r, element run) {
   const element buckets = r.field(run, "buckets_per_step");
   s.buckets_per_step = buckets.is_null() ? 0 : r.int32(run, "buckets_per_step");
   s.mean_bucket_wait_ns = r.micros(run, "mean_bucket_wait_us").value_or(0);
+  if (r.has(run, "bucket_setting")) s.bucket_setting = r.text(run, "bucket_setting");
+  if (r.has(run, "overlap_setting")) s.overlap_setting = r.boolean(run, "overlap_setting");
   return s;
 }
 

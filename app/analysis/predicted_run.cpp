@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "app/analysis/run_summary.h"
 #include "app/analysis/whatif_summary.h"
 #include "tracer/format/json_text.h"
 
@@ -73,8 +74,7 @@ std::string predictedRunName(const std::string& recorded_name, const WhatIfConfi
                   bucketSizeText(config.bucket_mb);
   char b[64];
   if (config.first_bucket_mb && *config.first_bucket_mb != std::min(1.0, config.bucket_mb)) {
-    std::snprintf(b, sizeof b, " (first %g MiB)", *config.first_bucket_mb);
-    s += b;
+    s += " (first " + mibNumberText(*config.first_bucket_mb) + " MiB)";
   }
   if (!config.overlap) s += ", no overlap";
   if (config.world_size > 0) s += ", " + std::to_string(config.world_size) + " ranks";

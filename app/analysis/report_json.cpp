@@ -460,6 +460,15 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
   j.optional(rs.buckets_per_step > 0
                  ? std::optional(static_cast<double>(rs.mean_bucket_wait_ns) / 1000.0)
                  : std::nullopt);
+  // What the trace says it was recorded with (bucketSettingText, overlapSetting); null when it
+  // does not say (imported traces).
+  j.key("bucket_setting");
+  j.strOrNull(!rs.bucket_setting.empty(), rs.bucket_setting);
+  j.key("overlap_setting");
+  if (rs.overlap_setting)
+    j.boolean(*rs.overlap_setting);
+  else
+    j.null();
   j.close('}');
 }
 
@@ -831,7 +840,6 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
       s += "  time breakdown  n/a (no GPU activity)\n";
     }
     if (!r.steps.empty()) {
-      s += "  step      time        overlap     exposed    tail       DP eff.   allreduces\n";
       std::vector<std::pair<std::int32_t, std::string>> rows;
       for (const auto& st : r.steps)
         rows.emplace_back(
@@ -841,9 +849,20 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
                          padded(formatDuration(st.exposed_tail_ns), 9) + "  " +
                          padded(st.dp_efficiency ? pctText(*st.dp_efficiency * 100) : "n/a", 8) +
                          "  " + std::to_string(st.allreduces));
-      // Steps whose figures print the same are one row: "0–5".
-      for (const auto& f : foldSteps(rows))
-        s += "  " + padded(stepRangeText(f), 8) + "  " + f.text + "\n";
+      // Steps whose figures print the same are one row: "0–5". The step column is as wide as
+      // its widest range ("1000–1999"), 8 at least.
+      const auto folded = foldSteps(rows);
+      std::size_t width = 8;
+      for (const auto& f : folded) {
+        std::size_t columns = 0;
+        for (unsigned char c : stepRangeText(f))
+          columns += (c & 0xC0) != 0x80;
+        width = std::max(width, columns);
+      }
+      s += "  " + padded("step", width) +
+           "  time        overlap     exposed    tail       DP eff.   allreduces\n";
+      for (const auto& f : folded)
+        s += "  " + padded(stepRangeText(f), width) + "  " + f.text + "\n";
     }
     if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";

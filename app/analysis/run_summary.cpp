@@ -1,6 +1,7 @@
 #include "app/analysis/run_summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -300,6 +301,7 @@ std::string percentText(const std::optional<double>& pct, int decimals) {
 }
 
 std::string signedText(double v, int decimals, std::string_view unit) {
+  if (!std::isfinite(v)) return "n/a";
   char b[48];
   std::snprintf(b, sizeof b, "%+.*f", decimals, v);
   // Rounded to zero: no sign, whichever side it came from.

@@ -20,11 +20,9 @@ std::string fmtPct(double v) {
   std::snprintf(b, sizeof b, "%.1f %%", v);
   return b;
 }
+// As --bucket-mb and PyTorch's bucket_cap_mb, in the words of every other outlet.
 std::string fmtMb(double mb) {
-  char b[32];
-  if (mb == 0) return "per-tensor (0 MiB)";
-  std::snprintf(b, sizeof b, "%g MiB", mb);  // as --bucket-mb and PyTorch's bucket_cap_mb
-  return b;
+  return mb == 0 ? "per tensor (0 MiB)" : mibNumberText(mb) + " MiB";
 }
 std::optional<double> gainOver(const std::vector<SweepPoint>& points, double mb, TimeNs best_ns) {
   for (const auto& p : points) {
@@ -85,7 +83,7 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     ComparisonRow r{metric, formatDuration(x),      formatDuration(y),
                     "",     static_cast<double>(x), static_cast<double>(y)};
     const TimeNs d = y - x;
-    r.delta = (d >= 0 ? "+" : "-") + formatDuration(d >= 0 ? d : -d);
+    r.delta = (d > 0 ? "+" : d < 0 ? "-" : "") + formatDuration(d >= 0 ? d : -d);
     if (x > 0)
       r.delta +=
           " (" + signedText(100.0 * static_cast<double>(d) / static_cast<double>(x), 1) + ")";

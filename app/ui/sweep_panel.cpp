@@ -32,12 +32,13 @@ namespace {
 QString sizesText(const std::vector<double>& mb) {
   QStringList parts;
   for (double v : mb)
-    parts << QString::number(v, 'g', 6);
+    parts << QString::fromStdString(analysis::mibNumberText(v));
   return parts.join(QStringLiteral(", "));
 }
 
 QString mbLabel(double mb) {
-  return mb == 0 ? QStringLiteral("per tensor") : QString::number(mb, 'g', 6);
+  return mb == 0 ? QStringLiteral("per tensor")
+                 : QString::fromStdString(analysis::mibNumberText(mb));
 }
 
 double ms(trace::TimeNs ns) {

@@ -106,6 +106,16 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   EXPECT_NEAR(*d.run.overlap_pct, *summary.overlap_pct, 5e-5);  // written with 4 decimals
   ASSERT_TRUE(d.run.dp_efficiency && summary.dp_efficiency);
   EXPECT_NEAR(*d.run.dp_efficiency, *summary.dp_efficiency, 5e-7);
+  // The recorded settings, as the summary states them (absent from digests written before).
+  EXPECT_FALSE(summary.bucket_setting.empty());
+  EXPECT_EQ(d.run.bucket_setting, summary.bucket_setting);
+  EXPECT_EQ(d.run.overlap_setting, summary.overlap_setting);
+  EXPECT_EQ(analysis::parseDigest(std::string(json).replace(
+                                      json.find("\"bucket_setting\""),
+                                      std::string("\"bucket_setting\"").size(), "\"another_key\""),
+                                  "old.digest.json")
+                .run.bucket_setting,
+            "");
   // The headline reads the same from the digest as from the run.
   EXPECT_EQ(analysis::runFigureText(d.run).step, analysis::runFigureText(summary).step);
   EXPECT_EQ(analysis::runFigureText(d.run).exposed, analysis::runFigureText(summary).exposed);

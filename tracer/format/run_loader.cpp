@@ -215,13 +215,16 @@ std::vector<std::string> expandTracePaths(const std::vector<std::string>& paths,
         }
         if (subs.size() > kShown) list += " and more";
         // Two with a rank 0 each are two runs (a sweep's folders), not one run's nodes.
-        if (own_runs >= 2)
+        if (own_runs >= 2) {
+          const auto one =
+              std::find_if(subs.begin(), subs.end(), [](const auto& sub) { return sub.has_rank0; });
           hint = "; its subfolders " + list +
                  " hold some, each with a rank 0 (runs of their own): give one of them (e.g. '" +
-                 (fs::path(p) / subs[0].name).string() + "')";
-        else
+                 (fs::path(p) / one->name).string() + "')";
+        } else {
           hint = "; its subfolders " + list + " hold some: give them together as one run (e.g. " +
                  example + (subs.size() > kShown ? " …" : "") + ")";
+        }
       }
       throw TraceError(p, kNoOffset, "the folder contains no trace files (" + kinds + ")" + hint);
     }
