@@ -79,22 +79,35 @@ double interpolate(const std::vector<std::pair<double, double>>& pts, double x) 
 // or nothing when no allreduce waited.
 std::vector<double> peerLags(const std::vector<std::array<double, 4>>& buckets,
                              const std::vector<double>& item_ends) {
-  constexpr double kWaitUs = 1.0;  // shorter is the clock's and the fit's noise
+  // A wait shorter than a tenth of the allreduce's cost (and 1 µs) is the envelope's noise: the
+  // envelope keeps the fastest of each size, so most allreduces sit a little above it. Counted
+  // as lag, it would turn this rank's own queueing (start - ready) into the peer's.
+  constexpr double kWaitUs = 1.0, kWaitShare = 0.1;
   std::vector<std::pair<double, double>> known, bounded;
   for (const auto& [ready, start, end, cost] : buckets) {
     const double peer = end - cost;
-    if (peer - start > kWaitUs)
+    if (peer - start > std::max(kWaitUs, kWaitShare * cost))
       known.push_back({ready, peer - ready});
     else
       bounded.push_back({ready, std::max(0.0, start - ready)});
   }
   if (known.empty()) return {};
-  const auto by_time = [](const auto& a, const auto& b) { return a.first < b.first; };
-  std::sort(known.begin(), known.end(), by_time);
+  // Points at one time (a recording without overlap: every bucket ready at backward's end) are
+  // one point, the earliest arrival: the peer was ready for all of them then, and a later
+  // bucket that seems to have waited longer waited for its own turn on the chain (or noise).
+  // Sorted by time then lag, the first of each time is kept.
+  const auto merged = [](std::vector<std::pair<double, double>> pts) {
+    std::sort(pts.begin(), pts.end());
+    std::vector<std::pair<double, double>> out;
+    for (const auto& p : pts)
+      if (out.empty() || out.back().first != p.first) out.push_back(p);
+    return out;
+  };
+  known = merged(std::move(known));
   std::vector<std::pair<double, double>> all = known;
   for (const auto& [ready, bound] : bounded)
     all.push_back({ready, std::clamp(interpolate(known, ready), 0.0, bound)});
-  std::sort(all.begin(), all.end(), by_time);
+  all = merged(std::move(all));
   std::vector<double> out;
   out.reserve(item_ends.size());
   for (double t : item_ends)
@@ -215,9 +228,12 @@ struct SlowSample {
   const std::vector<double>* unslowed = nullptr;
 };
 
-SlowdownFit fitSlowdown(
-    std::map<std::string, std::vector<double>>& without,
-    const std::vector<std::pair<std::string, std::pair<double, double>>>& with) {
+// Kernels are keyed by their rank's interned name (one table per rank): a kernel is set against
+// the same kernel on its own rank, since a straggler's kernels are all slower and pooled with the
+// others' they would pass for the others' slowed ones.
+using KernelKey = const std::string*;
+SlowdownFit fitSlowdown(std::map<KernelKey, std::vector<double>>& without,
+                        const std::vector<std::pair<KernelKey, std::pair<double, double>>>& with) {
   SlowdownFit f;
   for (auto& [n, v] : without)
     std::sort(v.begin(), v.end());
@@ -439,8 +455,8 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
   for (std::size_t r = 0; r < run.ranks.size(); ++r)
     binned.push_back(binRank(run.ranks[r], activities[r], m.selection.used));
   {
-    std::map<std::string, std::vector<double>> without;
-    std::vector<std::pair<std::string, std::pair<double, double>>> with;
+    std::map<KernelKey, std::vector<double>> without;
+    std::vector<std::pair<KernelKey, std::pair<double, double>>> with;
     constexpr std::size_t kMaxSamples = 5000;
     for (std::size_t r = 0; r < binned.size(); ++r) {
       for (const auto& evs : binned[r].gpu) {
@@ -449,9 +465,9 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
           const auto inside = coveredBy(activities[r].comm, e.start, e.end);
           const auto dur = static_cast<double>(e.end - e.start) * kUs;
           if (inside == 0) {
-            without[*e.name].push_back(dur);
+            without[e.name].push_back(dur);
           } else if (inside * 2 >= e.end - e.start && with.size() < kMaxSamples) {
-            with.push_back({*e.name, {dur, static_cast<double>(inside) * kUs}});
+            with.push_back({e.name, {dur, static_cast<double>(inside) * kUs}});
           }
         }
       }
@@ -506,6 +522,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
 
       // Which communication kernels are buckets, which other collectives.
       std::vector<const StepEvent*> bucket_comm;
+      std::vector<std::int32_t> recorded_ids;  // with the metadata: each recorded bucket's id
       const auto& rr = report.ranks[r];
       std::vector<const BucketReport*> inferred;
       if (!metadata) {
@@ -617,6 +634,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
             st.tensors.push_back(t);
           }
           st.recorded_bucket_tensors.push_back(static_cast<std::int32_t>(d->params.size()));
+          recorded_ids.push_back(d->id);
         }
       } else {
         // Virtual tensors: each inferred bucket's bytes spread over the work since the previous
@@ -736,12 +754,26 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
         st.host_floor_us = st.recorded_us;
       }
       if (peers_not_loaded) {
-        // Each recorded bucket's allreduce, in bucket order: by bucket id with the metadata, by
-        // start for inferred buckets (one each, as inferred).
-        std::vector<const StepEvent*> by_bucket = bucket_comm;
-        std::stable_sort(by_bucket.begin(), by_bucket.end(), [&](const auto* a, const auto* b) {
-          return metadata ? a->bucket < b->bucket : a->start < b->start;
-        });
+        // Each recorded bucket with its one allreduce: by bucket id with the metadata (a bucket
+        // with none or several in this step is left out), by start for inferred buckets (one
+        // each, as inferred).
+        std::vector<const StepEvent*> by_bucket;
+        if (metadata) {
+          for (const auto id : recorded_ids) {
+            const StepEvent* only = nullptr;
+            int n = 0;
+            for (const auto* e : bucket_comm)
+              if (e->bucket == id) {
+                only = e;
+                ++n;
+              }
+            by_bucket.push_back(n == 1 ? only : nullptr);
+          }
+        } else {
+          by_bucket = bucket_comm;
+          std::stable_sort(by_bucket.begin(), by_bucket.end(),
+                           [](const auto* a, const auto* b) { return a->start < b->start; });
+        }
         if (by_bucket.size() == st.recorded_bucket_tensors.size()) {
           const auto& fit = m.comm.front();
           std::vector<std::array<double, 4>> buckets;
@@ -753,7 +785,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
               ready = std::max(ready, st.tensors[at].ready_item);
               bytes += st.tensors[at].bytes;
             }
-            if (ready < 0) continue;
+            if (ready < 0 || by_bucket[b] == nullptr) continue;
             if (!m.recorded_overlap) ready = st.backward_end_item;
             buckets.push_back(
                 {rel(segs[static_cast<std::size_t>(ready)].end), rel(by_bucket[b]->start),
@@ -781,8 +813,9 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
              ? std::string("the rank not loaded is replayed as a peer")
              : "the " + std::to_string(others) + " ranks not loaded are replayed as one peer") +
         " that reaches each bucket as late as the recorded allreduces waited for it (up to " +
-        fmt("%.1f", max_peer_lag_us / 1e3) +
-        " ms after this rank made it ready), carried over to other bucket plans by when their "
+        fmt("%.1f", max_peer_lag_us / 1e3) + " ms after this rank made it ready, " +
+        fmt("%.1f", (max_peer_lag_us + m.comm.front().alpha_us) / 1e3) +
+        " ms with the fitted α read as lag), carried over to other bucket plans by when their "
         "buckets become ready; the fitted α may be lag as well (every allreduce may have waited), "
         "so the band spans α as fitted and α as lag");
   }
@@ -929,6 +962,8 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
                                       [](const auto& st) { return !st.peer_lag_us.empty(); });
   const double alpha_us = alpha_as_lag ? 0.0 : fit.alpha_us;
   const double extra_lag_us = alpha_as_lag ? fit.alpha_us : 0.0;
+  // The ranks not loaded lag by their compute: slower compute (compute_scale) stretches it.
+  const double lag_scale = c.compute_scale;
   const auto comm_us = [&](std::int64_t bytes) {
     const double mib = static_cast<double>(bytes) / 1048576.0;
     return (alpha_us * lat + fit.beta_us_per_mib * mib * bw) * c.network_scale * (1 + c.comm_error);
@@ -1069,8 +1104,9 @@ StepOutcome replayStep(const WhatIfModel& m, const std::vector<ReplayStep>& rank
       // The ranks not loaded reach the bucket their recorded lag after this rank made it ready.
       if (const auto at = c.overlap ? ready_item : x.st->backward_end_item;
           at >= 0 && !x.st->peer_lag_us.empty())
-        start =
-            std::max(start, ready + x.st->peer_lag_us[static_cast<std::size_t>(at)] + extra_lag_us);
+        start = std::max(
+            start,
+            ready + (x.st->peer_lag_us[static_cast<std::size_t>(at)] + extra_lag_us) * lag_scale);
       if (r == 0) {
         PredictedBucket pb;
         pb.id = static_cast<std::int32_t>(b);

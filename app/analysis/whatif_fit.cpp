@@ -1,6 +1,7 @@
 // The what-if predictor's fits and PyTorch DDP's bucket rule (whatif.h).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "app/analysis/whatif.h"
@@ -109,6 +110,47 @@ LinearFit fitLowerEnvelope(const std::vector<double>& x, const std::vector<doubl
     ly.push_back(b);
   }
   LinearFit f = fitLine(lx, ly);
+  // Two or more sizes: the line under every size's shortest that lies closest to them (least
+  // total distance; a linear programme whose optimum is a line through two of them, or a flat
+  // or origin line through one). A least-squares line through the minima is pulled up by a size
+  // that waited in every sample (the first bucket of a run without overlap waits for the late
+  // rank's backward, the later ones do not): it would be a cost above what the others took.
+  if (lx.size() >= 2 && lx.size() <= 512) {
+    const auto feasible = [&](double a, double b) {
+      for (std::size_t k = 0; k < lx.size(); ++k)
+        if (a + b * lx[k] > ly[k] * (1 + 1e-9) + 1e-9) return false;
+      return true;
+    };
+    const auto distance = [&](double a, double b) {
+      double d = 0;
+      for (std::size_t k = 0; k < lx.size(); ++k)
+        d += ly[k] - (a + b * lx[k]);
+      return d;
+    };
+    double best_a = 0, best_b = 0, best = std::numeric_limits<double>::max();
+    const auto consider = [&](double a, double b) {
+      if (a < 0 || b < 0 || !feasible(a, b)) return;
+      if (const double d = distance(a, b); d < best) {
+        best = d;
+        best_a = a;
+        best_b = b;
+      }
+    };
+    consider(*std::min_element(ly.begin(), ly.end()), 0);  // flat
+    double origin = std::numeric_limits<double>::max();
+    for (std::size_t k = 0; k < lx.size(); ++k)
+      if (lx[k] > 0) origin = std::min(origin, ly[k] / lx[k]);
+    if (origin < std::numeric_limits<double>::max()) consider(0, origin);
+    for (std::size_t i = 0; i < lx.size(); ++i)
+      for (std::size_t j = i + 1; j < lx.size(); ++j) {
+        const double b = (ly[j] - ly[i]) / (lx[j] - lx[i]);  // lx is sorted and distinct
+        consider(ly[i] - b * lx[i], b);
+      }
+    if (best < std::numeric_limits<double>::max()) {
+      f.intercept = best_a;
+      f.slope = best_b;
+    }
+  }
   f.samples = static_cast<std::int32_t>(x.size());
   residuals(f, lx, ly);
   return f;

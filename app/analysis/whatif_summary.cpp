@@ -116,6 +116,14 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   if (result.base_bucket_mb &&
       std::find(r.close_mb.begin(), r.close_mb.end(), *result.base_bucket_mb) != r.close_mb.end())
     r.clear_saving = false;
+  // Ranks not loaded that were late: their own time after the last allreduce is not in the trace.
+  double most_lag_us = 0;
+  for (const auto& ranks : result.model.steps)
+    for (const auto& st : ranks)
+      for (double lag : st.peer_lag_us)
+        most_lag_us = std::max(most_lag_us, lag);
+  r.unloaded_ranks_late = most_lag_us > kWhatIfLatePeerPct / 100.0 * result.base_step_us;
+  if (r.unloaded_ranks_late) r.clear_saving = false;
   // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
   // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
@@ -133,14 +141,17 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
          (why ? "; " + *why : std::string()) + ")";
   } else {
     t += " would take " + durationText(p.step_us) + " per step, ";
-    t += pctText(std::abs(r.saving_pct));
-    t += r.saving_pct >= 0 ? " less" : " more";
     const std::string against =
         base_in_scenario ? "the recorded size (" + bucketSizeText(*result.base_bucket_mb) +
                                ") in the same scenario, predicted " + durationText(base)
                          : "the recorded " + durationText(result.base_step_us);
-    t += " than " + against + " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) +
-         ")";
+    // A difference that rounds to nothing reads as "the same", not "0.0 % less".
+    if (pctText(std::abs(r.saving_pct)) == pctText(0))
+      t += "the same as " + against + " (within 0.05 %)";
+    else
+      t += pctText(std::abs(r.saving_pct)) + (r.saving_pct >= 0 ? " less" : " more") + " than " +
+           against;
+    t += " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) + ")";
   }
   if (recorded) {
     r.clear_saving = false;
@@ -149,6 +160,11 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
                             "difference is the replay's own error)";
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
+  } else if (r.unloaded_ranks_late) {
+    t += ": no clear saving, since the ranks not loaded were late (up to " +
+         durationText(most_lag_us) +
+         " behind): a straggler's own work after the last allreduce is not in this trace, and it "
+         "sets the step; load every rank's file to rank the sizes";
   } else if (!r.clear_saving) {
     t += ": a saving within the band or the model's own error (" + pctText(r.model_error_pct) +
          "), so no size tried is clearly faster than the recorded configuration";

@@ -52,8 +52,15 @@ struct WhatIfRecommendation {
   // The other sizes as close whose steps are host-bound like the best's: the host's own time sets
   // both, so they are as fast and need no measuring; counted, not listed in close_mb.
   std::size_t host_bound_alike = 0;
+  // Ranks not loaded were late by more than kWhatIfLatePeerPct of the step (WhatIfModel's virtual
+  // peer): a straggler whose own work after the last allreduce this trace does not show, so no
+  // saving is called clear.
+  bool unloaded_ranks_late = false;
   std::string text;  // one sentence, every figure labelled as predicted
 };
+
+// A lag of the ranks not loaded above this share of the recorded step marks them as late.
+inline constexpr double kWhatIfLatePeerPct = 0.5;
 
 // The recommendation of `result`: none when nothing was predicted (the model is unusable or no
 // configuration could be replayed: the result's notes say why) or the recorded step is unknown.

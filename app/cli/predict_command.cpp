@@ -282,6 +282,9 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
     key(o, "host_bound_alike");
     trace::appendInt(o, static_cast<std::int64_t>(rec->host_bound_alike));
     o += ", ";
+    key(o, "unloaded_ranks_late");
+    o += rec->unloaded_ranks_late ? "true" : "false";
+    o += ", ";
     key(o, "text");
     trace::appendJsonString(o, rec->text);
     o += "}";

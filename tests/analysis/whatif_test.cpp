@@ -392,7 +392,7 @@ TEST(WhatIfRecorded, ResNetFitFromOneRankSaysItIncludesWaiting) {
 // lag, the band of every other size spans both readings and holds the simulator's step (to
 // within the model's own error, kWhatIfModelErrorPct).
 TEST(WhatIfRecorded, OneRanksFileReplaysTheOthersLagAndItsBandHoldsTheRealStep) {
-  const auto straggling = [](double mb) {
+  const auto straggling = [](double mb, bool overlap = true) {
     auto o = smallTransformer(mb);
     o.world_size = 2;
     o.cost.allreduce_alpha_us = 1.5;
@@ -400,30 +400,76 @@ TEST(WhatIfRecorded, OneRanksFileReplaysTheOthersLagAndItsBandHoldsTheRealStep) 
     o.cost.comm_slowdown = 0.1;
     o.cost.straggler_rank = 1;
     o.cost.straggler_slowdown = 1.1;
+    o.overlap = overlap;
     return o;
   };
-  trace::Run run;
   auto ranks = agent::runSimulation(straggling(25)).ranks;
+  {
+    // Every rank loaded: the slowdown is fitted per rank, so rank 1's kernels, all 10 % slower,
+    // do not pass for the others' slowed ones (pooled, the fit found no slowdown at all).
+    trace::Run all;
+    all.ranks = ranks;
+    const auto b = analyse(std::move(all));
+    const auto res = analysis::predictWhatIf(b.run, b.report, b.activities, {sized(5)});
+    ASSERT_TRUE(res.model.usable);
+    EXPECT_FALSE(res.model.comm.front().includes_waits);
+    EXPECT_NEAR(res.model.slowdown.factor, 0.1, 0.03);
+    for (const auto& step : res.model.steps)
+      for (const auto& st : step)
+        EXPECT_TRUE(st.peer_lag_us.empty());  // no rank missing: no peer
+  }
+  trace::Run run;
   run.ranks.push_back(std::move(ranks.front()));  // rank 0 alone
   const auto a = analyse(std::move(run));
-  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(0), sized(5)});
+  std::vector<WhatIfConfig> configs{sized(0), sized(5)};
+  for (auto& c : configs)
+    c.first_bucket_mb.reset();  // DDP's first bucket, as the simulated runs below
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, configs);
   ASSERT_TRUE(res.model.usable) << (res.notes.empty() ? "" : res.notes.front());
   ASSERT_TRUE(res.model.comm.front().includes_waits);
+  EXPECT_TRUE(std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+    return n.find("the rank not loaded is replayed as a peer") == 0;
+  }));
+  for (const auto& step : res.model.steps)
+    for (const auto& st : step)
+      EXPECT_FALSE(st.peer_lag_us.empty());
   EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.01);
   ASSERT_TRUE(res.base_predicted_overlap_pct && res.model.recorded_overlap_pct);
   EXPECT_NEAR(*res.base_predicted_overlap_pct, *res.model.recorded_overlap_pct, 2.0);
   EXPECT_NEAR(res.base_predicted_exposed_us / res.model.recorded_exposed_us, 1.0, 0.1);
   ASSERT_EQ(res.predictions.size(), 2u);
+  const double e = analysis::kWhatIfModelErrorPct / 100;
   for (const auto& p : res.predictions) {
     const double real = simulatedStepUs(straggling(p.config.bucket_mb));
-    const double e = analysis::kWhatIfModelErrorPct / 100;
     EXPECT_LE(p.step_us_low * (1 - e), real) << p.config.bucket_mb << " MiB";
     EXPECT_GE(p.step_us_high * (1 + e), real) << p.config.bucket_mb << " MiB";
-    // Without the second reading the band missed it: per tensor, α as fitted is all lag.
-    if (p.config.bucket_mb == 0) {
-      EXPECT_GT(p.step_us, real * 1.1);
-    }
+    // The band holds it through the reading of α as lag, not through the fit's residual or the
+    // slowdown's spread: with both at zero it still does.
+    auto tight = res.model;
+    for (auto& f : tight.comm)
+      f.residual_pct = 0;
+    tight.slowdown.spread = 0;
+    const auto q = analysis::predictConfiguration(tight, p.config);
+    EXPECT_LE(q.step_us_low * (1 - e), real) << p.config.bucket_mb << " MiB";
+    EXPECT_GE(q.step_us_high * (1 + e), real) << p.config.bucket_mb << " MiB";
   }
+  // Rank 1 was late: no saving is called clear from rank 0's file.
+  const auto rec = analysis::recommendWhatIf(res);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->unloaded_ranks_late);
+  EXPECT_FALSE(rec->clear_saving);
+
+  // Recorded without overlap: every bucket ready at backward's end, one lag for them all, and
+  // the replay of the recorded configuration still keeps the waits.
+  auto flat = agent::runSimulation(straggling(25, false)).ranks;
+  trace::Run one;
+  one.ranks.push_back(std::move(flat.front()));
+  const auto f = analyse(std::move(one));
+  const auto nres = analysis::predictWhatIf(f.run, f.report, f.activities, {sized(5, false)});
+  ASSERT_TRUE(nres.model.usable);
+  EXPECT_FALSE(nres.model.recorded_overlap);
+  EXPECT_NEAR(nres.base_predicted_step_us / nres.base_step_us, 1.0, 0.01);
+  EXPECT_NEAR(nres.base_predicted_exposed_us / nres.model.recorded_exposed_us, 1.0, 0.1);
 }
 
 // More than 8 times the recorded ranks is an extrapolation of the fit, and said so once.
