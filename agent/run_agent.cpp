@@ -191,7 +191,7 @@ std::vector<std::int32_t> writtenRanks(const SimRunResult& result) {
 
 int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
-  makeOutFolder(o.out_dir);
+  makeOutFolder(o.out_dir, o.world_size);
   auto result = runSimulation(o, &out);
   writeRankTraces(result.ranks, o.out_dir);
   if (result.fault) {

@@ -2,6 +2,8 @@
 // Runs the agent as the command line asks: trains on the chosen backend and writes one trace per
 // rank. Progress goes to `out` as JSON lines, errors to `err`; returns the process exit code.
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -23,17 +25,44 @@ inline constexpr int kExitFailed = 1;
 
 int runAgent(const AgentOptions& options, std::ostream& out, std::ostream& err);
 // Creates --out's folder; throws std::runtime_error saying so when it names a file, or cannot be
-// created (every backend, before it writes a trace). Inline: the CUDA backend's library comes
-// after this one's when linked.
-inline void makeOutFolder(const std::string& out_dir) {
+// created, or already holds rank files this run of `world_size` ranks would not replace (another
+// run's rank-5.json.gz beside this one's rank 0-3 would make a folder of two runs). Every
+// backend, before it writes a trace. Inline: the CUDA backend's library comes after this one's
+// when linked.
+inline void makeOutFolder(const std::string& out_dir, std::int32_t world_size) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (!ec && std::filesystem::is_directory(out_dir)) return;
-  const bool file = std::filesystem::exists(out_dir) && !std::filesystem::is_directory(out_dir);
-  throw std::runtime_error(
-      "--out " + out_dir + ": " +
-      (file ? std::string("is a file, not a folder; give a folder for the rank files")
-            : "cannot create the folder: " + ec.message()));
+  if (ec || !std::filesystem::is_directory(out_dir)) {
+    const bool file = std::filesystem::exists(out_dir) && !std::filesystem::is_directory(out_dir);
+    throw std::runtime_error(
+        "--out " + out_dir + ": " +
+        (file ? std::string("is a file, not a folder; give a folder for the rank files")
+              : "cannot create the folder: " + ec.message()));
+  }
+  std::vector<std::string> stale;
+  for (std::filesystem::directory_iterator it(out_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with("rank-")) continue;
+    const std::size_t dot = name.find('.');
+    const std::string number = name.substr(5, dot == std::string::npos ? dot : dot - 5);
+    const std::string ext = dot == std::string::npos ? "" : name.substr(dot);
+    if (number.empty() || number.size() > 9 ||
+        number.find_first_not_of("0123456789") != std::string::npos ||
+        (ext != ".json" && ext != ".json.gz"))
+      continue;
+    if (std::stoi(number) >= world_size) stale.push_back(name);
+  }
+  if (stale.empty()) return;
+  std::sort(stale.begin(), stale.end());
+  std::string list;
+  for (std::size_t i = 0; i < stale.size() && i < 3; ++i)
+    list += (i ? ", " : "") + stale[i];
+  if (stale.size() > 3) list += " and " + std::to_string(stale.size() - 3) + " more";
+  throw std::runtime_error("--out " + out_dir + ": already holds " + list +
+                           " of another run (this one has " + std::to_string(world_size) +
+                           " ranks, so they would be left beside its files as one mixed run); "
+                           "give an empty or new folder, or remove them");
 }
 int agentMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

@@ -183,7 +183,7 @@ int runRank(const AgentOptions& o, const CudaRunOptions& run, const RankIdentity
                                           : "no device visible; CUDA_VISIBLE_DEVICES?") +
                     "); use --backend sim, or run on a GPU machine");
   }
-  makeOutFolder(o.out_dir);  // only once there is a GPU to write a trace of
+  makeOutFolder(o.out_dir, id.world_size);  // only once there is a GPU to write a trace of
   cupti::CuptiTracer tracer;
   if (run.trace) tracer.start();  // before the CUDA context exists, so nothing is missed
   const int device = id.local_rank % devices;
@@ -357,7 +357,7 @@ int launchLocal(const AgentOptions& o, const CudaRunOptions& run, std::ostream& 
            "--backend sim\n";
     return kExitBackendUnavailable;
   }
-  makeOutFolder(o.out_dir);
+  makeOutFolder(o.out_dir, o.world_size);
   const std::string job = std::to_string(getpid());
   const auto rendezvous = (fs::path(o.out_dir) / (".ddpscope-nccl-id-" + job)).string();
   std::error_code ec;
