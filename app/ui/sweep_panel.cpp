@@ -138,9 +138,21 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
       QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(colours::kPredicted, 1.5), Qt::NoBrush, 7));
   recorded_curve_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
   recorded_curve_->setName(tr("recorded"));
+  // A host-bound size: the host's own time sets its step, not the GPU model (a square around
+  // the point); the predicted best: a filled point.
+  host_bound_curve_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
+  host_bound_curve_->setName(tr("host-bound (the host's time sets the step)"));
+  host_bound_curve_->setLineStyle(QCPCurve::lsNone);
+  host_bound_curve_->setScatterStyle(
+      QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(colours::kPredicted, 1), Qt::NoBrush, 12));
+  predicted_best_curve_ = new QCPCurve(chart_->xAxis, chart_->yAxis);
+  predicted_best_curve_->setLineStyle(QCPCurve::lsNone);
+  predicted_best_curve_->setScatterStyle(QCPScatterStyle(
+      QCPScatterStyle::ssCircle, QPen(colours::kPredicted, 1.5), QBrush(colours::kPredicted), 9));
   // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
   putLegendBelow(chart_);
+  chart_->legend->setWrap(3);  // up to six entries: two rows, none cut at the figure's edge
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
 
@@ -613,6 +625,27 @@ void SweepPanel::plotPrediction() {
   }
   predicted_curve_->setData(t, x, y, true);
   predicted_band_->setData(bt, bx, by, true);
+  QVector<double> ht, hx, hy, pt, px, py;
+  if (usable) {
+    for (const auto& p : prediction_->whatif.predictions)
+      if (p.host_bound) {
+        ht << ht.size();
+        hx << chartX(p.config.bucket_mb);
+        hy << p.step_us / 1e3;
+      }
+    if (const auto& best = prediction_->whatif.best;
+        best && *best < prediction_->whatif.predictions.size()) {
+      const auto& p = prediction_->whatif.predictions[*best];
+      pt << 0;
+      px << chartX(p.config.bucket_mb);
+      py << p.step_us / 1e3;
+      predicted_best_curve_->setName(
+          tr("predicted best (%1)")
+              .arg(QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb))));
+    }
+  }
+  host_bound_curve_->setData(ht, hx, hy, true);
+  predicted_best_curve_->setData(pt, px, py, true);
   // The recorded configuration: a point at its bucket size, or (the trace does not say its
   // cap) a dotted line at its step time across the chart.
   static const analysis::WhatIfResult kNone;
@@ -642,7 +675,8 @@ void SweepPanel::plotPrediction() {
     recorded_curve_->setScatterStyle(QCPScatterStyle());
   }
   recorded_curve_->setData(rt, rx, ry, true);
-  for (QCPCurve* c : {predicted_band_, predicted_curve_, recorded_curve_}) {
+  for (QCPCurve* c : {predicted_band_, predicted_curve_, predicted_best_curve_, host_bound_curve_,
+                      recorded_curve_}) {
     if (c->dataCount() > 0)
       c->addToLegend();
     else

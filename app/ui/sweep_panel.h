@@ -90,6 +90,9 @@ class SweepPanel : public QWidget, public ChartExport {
   QCPCurve* predictedCurve() const { return predicted_curve_; }
   QCPCurve* predictedBand() const { return predicted_band_; }
   QCPCurve* recordedCurve() const { return recorded_curve_; }
+  // The predicted sizes whose step is host-bound, and the predicted best (scatter only).
+  QCPCurve* hostBoundCurve() const { return host_bound_curve_; }
+  QCPCurve* predictedBestCurve() const { return predicted_best_curve_; }
   QStringList errors() const { return errors_; }
   // Opens the prediction at `bucket_mb` (one of the predicted sizes) as a run of the session,
   // made off the GUI thread (predictedRunBlocking) and added like a loaded run (it becomes
@@ -152,6 +155,8 @@ class SweepPanel : public QWidget, public ChartExport {
   QCPCurve* predicted_band_;
   QCPCurve* predicted_curve_;
   QCPCurve* recorded_curve_;
+  QCPCurve* host_bound_curve_;
+  QCPCurve* predicted_best_curve_;
   QCPItemText* predicted_badge_ = nullptr;  // "PREDICTED …" over the predicted curve
   QCustomPlot* chart_;
   std::deque<double> queue_;

@@ -167,6 +167,21 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
     EXPECT_LE(bs[i], ys[i]);
     EXPECT_GE(bs[2 * predictable - 1 - i], ys[i]);
   }
+  // The predicted best is one filled point at its size, named in the legend; every host-bound
+  // size has its square, and no other size does.
+  QCPCurve* best = f.panel.predictedBestCurve();
+  ASSERT_TRUE(expected.best);
+  ASSERT_EQ(best->dataCount(), 1);
+  EXPECT_DOUBLE_EQ(keys(best).front(),
+                   f.panel.chartX(expected.predictions[*expected.best].config.bucket_mb));
+  EXPECT_TRUE(best->name().startsWith(QStringLiteral("predicted best (")))
+      << best->name().toStdString();
+  const auto host_bound =
+      static_cast<int>(std::count_if(expected.predictions.begin(), expected.predictions.end(),
+                                     [](const auto& p) { return p.host_bound; }));
+  EXPECT_EQ(f.panel.hostBoundCurve()->dataCount(), host_bound);
+  EXPECT_EQ(f.panel.chart()->legend->hasItemWithPlottable(f.panel.hostBoundCurve()),
+            host_bound > 0);
   // The recorded step is the run summary's, as every other view shows it.
   EXPECT_NEAR(expected.base_step_us, static_cast<double>(run.summary.step_ns) / 1e3, 1e-3);
   QCPCurve* recorded = f.panel.recordedCurve();
