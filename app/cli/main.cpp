@@ -7,6 +7,7 @@
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
+#include "app/cli/compare_command.h"
 #include "app/cli/digest_command.h"
 #include "app/cli/predict_command.h"
 #include "tracer/format/importer.h"
@@ -115,6 +116,8 @@ int main(int argc, char** argv) {
   auto* predict = ddpscope::cli::addPredictCommand(app, predict_args);
   ddpscope::cli::DigestArgs digest_args;
   auto* digest = ddpscope::cli::addDigestCommand(app, digest_args);
+  ddpscope::cli::CompareArgs compare_args;
+  auto* compare = ddpscope::cli::addCompareCommand(app, compare_args);
   // Argument errors name the program, as every other message does.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "ddpscope-cli: " + std::string(e.what()) + "\nRun with --help for more information.\n";
@@ -124,7 +127,8 @@ int main(int argc, char** argv) {
   const auto named = [&](const CLI::App* s) { return s->get_name() == argv[1]; };
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
     std::cerr << "ddpscope-cli: unknown command '" << argv[1]
-              << "'; the commands are summary, convert, predict and digest (ddpscope-cli --help)\n";
+              << "'; the commands are summary, convert, predict, digest and compare (ddpscope-cli "
+                 "--help)\n";
     return 2;
   }
 
@@ -146,6 +150,7 @@ int main(int argc, char** argv) {
     }
     if (*predict) return ddpscope::cli::runPredict(predict_args);
     if (*digest) return ddpscope::cli::runDigest(digest_args);
+    if (*compare) return ddpscope::cli::runCompare(compare_args);
   } catch (const analysis::RulesError& e) {
     std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
     return 2;

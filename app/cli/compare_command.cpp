@@ -1,0 +1,120 @@
+#include "app/cli/compare_command.h"
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+
+#include "app/analysis/analysis.h"
+#include "app/analysis/report_json.h"
+#include "app/analysis/run_summary.h"
+#include "app/analysis/sweep.h"
+#include "tracer/format/json_text.h"
+#include "tracer/format/run_loader.h"
+
+namespace ddpscope::cli {
+
+CLI::App* addCompareCommand(CLI::App& app, CompareArgs& a) {
+  auto* c = app.add_subcommand(
+      "compare", "Two runs side by side: step time, overlap, exposed communication, ... (A → B)");
+  c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
+  c->add_option("--rules", a.rules_file,
+                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+  c->add_option("A", a.a, "The first run: a trace file or a run folder")->required();
+  c->add_option("B", a.b, "The second run, set against the first")->required();
+  return c;
+}
+
+namespace {
+
+void runJson(std::string& o, const char* key, const std::string& path, const trace::Run& run) {
+  trace::appendJsonString(o, key);
+  o += ": {";
+  trace::appendJsonString(o, "path");
+  o += ": ";
+  trace::appendJsonString(o, path);
+  o += ", ";
+  trace::appendJsonString(o, "configuration");
+  o += ": ";
+  trace::appendJsonString(o, analysis::runConfigurationText(run));
+  o += "}";
+}
+
+}  // namespace
+
+int runCompare(const CompareArgs& args) {
+  analysis::AnalysisOptions options;
+  options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
+  // Each run is loaded and analysed, then freed but for its report: two big runs need not be in
+  // memory at once.
+  const trace::Run a = trace::loadRun({args.a});
+  const auto report_a = analysis::analyzeRun(a, options);
+  const trace::Run b = trace::loadRun({args.b});
+  const auto report_b = analysis::analyzeRun(b, options);
+  const auto rows = analysis::compareRuns(report_a, report_b);
+  const std::string warning = analysis::comparabilityWarning(a, b);
+  if (args.json) {
+    std::string o = "{";
+    runJson(o, "a", args.a, a);
+    o += ", ";
+    runJson(o, "b", args.b, b);
+    o += ", ";
+    trace::appendJsonString(o, "warning");
+    o += ": ";
+    if (warning.empty())
+      o += "null";
+    else
+      trace::appendJsonString(o, warning);
+    o += ", ";
+    trace::appendJsonString(o, "rows");
+    o += ": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      o += i ? ", {" : "{";
+      for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"metric", &r.metric},
+                                 {"a", &r.a},
+                                 {"b", &r.b},
+                                 {"delta", &r.delta}}) {
+        trace::appendJsonString(o, k);
+        o += ": ";
+        trace::appendJsonString(o, *v);
+        o += ", ";
+      }
+      trace::appendJsonString(o, "a_value");
+      o += ": ";
+      trace::appendDouble(o, r.a_value);
+      o += ", ";
+      trace::appendJsonString(o, "b_value");
+      o += ": ";
+      trace::appendDouble(o, r.b_value);
+      o += "}";
+    }
+    o += "]}\n";
+    std::cout << o;
+    return 0;
+  }
+  std::cout << "A: " << args.a << "\n   " << analysis::runConfigurationText(a) << "\n";
+  std::cout << "B: " << args.b << "\n   " << analysis::runConfigurationText(b) << "\n";
+  if (!warning.empty()) std::cout << "warning: " << warning << "\n";
+  std::cout << "\n";
+  // Widths in characters, as padded counts them: "–" and "µ" are one each.
+  const auto columns = [](const std::string& t) {
+    std::size_t n = 0;
+    for (unsigned char c : t)
+      n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  std::size_t metric_w = 6, a_w = 1, b_w = 1;
+  for (const auto& r : rows) {
+    metric_w = std::max(metric_w, columns(r.metric));
+    a_w = std::max(a_w, columns(r.a));
+    b_w = std::max(b_w, columns(r.b));
+  }
+  std::cout << "  " << analysis::padded("metric", metric_w + 2) << analysis::padded("A", a_w + 2)
+            << analysis::padded("B", b_w + 2) << "B − A\n";
+  for (const auto& r : rows)
+    std::cout << "  " << analysis::padded(r.metric, metric_w + 2) << analysis::padded(r.a, a_w + 2)
+              << analysis::padded(r.b, b_w + 2) << r.delta << "\n";
+  return 0;
+}
+
+}  // namespace ddpscope::cli
