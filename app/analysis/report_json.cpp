@@ -763,7 +763,7 @@ std::string bucketMeansText(const RunReport& report, const RunSummary& summary) 
                   ": mean per bucket over the ranks and " +
                   (summary.selection.whole_trace ? "the whole trace" : "the run's steps") +
                   " (--bucket-steps: each rank's and step's)\n";
-  s += "  id    MiB       samples  wait       allreduce  hidden     exposed\n";
+  s += "  id    MiB       samples  queued     allreduce  hidden     exposed\n";
   for (const auto& m : means) {
     char mib[32] = "n/a";
     if (m.bytes >= 0)
@@ -866,7 +866,7 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     }
     if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
-      s += "  step  id    MiB       wait       duration   exposed    busbw\n";
+      s += "  step  id    MiB       queued     duration   exposed    busbw\n";
       for (const auto& b : r.buckets) {
         char bw[32] = "n/a";
         if (b.busbw_gbps) std::snprintf(bw, sizeof bw, "%.1f GB/s", *b.busbw_gbps);

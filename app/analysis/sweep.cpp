@@ -124,7 +124,7 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
     if (s.buckets_per_step <= 0) return std::nullopt;
     return perStep(s, s.mean_bucket_wait_ns);
   };
-  addTime("mean bucket wait", bucketWait(sa), bucketWait(sb));
+  addTime("mean bucket queued", bucketWait(sa), bucketWait(sb));
   return rows;
 }
 

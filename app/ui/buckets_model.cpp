@@ -45,8 +45,8 @@ QVariant BucketsModel::headerData(int section, Qt::Orientation orientation, int 
   static const char* kNames[kColumnCount] = {
       // "ready" is from the start of the bucket's step: its tooltip and the note above the
       // table say so (the longer header pushed the last column, exposed, out of sight).
-      "rank",  "step", "bucket",    "tensors", "size",
-      "ready", "wait", "allreduce", "busbw",   "exposed"};
+      "rank",  "step",   "bucket",    "tensors", "size",
+      "ready", "queued", "allreduce", "busbw",   "exposed"};
   static const char* kTips[kColumnCount] = {
       "The rank's number",
       "The training step",

@@ -293,7 +293,7 @@ TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
   const auto report = analysis::analyzeRun(run);
   const std::string text = analysis::reportToText(report);
   EXPECT_NE(text.find("buckets: mean per bucket over the ranks and "), std::string::npos) << text;
-  EXPECT_NE(text.find("  id    MiB       samples  wait       allreduce  hidden     exposed\n"
+  EXPECT_NE(text.find("  id    MiB       samples  queued     allreduce  hidden     exposed\n"
                       "  0     3.815     2        0 ns       2.00 µs    1.00 µs    1.00 µs\n"
                       "  1     "),
             std::string::npos)
@@ -303,7 +303,7 @@ TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
   every.bucket_steps = true;
   const std::string all = analysis::reportToText(report, every);
   EXPECT_EQ(all.find("buckets: mean per bucket"), std::string::npos);
-  EXPECT_NE(all.find("  step  id    MiB       wait       duration   exposed    busbw\n"
+  EXPECT_NE(all.find("  step  id    MiB       queued     duration   exposed    busbw\n"
                      "  0     0     3.815     0 ns       2.00 µs    1.00 µs    "),
             std::string::npos)
       << all;

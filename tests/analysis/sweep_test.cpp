@@ -177,7 +177,7 @@ TEST(Compare, ARunWithoutStepsHasNoPerStepFigures) {
   }
   // B has steps but no buckets: no bucket wait on either side (as summary --json's null).
   const auto wait = std::find_if(rows.begin(), rows.end(),
-                                 [](const auto& x) { return x.metric == "mean bucket wait"; });
+                                 [](const auto& x) { return x.metric == "mean bucket queued"; });
   ASSERT_NE(wait, rows.end());
   EXPECT_EQ(wait->a, "n/a");
   EXPECT_EQ(wait->b, "n/a");
