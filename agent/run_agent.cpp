@@ -191,7 +191,9 @@ std::vector<std::int32_t> writtenRanks(const SimRunResult& result) {
 
 int runSimBackend(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   const auto wall_start = std::chrono::steady_clock::now();
-  makeOutFolder(o.out_dir, o.world_size);
+  if (const auto replaced = makeOutFolder(o.out_dir, o.world_size); replaced > 0)
+    err << "ddpscope-agent: replacing the " << replaced << " rank file"
+        << (replaced == 1 ? "" : "s") << " of an earlier run in " << o.out_dir << "\n";
   auto result = runSimulation(o, &out);
   writeRankTraces(result.ranks, o.out_dir);
   if (result.fault) {

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/agent_options.h"
@@ -27,9 +28,10 @@ int runAgent(const AgentOptions& options, std::ostream& out, std::ostream& err);
 // Creates --out's folder; throws std::runtime_error saying so when it names a file, or cannot be
 // created, or already holds rank files this run of `world_size` ranks would not replace (another
 // run's rank-5.json.gz beside this one's rank 0-3 would make a folder of two runs). Every
-// backend, before it writes a trace. Inline: the CUDA backend's library comes after this one's
-// when linked.
-inline void makeOutFolder(const std::string& out_dir, std::int32_t world_size) {
+// backend, before it writes a trace. Returns how many rank files of an earlier run it will
+// replace (the caller says so). Inline: the CUDA backend's library comes after this one's when
+// linked.
+inline std::size_t makeOutFolder(const std::string& out_dir, std::int32_t world_size) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec || !std::filesystem::is_directory(out_dir)) {
@@ -39,7 +41,8 @@ inline void makeOutFolder(const std::string& out_dir, std::int32_t world_size) {
         (file ? std::string("is a file, not a folder; give a folder for the rank files")
               : "cannot create the folder: " + ec.message()));
   }
-  std::vector<std::string> stale;
+  std::vector<std::pair<int, std::string>> stale;  // (rank, file name), listed by rank
+  std::size_t replaced = 0;
   for (std::filesystem::directory_iterator it(out_dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -51,13 +54,16 @@ inline void makeOutFolder(const std::string& out_dir, std::int32_t world_size) {
         number.find_first_not_of("0123456789") != std::string::npos ||
         (ext != ".json" && ext != ".json.gz"))
       continue;
-    if (std::stoi(number) >= world_size) stale.push_back(name);
+    if (const int rank = std::stoi(number); rank >= world_size)
+      stale.emplace_back(rank, name);
+    else
+      ++replaced;
   }
-  if (stale.empty()) return;
+  if (stale.empty()) return replaced;
   std::sort(stale.begin(), stale.end());
   std::string list;
   for (std::size_t i = 0; i < stale.size() && i < 3; ++i)
-    list += (i ? ", " : "") + stale[i];
+    list += (i ? ", " : "") + stale[i].second;
   if (stale.size() > 3) list += " and " + std::to_string(stale.size() - 3) + " more";
   throw std::runtime_error("--out " + out_dir + ": already holds " + list +
                            " of another run (this one has " + std::to_string(world_size) +

@@ -90,7 +90,7 @@ Table headline(const DesignReportInput& in) {
 // The bucket table: the first rank's buckets in the steps the run summary covers (the steps the
 // app's Buckets tab shows), ready measured from the start of the bucket's step.
 Table bucketTable(const DesignReportInput& in) {
-  Table t{{"step", "bucket", "tensors", "MiB", "ready (from step start)", "wait", "duration",
+  Table t{{"step", "bucket", "tensors", "MiB", "ready (from step start)", "queued", "duration",
            "exposed", "busbw"}};
   const auto& report = *in.report;
   if (report.ranks.empty()) return t;

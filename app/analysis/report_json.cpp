@@ -906,13 +906,17 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     std::sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
-    std::snprintf(line, sizeof line, "stragglers: in %zu allreduces one rank was ready last\n",
+    // By when each rank's bucket was ready (every step with buckets), not by when its allreduce
+    // started: the matched collectives below measure that, over their own set.
+    std::snprintf(line, sizeof line,
+                  "stragglers: in %zu bucket allreduces one rank's bucket was ready last\n",
                   report.stragglers.size());
     s += line;
     for (std::size_t i = 0; i < by_count.size() && i < 5; ++i) {
       const auto [count, rank] = by_count[i];
-      std::snprintf(line, sizeof line, "  rank %d: %d times, %s after the next rank on average\n",
-                    rank, count, formatDuration(last[rank].second / count).c_str());
+      std::snprintf(line, sizeof line,
+                    "  rank %d: %d times, ready %s after the next rank on average\n", rank, count,
+                    formatDuration(last[rank].second / count).c_str());
       s += line;
     }
   }

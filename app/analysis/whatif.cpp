@@ -416,6 +416,13 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
                          "cannot be separated)";
     f.includes_waits = !matched;
     if (kind == CollectiveKind::AllReduce) {
+      std::vector<double> sizes = xy.first;
+      std::sort(sizes.begin(), sizes.end());
+      if (!sizes.empty() && std::unique(sizes.begin(), sizes.end()) == sizes.begin() + 1)
+        m.notes.push_back("every allreduce of the run moved one message size (" +
+                          fmt("%.3g", sizes.front()) +
+                          " MiB): latency and bandwidth cannot be told apart, so the cost is "
+                          "fitted through the origin (α 0) and other bucket sizes extrapolate it");
       const double p = m.world_size;
       f.ring_alpha_us = f.alpha_us / (2 * (p - 1));
       const auto factor = busBandwidthFactor(CollectiveKind::AllReduce, m.world_size);
@@ -1349,8 +1356,20 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
     if (!note.empty() && std::find(res.notes.begin(), res.notes.end(), note) == res.notes.end())
       res.notes.push_back(note);
   }
+  // The best: the smallest predicted step; among equal ones (a nanosecond apart: every cap above
+  // the model's size gives the same one bucket) the recorded size, else the first.
   for (std::size_t i = 0; i < res.predictions.size(); ++i)
-    if (!res.best || res.predictions[i].step_us < res.predictions[*res.best].step_us) res.best = i;
+    if (!res.best || res.predictions[i].step_us < res.predictions[*res.best].step_us - 1e-3)
+      res.best = i;
+  if (res.best && res.base_bucket_mb)
+    for (std::size_t i = 0; i < res.predictions.size(); ++i)
+      if (res.predictions[i].config.bucket_mb == *res.base_bucket_mb &&
+          res.predictions[i].step_us <= res.predictions[*res.best].step_us + 1e-3 &&
+          !res.predictions[i].config.first_bucket_mb && res.predictions[i].config.world_size == 0 &&
+          res.predictions[i].config.overlap == m.recorded_overlap &&
+          res.predictions[i].config.network_scale == 1 &&
+          res.predictions[i].config.compute_scale == 1)
+        res.best = i;
   if (base_err > 0.03)
     res.notes.push_back("the replay of the recorded configuration is off by " +
                         fmt("%.1f", base_err * 100) +

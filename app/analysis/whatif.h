@@ -48,8 +48,9 @@ struct LinearFit {
 // mean y/x. Negative intercepts or slopes are clamped to 0 (a cost is never negative).
 LinearFit fitLine(const std::vector<double>& x, const std::vector<double>& y);
 // The lower envelope: per distinct x the smallest y, then the line under all of those that lies
-// closest to them (least total distance, slope and intercept at least 0); one distinct x: as
-// fitLine. For collectives whose durations include waits for ranks that are not loaded.
+// closest to them (least total distance, slope and intercept at least 0); one distinct x, or more
+// than 512 (the search is cubic): as fitLine. Non-finite pairs are skipped. For collectives whose
+// durations include waits for ranks that are not loaded.
 LinearFit fitLowerEnvelope(const std::vector<double>& x, const std::vector<double>& y);
 
 // The communication cost of one collective kind over `ranks` ranks: time = α + β · bytes,

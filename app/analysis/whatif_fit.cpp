@@ -101,6 +101,7 @@ LinearFit fitLine(const std::vector<double>& x, const std::vector<double>& y) {
 LinearFit fitLowerEnvelope(const std::vector<double>& x, const std::vector<double>& y) {
   std::map<double, double> lowest;
   for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) continue;  // no order for a NaN key
     auto [it, inserted] = lowest.emplace(x[i], y[i]);
     if (!inserted) it->second = std::min(it->second, y[i]);
   }

@@ -147,7 +147,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
                          : "the recorded " + durationText(result.base_step_us);
     // A difference that rounds to nothing reads as "the same", not "0.0 % less".
     if (pctText(std::abs(r.saving_pct)) == pctText(0))
-      t += "the same as " + against + " (within 0.05 %)";
+      t += "the same as " + against + " to within 0.05 %";
     else
       t += pctText(std::abs(r.saving_pct)) + (r.saving_pct >= 0 ? " less" : " more") + " than " +
            against;
@@ -161,15 +161,19 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
   } else if (r.unloaded_ranks_late) {
-    t += ": no clear saving, since the ranks not loaded were late (up to " +
-         durationText(most_lag_us) +
-         " behind): a straggler's own work after the last allreduce is not in this trace, and it "
-         "sets the step; load every rank's file to rank the sizes";
+    t += ": no clear saving, since the ranks not loaded were late";
   } else if (!r.clear_saving) {
-    t += ": a saving within the band or the model's own error (" + pctText(r.model_error_pct) +
+    t += std::string(": a ") +
+         (pctText(std::abs(r.saving_pct)) == pctText(0) ? "difference" : "saving") +
+         " within the band or the model's own error (" + pctText(r.model_error_pct) +
          "), so no size tried is clearly faster than the recorded configuration";
   }
   t += ".";
+  // Whatever the sentence concluded: the straggler's own time is missing from every prediction.
+  if (r.unloaded_ranks_late)
+    t += " The ranks not loaded were late (up to " + durationText(most_lag_us) +
+         " behind this rank): a straggler's own work after the last allreduce is not in this "
+         "trace, and it may set the step; load every rank's file to rank the sizes.";
   if (!r.close_mb.empty()) {
     t +=
         " The prediction cannot rank sizes closer than its own error against the simulator (" +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <tuple>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
@@ -44,8 +45,8 @@ void runJson(std::string& o, const char* key, const std::string& path, const tra
 int runCompare(const CompareArgs& args) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
-  // Each run is loaded and analysed, then freed but for its report: two big runs need not be in
-  // memory at once.
+  // Both runs stay loaded to the end (their configuration text and the like-for-like warning
+  // read their traces): two runs' memory, as the app's Compare tab holds them.
   const trace::Run a = trace::loadRun({args.a});
   const auto report_a = analysis::analyzeRun(a, options);
   const trace::Run b = trace::loadRun({args.b});
@@ -79,13 +80,18 @@ int runCompare(const CompareArgs& args) {
         trace::appendJsonString(o, *v);
         o += ", ";
       }
-      trace::appendJsonString(o, "a_value");
-      o += ": ";
-      trace::appendDouble(o, r.a_value);
-      o += ", ";
-      trace::appendJsonString(o, "b_value");
-      o += ": ";
-      trace::appendDouble(o, r.b_value);
+      // A figure the run does not have ("n/a") is null, not a zero.
+      for (const auto& [k, text, v] :
+           {std::tuple<const char*, const std::string*, double>{"a_value", &r.a, r.a_value},
+            {"b_value", &r.b, r.b_value}}) {
+        trace::appendJsonString(o, k);
+        o += ": ";
+        if (*text == "n/a")
+          o += "null";
+        else
+          trace::appendDouble(o, v);
+        o += k[0] == 'a' ? ", " : "";
+      }
       o += "}";
     }
     o += "]}\n";

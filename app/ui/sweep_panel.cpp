@@ -152,7 +152,7 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
   putLegendBelow(chart_);
-  chart_->legend->setWrap(3);  // up to six entries: two rows, none cut at the figure's edge
+  chart_->legend->setWrap(3);  // three entries a row (up to eight: three rows), none cut off
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
 

@@ -205,7 +205,7 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
   html += row("bytes", formatBytes(b.bytes));
   if (b.tensors > 0) html += row("tensors", QString::number(b.tensors));
   html += row("ready", formatTime(b.ready_ns));
-  html += row("wait", formatTime(b.wait_ns));
+  html += row("queued", formatTime(b.wait_ns));
   html += row("allreduce", formatTime(b.end_ns - b.start_ns));
   html += row("exposed", formatTime(b.exposed_ns));
   html += row("busbw", formatBandwidth(b.busbw_gbps));
