@@ -93,7 +93,8 @@ TEST(Stragglers, LastRankToReachEachAllreduce) {
   // text names the straggler from the allreduces instead.
   EXPECT_EQ(rep.step_spread[0].slowest_rank, -1);
   const auto text = analysis::reportToText(rep);
-  EXPECT_NE(text.find("rank 2: 1 times, ready 700 ns after the next rank"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 2: 1 times, ready 700 ns after the next rank"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("step 0 across ranks: 10.0 µs on every rank"), std::string::npos) << text;
   EXPECT_NE(analysis::reportToJson(rep).find("\"slowest_rank\": null"), std::string::npos);
 }
