@@ -11,6 +11,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "app/analysis/stragglers.h"
+
 namespace ddpscope::analysis {
 
 namespace {
@@ -1370,6 +1372,15 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
           res.predictions[i].config.network_scale == 1 &&
           res.predictions[i].config.compute_scale == 1)
         res.best = i;
+  // A straggler among the loaded ranks: every prediction replays its slower work, so the others
+  // wait for it at every size; the bucket size does not remove that wait.
+  if (const StragglerSummary st = summarizeStragglers(report); st.late_rank)
+    res.notes.push_back("rank " + std::to_string(*st.late_rank) + " started last at " +
+                        std::to_string(st.late_count) + " of the " + std::to_string(st.skewed) +
+                        " matched collectives with a skew: every prediction replays its slower "
+                        "work, so the others wait for it at every bucket size; no size removes "
+                        "that wait, only a faster rank " +
+                        std::to_string(*st.late_rank) + " does");
   if (base_err > 0.03)
     res.notes.push_back("the replay of the recorded configuration is off by " +
                         fmt("%.1f", base_err * 100) +

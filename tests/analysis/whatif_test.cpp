@@ -424,6 +424,11 @@ TEST(WhatIfRecorded, OneRanksFileReplaysTheOthersLagAndItsBandHoldsTheRealStep) 
     for (const auto& step : res.model.steps)
       for (const auto& st : step)
         EXPECT_TRUE(st.peer_lag_us.empty());  // no rank missing: no peer
+    // The straggler is named: no bucket size removes the others' wait for it.
+    EXPECT_TRUE(std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+      return n.find("rank 1 started last at ") == 0 &&
+             n.find("no size removes that wait") != std::string::npos;
+    }));
   }
   trace::Run run;
   run.ranks.push_back(std::move(ranks.front()));  // rank 0 alone
