@@ -186,6 +186,9 @@ struct RankReport {
   // Exposed communication split by matched collectives (collectives.h): inside a wait for a
   // late rank, and the rest; none when no collective of the rank could be matched.
   std::optional<TimeNs> exposed_wait_ns, exposed_transfer_ns;
+  // The rank's communication inside those waits, exposed or hidden (whole trace): what the
+  // overlap counts as hidden when compute ran under a wait (METRICS.md, "Hidden split").
+  std::optional<TimeNs> comm_wait_ns;
   // The same-communicator serialisation check (collectives.h); not checked when no collective
   // of the rank names its process group or its launch.
   bool serialization_checked = false;

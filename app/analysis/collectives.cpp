@@ -254,8 +254,10 @@ void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_inde
                        const IntervalSet& exposed, RankReport& rr) {
   if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
   // The rank's exposed communication inside its waits, and the rest.
-  const TimeNs exposed_wait = intersectionLength(unionOf(matching.waits[rank_index]), exposed);
+  const IntervalSet waits = unionOf(matching.waits[rank_index]);
+  const TimeNs exposed_wait = intersectionLength(waits, exposed);
   rr.exposed_wait_ns = exposed_wait;
+  rr.comm_wait_ns = totalLength(waits);
   rr.exposed_transfer_ns = rr.whole.exposed_ns - exposed_wait;
   // Per step: the waits and transfers of the rank's matched kernels of that step.
   std::map<std::int32_t, std::pair<TimeNs, TimeNs>> by_step;

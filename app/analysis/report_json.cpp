@@ -195,6 +195,8 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
   j.microsOrNull(r.exposed_wait_ns);
   j.key("exposed_transfer_us");  // the rest of it
   j.microsOrNull(r.exposed_transfer_ns);
+  j.key("comm_wait_us");  // communication inside those waits, exposed or hidden
+  j.microsOrNull(r.comm_wait_ns);
   // Collectives that waited for another one of their process group (null: not checked, the
   // trace names no process group or no launch).
   j.key("serialized_collectives");
@@ -750,6 +752,12 @@ std::string matchedText(const RunReport& report) {
     s += "  exposed communication (whole trace): waiting for a late rank " +
          fixed(*st.wait_pct, 1) + " %, transfer not hidden " + fixed(*st.transfer_pct, 1) + " %\n";
   }
+  if (st.transfer_overlap_pct && st.hidden_wait_ns && *st.hidden_wait_ns > 0) {
+    s += "  transfers alone (whole trace, waits for a late rank left out): " +
+         fixed(*st.transfer_overlap_pct, 2) + " % overlapped; " +
+         formatDuration(*st.hidden_wait_ns) +
+         " of waiting ran under compute and counts as hidden in the overlap\n";
+  }
   return s;
 }
 
@@ -828,6 +836,12 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     if (r.exposed_wait_ns && r.exposed_transfer_ns) {
       s += "  exposed split   waiting for a late rank " + formatDuration(*r.exposed_wait_ns) +
            ", transfer not hidden " + formatDuration(*r.exposed_transfer_ns) + "\n";
+    }
+    if (const auto h = hiddenSplit(r); h && h->hidden_wait_ns > 0) {
+      // The overlap counts a wait under compute as hidden: the transfers' own overlap beside it.
+      s += "  hidden split    waiting for a late rank " + formatDuration(h->hidden_wait_ns) +
+           ", transfer " + formatDuration(h->hidden_transfer_ns) + "; transfers alone " +
+           pctText(h->transfer_overlap_pct) + " overlapped\n";
     }
     s += collectivesText(r);
     if (m.idle_pct && m.compute_pct && m.non_compute_pct) {

@@ -1,8 +1,23 @@
 #include "app/analysis/stragglers.h"
 
+#include <algorithm>
 #include <map>
 
 namespace ddpscope::analysis {
+
+std::optional<HiddenSplit> hiddenSplit(const RankReport& r) {
+  if (!r.comm_wait_ns || !r.exposed_wait_ns) return std::nullopt;
+  HiddenSplit h;
+  // The waits lie inside the rank's communication: what of them is not exposed is hidden.
+  h.hidden_wait_ns = std::max<TimeNs>(0, *r.comm_wait_ns - *r.exposed_wait_ns);
+  const TimeNs hidden = r.whole.comm_ns - r.whole.exposed_ns;
+  h.hidden_transfer_ns = std::max<TimeNs>(0, hidden - h.hidden_wait_ns);
+  h.transfer_ns = std::max<TimeNs>(0, r.whole.comm_ns - *r.comm_wait_ns);
+  if (h.transfer_ns > 0)
+    h.transfer_overlap_pct =
+        100.0 * static_cast<double>(h.hidden_transfer_ns) / static_cast<double>(h.transfer_ns);
+  return h;
+}
 
 StragglerSummary summarizeStragglers(const RunReport& report) {
   StragglerSummary s;
@@ -22,11 +37,20 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
     s.late_rank.reset();
     s.late_count = 0;
   }
+  TimeNs hidden_transfer = 0, transfer = 0;
   for (const auto& r : report.ranks) {
     if (!r.exposed_wait_ns || !r.exposed_transfer_ns) continue;
     s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *r.exposed_wait_ns;
     s.exposed_transfer_ns = s.exposed_transfer_ns.value_or(0) + *r.exposed_transfer_ns;
+    if (const auto h = hiddenSplit(r)) {
+      s.hidden_wait_ns = s.hidden_wait_ns.value_or(0) + h->hidden_wait_ns;
+      hidden_transfer += h->hidden_transfer_ns;
+      transfer += h->transfer_ns;
+    }
   }
+  if (transfer > 0)
+    s.transfer_overlap_pct =
+        100.0 * static_cast<double>(hidden_transfer) / static_cast<double>(transfer);
   if (s.exposed_wait_ns && *s.exposed_wait_ns + *s.exposed_transfer_ns > 0) {
     s.wait_pct = 100.0 * static_cast<double>(*s.exposed_wait_ns) /
                  static_cast<double>(*s.exposed_wait_ns + *s.exposed_transfer_ns);

@@ -24,7 +24,19 @@ struct StragglerSummary {
   // communication in the split.
   std::optional<double> wait_pct;
   std::optional<double> transfer_pct;  // 100 − wait_pct
+  // The hidden split, over the same ranks (whole trace): hidden communication inside waits for
+  // a late rank (a wait under compute, which the overlap counts as hidden), and the overlap of
+  // the transfers alone, Σ hidden transfer / Σ transfer in % (none without transfer).
+  std::optional<TimeNs> hidden_wait_ns;
+  std::optional<double> transfer_overlap_pct;
 };
+// One rank's hidden split: (hidden inside its waits, transfer overlap %), none without the
+// matched split.
+struct HiddenSplit {
+  TimeNs hidden_wait_ns = 0, hidden_transfer_ns = 0, transfer_ns = 0;
+  std::optional<double> transfer_overlap_pct;
+};
+std::optional<HiddenSplit> hiddenSplit(const RankReport& rank);
 StragglerSummary summarizeStragglers(const RunReport& report);
 
 }  // namespace ddpscope::analysis

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "app/analysis/report_json.h"
+#include "app/analysis/stragglers.h"
 #include "tests/common/trace_builder.h"
 
 using namespace ddpscope;
@@ -216,4 +217,53 @@ TEST(SerializedCollectives, OtherGroupsLateLaunchesAndUnknownGroupsAreNotFlagged
   EXPECT_FALSE(plain.ranks[0].serialization_checked);
   EXPECT_NE(analysis::reportToJson(plain).find("\"serialized_collectives\": null"),
             std::string::npos);
+}
+
+// The hidden split: the overlap counts a wait under compute as hidden; the transfers' own overlap
+// leaves the waits out. threeRanks with longer gemms, rank 0 [0, 250) and rank 2 [0, 350):
+//   rank 0: comm [100, 400) = 300, wait [100, 300) = 200; hidden [100, 250) = 150, all in the
+//           wait; transfer [300, 400) = 100, none hidden.
+//   rank 1: comm [200, 400) = 200, wait 100, nothing hidden; transfer 100.
+//   rank 2: comm [300, 400) = 100, no wait; hidden [300, 350) = 50, all transfer.
+// Overlap Σ hidden / Σ comm = 200 / 600 = 33.33 %; transfers alone 50 / 300 = 16.67 %;
+// hidden waiting 150.
+TEST(MatchedCollectives, HiddenSplitLeavesTheWaitsOutOfTheTransfersOverlap) {
+  trace::Run run;
+  const trace::TimeNs starts[] = {100, 200, 300};
+  const trace::TimeNs gemm[] = {250, 0, 350};
+  for (int r = 0; r < 3; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", starts[r], 400 - starts[r], 40, 0,
+           trace::EventKind::Kernel, trace::kNoBucket, 3, trace::kNoCorrelation, 4096});
+    if (gemm[r] > 0) b.kernel("gemm", 0, gemm[r], 7);
+    run.ranks.push_back(b.build());
+    run.ranks.back().rank = r;
+    run.ranks.back().world_size = 3;
+  }
+  const auto report = analysis::analyzeRun(run);
+  const analysis::TimeNs comm_wait[] = {200, 100, 0}, hidden_wait[] = {150, 0, 0},
+                         hidden_transfer[] = {0, 0, 50};
+  for (int r = 0; r < 3; ++r) {
+    const auto& rr = report.ranks[static_cast<std::size_t>(r)];
+    ASSERT_TRUE(rr.comm_wait_ns) << r;
+    EXPECT_EQ(*rr.comm_wait_ns, comm_wait[r]) << r;
+    const auto h = analysis::hiddenSplit(rr);
+    ASSERT_TRUE(h) << r;
+    EXPECT_EQ(h->hidden_wait_ns, hidden_wait[r]) << r;
+    EXPECT_EQ(h->hidden_transfer_ns, hidden_transfer[r]) << r;
+    EXPECT_EQ(h->transfer_ns, 100) << r;
+  }
+  const auto st = analysis::summarizeStragglers(report);
+  ASSERT_TRUE(st.hidden_wait_ns && st.transfer_overlap_pct);
+  EXPECT_EQ(*st.hidden_wait_ns, 150);
+  EXPECT_NEAR(*st.transfer_overlap_pct, 100.0 / 6.0, 1e-9);
+  const auto text = analysis::reportToText(report);
+  EXPECT_NE(text.find("  hidden split    waiting for a late rank 150 ns, transfer 0 ns; transfers "
+                      "alone 0.00 % overlapped\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("transfers alone (whole trace, waits for a late rank left out): 16.67 % "
+                      "overlapped; 150 ns of waiting ran under compute"),
+            std::string::npos)
+      << text;
 }
