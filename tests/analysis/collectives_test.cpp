@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "app/analysis/report_json.h"
 #include "app/analysis/stragglers.h"
 #include "tests/common/trace_builder.h"
@@ -20,10 +22,10 @@ namespace {
 // Last start 300 (rank 2), skew 200. Waits 200, 100, 0; transfers 100 each.
 // Exposed: rank 0 [150, 400) = 250, of it inside its wait [100, 300): [150, 300) = 150;
 // rank 1 [200, 400) = 200, wait 100; rank 2 [300, 400) = 100, wait 0.
-trace::Run threeRanks() {
+// `gemm`: each rank's gemm end (0: none), the example above by default.
+trace::Run threeRanks(std::array<trace::TimeNs, 3> gemm = {150, 0, 300}) {
   trace::Run run;
   const trace::TimeNs starts[] = {100, 200, 300};
-  const trace::TimeNs gemm[] = {150, 0, 300};
   for (int r = 0; r < 3; ++r) {
     ddpscope::testing::TraceBuilder b;
     b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", starts[r], 400 - starts[r], 40, 0,
@@ -228,19 +230,7 @@ TEST(SerializedCollectives, OtherGroupsLateLaunchesAndUnknownGroupsAreNotFlagged
 // Overlap Σ hidden / Σ comm = 200 / 600 = 33.33 %; transfers alone 50 / 300 = 16.67 %;
 // hidden waiting 150.
 TEST(MatchedCollectives, HiddenSplitLeavesTheWaitsOutOfTheTransfersOverlap) {
-  trace::Run run;
-  const trace::TimeNs starts[] = {100, 200, 300};
-  const trace::TimeNs gemm[] = {250, 0, 350};
-  for (int r = 0; r < 3; ++r) {
-    ddpscope::testing::TraceBuilder b;
-    b.add({"ncclDevKernel_AllReduce_Sum_f32_RING_LL", starts[r], 400 - starts[r], 40, 0,
-           trace::EventKind::Kernel, trace::kNoBucket, 3, trace::kNoCorrelation, 4096});
-    if (gemm[r] > 0) b.kernel("gemm", 0, gemm[r], 7);
-    run.ranks.push_back(b.build());
-    run.ranks.back().rank = r;
-    run.ranks.back().world_size = 3;
-  }
-  const auto report = analysis::analyzeRun(run);
+  const auto report = analysis::analyzeRun(threeRanks({250, 0, 350}));
   const analysis::TimeNs comm_wait[] = {200, 100, 0}, hidden_wait[] = {150, 0, 0},
                          hidden_transfer[] = {0, 0, 50};
   for (int r = 0; r < 3; ++r) {
