@@ -199,12 +199,21 @@ void HeadlineBar::refresh() {
     const QString waiting = late.late_rank
                                 ? QStringLiteral("waiting for rank %1").arg(*late.late_rank)
                                 : QStringLiteral("waiting");
-    split_->setText(metricHtml(waiting, formatPct(late.wait_pct, 1)) + QStringLiteral(" · ") +
-                    metricHtml(QStringLiteral("transfer"), formatPct(late.transfer_pct, 1)) +
-                    QStringLiteral(" (whole trace)"));
+    // Where waiting ran under compute, the transfers' own overlap (the hidden split).
+    const bool hidden_waits = late.hidden_wait_ns && *late.hidden_wait_ns > 0;
+    split_->setText(
+        metricHtml(waiting, formatPct(late.wait_pct, 1)) + QStringLiteral(" · ") +
+        metricHtml(QStringLiteral("transfer"), formatPct(late.transfer_pct, 1)) +
+        (hidden_waits && late.transfer_overlap_pct
+             ? QStringLiteral(" · ") + metricHtml(QStringLiteral("transfers alone overlapped"),
+                                                  formatPct(late.transfer_overlap_pct, 1))
+             : QString()) +
+        QStringLiteral(" (whole trace)"));
     split_->setToolTip(stragglerText(*run) +
                        tr("\nWaiting: exposed time inside a matched collective before its last "
-                          "rank started. Transfer: the rest of the exposed time."));
+                          "rank started. Transfer: the rest of the exposed time. Transfers alone "
+                          "overlapped: the overlap without the waits, which count as hidden when "
+                          "compute runs beside them."));
   }
   scope_->setText(q(t.scope));
   // Whole here, as the label may be clipped.

@@ -301,6 +301,15 @@ TEST(UiStragglers, ALateRankIsNamedAndItsWaitsSplitFromTransfer) {
   const QString split = w.headline()->exposedSplitText();
   EXPECT_TRUE(split.contains(QStringLiteral("waiting for rank 2"))) << split.toStdString();
   EXPECT_TRUE(split.contains(formatPct(s.wait_pct, 1))) << split.toStdString();
+  // The waits that ran under compute raise the overlap: the transfers' own overlap is beside it,
+  // and below the run's overlap.
+  ASSERT_TRUE(s.hidden_wait_ns && s.transfer_overlap_pct);
+  EXPECT_GT(*s.hidden_wait_ns, 0);
+  EXPECT_TRUE(split.contains(QStringLiteral("transfers alone overlapped")) &&
+              split.contains(formatPct(s.transfer_overlap_pct, 1)))
+      << split.toStdString();
+  ASSERT_TRUE(late->summary.overlap_pct);
+  EXPECT_LT(*s.transfer_overlap_pct, *late->summary.overlap_pct);
   EXPECT_TRUE(w.summary()->note()->text().contains(QStringLiteral("(rank 2, last at")))
       << w.summary()->note()->text().toStdString();
   // The per-rank table's split adds up to each rank's exposed communication.
