@@ -754,9 +754,10 @@ std::string matchedText(const RunReport& report) {
   }
   if (st.transfer_overlap_pct && st.hidden_wait_ns && *st.hidden_wait_ns > 0) {
     s += "  transfers alone (whole trace, waits for a late rank left out): " +
-         fixed(*st.transfer_overlap_pct, 2) + " % overlapped; " +
+         fixed(*st.transfer_overlap_pct, 2) + " % overlapped, against " +
+         pctText(st.whole_overlap_pct) + " with the waits over the same traces; " +
          formatDuration(*st.hidden_wait_ns) +
-         " of waiting ran under compute and counts as hidden in the overlap\n";
+         " of waiting ran under compute and counts as hidden\n";
   }
   return s;
 }
@@ -840,8 +841,11 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     if (const auto h = hiddenSplit(r); h && h->hidden_wait_ns > 0) {
       // The overlap counts a wait under compute as hidden: the transfers' own overlap beside it.
       s += "  hidden split    waiting for a late rank " + formatDuration(h->hidden_wait_ns) +
-           ", transfer " + formatDuration(h->hidden_transfer_ns) + "; transfers alone " +
-           pctText(h->transfer_overlap_pct) + " overlapped\n";
+           ", transfer " + formatDuration(h->hidden_transfer_ns) +
+           (h->transfer_overlap_pct
+                ? "; transfers alone " + pctText(h->transfer_overlap_pct) + " overlapped"
+                : std::string()) +
+           "\n";
     }
     s += collectivesText(r);
     if (m.idle_pct && m.compute_pct && m.non_compute_pct) {

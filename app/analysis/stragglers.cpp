@@ -37,7 +37,7 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
     s.late_rank.reset();
     s.late_count = 0;
   }
-  TimeNs hidden_transfer = 0, transfer = 0;
+  TimeNs hidden_transfer = 0, transfer = 0, hidden = 0, comm = 0;
   for (const auto& r : report.ranks) {
     if (!r.exposed_wait_ns || !r.exposed_transfer_ns) continue;
     s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *r.exposed_wait_ns;
@@ -46,8 +46,12 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
       s.hidden_wait_ns = s.hidden_wait_ns.value_or(0) + h->hidden_wait_ns;
       hidden_transfer += h->hidden_transfer_ns;
       transfer += h->transfer_ns;
+      hidden += r.whole.overlap_ns;
+      comm += r.whole.comm_ns;
     }
   }
+  if (comm > 0)
+    s.whole_overlap_pct = 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
   if (transfer > 0)
     s.transfer_overlap_pct =
         100.0 * static_cast<double>(hidden_transfer) / static_cast<double>(transfer);

@@ -29,6 +29,10 @@ struct StragglerSummary {
   // the transfers alone, Σ hidden transfer / Σ transfer in % (none without transfer).
   std::optional<TimeNs> hidden_wait_ns;
   std::optional<double> transfer_overlap_pct;
+  // The overlap of the same ranks over the same whole traces, waits included (Σ hidden / Σ
+  // communication): what transfer_overlap_pct is to be read against (the headline's overlap
+  // covers the selected steps only).
+  std::optional<double> whole_overlap_pct;
 };
 // One rank's hidden split: (hidden inside its waits, transfer overlap %), none without the
 // matched split.

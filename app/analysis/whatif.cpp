@@ -11,7 +11,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "app/analysis/collectives.h"
 #include "app/analysis/stragglers.h"
+#include "app/analysis/whatif_summary.h"
 
 namespace ddpscope::analysis {
 
@@ -1374,7 +1376,19 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
         res.best = i;
   // A straggler among the loaded ranks: every prediction replays its slower work, so the others
   // wait for it at every size; the bucket size does not remove that wait.
-  if (const StragglerSummary st = summarizeStragglers(report); st.late_rank)
+  // Only when every rank is loaded (else the late one may be missing) and its lateness matters:
+  // the mean skew of the matched collectives above kWhatIfLatePeerPct of the step (a skew of a
+  // few µs between clocks names no straggler worth the note).
+  double skew_sum = 0;
+  int skewed = 0;
+  for (const auto& mc : report.matched)
+    if (mc.skew_ns > 0) {
+      skew_sum += static_cast<double>(mc.skew_ns) * 1e-3;
+      ++skewed;
+    }
+  const bool late_matters = skewed > 0 && matchedSplitKnown(report) &&
+                            skew_sum / skewed > kWhatIfLatePeerPct / 100.0 * res.base_step_us;
+  if (const StragglerSummary st = summarizeStragglers(report); st.late_rank && late_matters)
     res.notes.push_back("rank " + std::to_string(*st.late_rank) + " started last at " +
                         std::to_string(st.late_count) + " of the " + std::to_string(st.skewed) +
                         " matched collectives with a skew: every prediction replays its slower "

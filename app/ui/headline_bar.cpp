@@ -205,8 +205,10 @@ void HeadlineBar::refresh() {
         metricHtml(waiting, formatPct(late.wait_pct, 1)) + QStringLiteral(" · ") +
         metricHtml(QStringLiteral("transfer"), formatPct(late.transfer_pct, 1)) +
         (hidden_waits && late.transfer_overlap_pct
-             ? QStringLiteral(" · ") + metricHtml(QStringLiteral("transfers alone overlapped"),
-                                                  formatPct(late.transfer_overlap_pct, 1))
+             ? QStringLiteral(" · ") +
+                   metricHtml(QStringLiteral("transfers alone overlapped"),
+                              formatPct(late.transfer_overlap_pct, 1)) +
+                   QStringLiteral(" (%1 with the waits)").arg(formatPct(late.whole_overlap_pct, 1))
              : QString()) +
         QStringLiteral(" (whole trace)"));
     split_->setToolTip(stragglerText(*run) +

@@ -247,13 +247,16 @@ TEST(MatchedCollectives, HiddenSplitLeavesTheWaitsOutOfTheTransfersOverlap) {
   ASSERT_TRUE(st.hidden_wait_ns && st.transfer_overlap_pct);
   EXPECT_EQ(*st.hidden_wait_ns, 150);
   EXPECT_NEAR(*st.transfer_overlap_pct, 100.0 / 6.0, 1e-9);
+  ASSERT_TRUE(st.whole_overlap_pct);
+  EXPECT_NEAR(*st.whole_overlap_pct, 100.0 / 3.0, 1e-9);
   const auto text = analysis::reportToText(report);
   EXPECT_NE(text.find("  hidden split    waiting for a late rank 150 ns, transfer 0 ns; transfers "
                       "alone 0.00 % overlapped\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("transfers alone (whole trace, waits for a late rank left out): 16.67 % "
-                      "overlapped; 150 ns of waiting ran under compute"),
+                      "overlapped, against 33.33 % with the waits over the same traces; 150 ns "
+                      "of waiting ran under compute"),
             std::string::npos)
       << text;
 }

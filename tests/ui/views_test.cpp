@@ -308,8 +308,10 @@ TEST(UiStragglers, ALateRankIsNamedAndItsWaitsSplitFromTransfer) {
   EXPECT_TRUE(split.contains(QStringLiteral("transfers alone overlapped")) &&
               split.contains(formatPct(s.transfer_overlap_pct, 1)))
       << split.toStdString();
-  ASSERT_TRUE(late->summary.overlap_pct);
-  EXPECT_LT(*s.transfer_overlap_pct, *late->summary.overlap_pct);
+  ASSERT_TRUE(s.whole_overlap_pct);
+  EXPECT_LT(*s.transfer_overlap_pct, *s.whole_overlap_pct);  // the same traces, waits in
+  EXPECT_TRUE(split.contains(formatPct(s.whole_overlap_pct, 1) + QStringLiteral(" with the waits")))
+      << split.toStdString();
   EXPECT_TRUE(w.summary()->note()->text().contains(QStringLiteral("(rank 2, last at")))
       << w.summary()->note()->text().toStdString();
   // The per-rank table's split adds up to each rank's exposed communication.
