@@ -15,6 +15,7 @@
 
 #include "agent/agent_options.h"
 #include "agent/sim/sim_device.h"
+#include "tracer/format/importer.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::agent {
@@ -45,17 +46,14 @@ inline std::size_t makeOutFolder(const std::string& out_dir, std::int32_t world_
   std::size_t replaced = 0;
   for (std::filesystem::directory_iterator it(out_dir, ec), end; !ec && it != end;
        it.increment(ec)) {
+    // The rank files the agent writes (rank-<r>.json.gz), and plain ones beside them.
     const std::string name = it->path().filename().string();
-    if (!name.starts_with("rank-")) continue;
-    const std::size_t dot = name.find('.');
-    const std::string number = name.substr(5, dot == std::string::npos ? dot : dot - 5);
-    const std::string ext = dot == std::string::npos ? "" : name.substr(dot);
-    if (number.empty() || number.size() > 9 ||
-        number.find_first_not_of("0123456789") != std::string::npos ||
-        (ext != ".json" && ext != ".json.gz"))
+    if (!name.starts_with("rank-") || !(name.ends_with(".json") || name.ends_with(".json.gz")))
       continue;
-    if (const int rank = std::stoi(number); rank >= world_size)
-      stale.emplace_back(rank, name);
+    const auto rank = trace::rankFromFileName(name);
+    if (!rank) continue;
+    if (*rank >= world_size)
+      stale.emplace_back(*rank, name);
     else
       ++replaced;
   }

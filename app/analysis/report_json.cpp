@@ -666,10 +666,15 @@ std::string runSummaryText(const RunSummary& rs) {
   return s;
 }
 
-std::string padded(const std::string& s, std::size_t width) {
+std::size_t textColumns(std::string_view s) {
   std::size_t columns = 0;
   for (unsigned char c : s)
     columns += (c & 0xC0) != 0x80;
+  return columns;
+}
+
+std::string padded(const std::string& s, std::size_t width) {
+  const std::size_t columns = textColumns(s);
   return columns >= width ? s : s + std::string(width - columns, ' ');
 }
 
@@ -871,12 +876,8 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
       // its widest range ("1000–1999"), 8 at least.
       const auto folded = foldSteps(rows);
       std::size_t width = 8;
-      for (const auto& f : folded) {
-        std::size_t columns = 0;
-        for (unsigned char c : stepRangeText(f))
-          columns += (c & 0xC0) != 0x80;
-        width = std::max(width, columns);
-      }
+      for (const auto& f : folded)
+        width = std::max(width, textColumns(stepRangeText(f)));
       s += "  " + padded("step", width) +
            "  time        overlap     exposed    tail       DP eff.   allreduces\n";
       for (const auto& f : folded)

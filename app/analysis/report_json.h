@@ -3,6 +3,7 @@
 // and a readable table.
 
 #include <string>
+#include <string_view>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/run_summary.h"
@@ -19,8 +20,9 @@ std::string reportToText(const RunReport& report, const TextOptions& options = {
 // The run summary in a few readable lines, its step rule first (the text report's head).
 std::string runSummaryText(const RunSummary& summary);
 
-// s left-aligned in `width` columns of a text table: UTF-8 continuation bytes ("µ", "–") take
-// no column.
+// The columns s takes in a text table: UTF-8 continuation bytes ("µ", "–") take none.
+std::size_t textColumns(std::string_view s);
+// s left-aligned in `width` columns of a text table (textColumns).
 std::string padded(const std::string& s, std::size_t width);
 
 // Formats a duration with the unit that keeps three significant digits (s, ms, µs, ns).

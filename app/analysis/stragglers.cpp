@@ -10,8 +10,7 @@ std::optional<HiddenSplit> hiddenSplit(const RankReport& r) {
   HiddenSplit h;
   // The waits lie inside the rank's communication: what of them is not exposed is hidden.
   h.hidden_wait_ns = std::max<TimeNs>(0, *r.comm_wait_ns - *r.exposed_wait_ns);
-  const TimeNs hidden = r.whole.comm_ns - r.whole.exposed_ns;
-  h.hidden_transfer_ns = std::max<TimeNs>(0, hidden - h.hidden_wait_ns);
+  h.hidden_transfer_ns = std::max<TimeNs>(0, r.whole.overlap_ns - h.hidden_wait_ns);
   h.transfer_ns = std::max<TimeNs>(0, r.whole.comm_ns - *r.comm_wait_ns);
   if (h.transfer_ns > 0)
     h.transfer_overlap_pct =

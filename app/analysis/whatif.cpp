@@ -505,7 +505,6 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
   // One rank's file of a larger run, collectives unmatched: the other ranks are a virtual peer.
   const bool peers_not_loaded =
       m.comm.front().includes_waits && static_cast<std::int32_t>(run.ranks.size()) < m.world_size;
-  double max_peer_lag_us = 0;
   for (std::size_t k = 0; k < m.selection.used.size(); ++k) {
     for (std::size_t r = 0; r < run.ranks.size(); ++r) {
       const auto* range = binned[r].range[k];
@@ -808,16 +807,16 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
           for (const auto& g : segs)
             ends.push_back(rel(g.end));
           st.peer_lag_us = peerLags(buckets, ends);
-          if (!st.peer_lag_us.empty()) {
-            const double most = *std::max_element(st.peer_lag_us.begin(), st.peer_lag_us.end());
-            max_peer_lag_us = std::max(max_peer_lag_us, most);
-          }
+          if (!st.peer_lag_us.empty())
+            m.peer_lag_max_us =
+                std::max(m.peer_lag_max_us.value_or(0),
+                         *std::max_element(st.peer_lag_us.begin(), st.peer_lag_us.end()));
         }
       }
       m.steps[k].push_back(std::move(st));
     }
   }
-  if (max_peer_lag_us > 0) {
+  if (const double max_peer_lag_us = m.peer_lag_max_us.value_or(0); max_peer_lag_us > 0) {
     const std::int32_t others = m.world_size - static_cast<std::int32_t>(run.ranks.size());
     m.notes.push_back(
         (others == 1
@@ -1238,6 +1237,11 @@ std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& mod
   return out;
 }
 
+bool changesScenario(const WhatIfConfig& c, const WhatIfModel& m) {
+  return c.first_bucket_mb || c.overlap != m.recorded_overlap || c.world_size != 0 ||
+         c.network_scale != 1 || c.compute_scale != 1;
+}
+
 std::optional<double> replayErrorPct(double predicted_us, double recorded_us) {
   if (!(recorded_us > 0)) return std::nullopt;
   return (predicted_us - recorded_us) / recorded_us * 100.0;
@@ -1289,11 +1293,7 @@ Prediction predictConfiguration(const WhatIfModel& model, const WhatIfConfig& co
   const double a = run(lo, false, kBandSteps) / mid, b = run(hi, false, kBandSteps) / mid;
   // With ranks not loaded, their lag and the fitted α are one sum: the band spans both readings.
   double lag = 1.0;
-  const bool peers = std::any_of(model.steps.begin(), model.steps.end(), [](const auto& ranks) {
-    return std::any_of(ranks.begin(), ranks.end(),
-                       [](const auto& st) { return !st.peer_lag_us.empty(); });
-  });
-  if (peers) {
+  if (model.peer_lag_max_us) {
     WhatIfConfig as_lag = config;
     as_lag.latency_as_lag = true;
     lag = run(as_lag, false, kBandSteps) / mid;
@@ -1369,10 +1369,7 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
     for (std::size_t i = 0; i < res.predictions.size(); ++i)
       if (res.predictions[i].config.bucket_mb == *res.base_bucket_mb &&
           res.predictions[i].step_us <= res.predictions[*res.best].step_us + 1e-3 &&
-          !res.predictions[i].config.first_bucket_mb && res.predictions[i].config.world_size == 0 &&
-          res.predictions[i].config.overlap == m.recorded_overlap &&
-          res.predictions[i].config.network_scale == 1 &&
-          res.predictions[i].config.compute_scale == 1)
+          !changesScenario(res.predictions[i].config, m))
         res.best = i;
   // A straggler among the loaded ranks: every prediction replays its slower work, so the others
   // wait for it at every size; the bucket size does not remove that wait.

@@ -156,6 +156,9 @@ struct WhatIfModel {
   std::vector<CommCostFit> comm;  // allreduce first when present
   SlowdownFit slowdown;
   std::vector<std::vector<ReplayStep>> steps;  // per selected step, per loaded rank
+  // The largest ReplayStep::peer_lag_us of any step and rank; none when no step replays the ranks
+  // not loaded as a peer.
+  std::optional<double> peer_lag_max_us;
   StepSelection selection;
   double recorded_step_us = 0;  // summarizeRun's step time (the run summary's definition)
   // The run summary's overlap and exposed communication per rank and step (whole trace: per
@@ -241,6 +244,11 @@ struct ReplayedRankStep {
 // predictConfiguration's figures are computed over (without the band).
 std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& model,
                                                           const WhatIfConfig& config);
+
+// Whether a configuration predicts another scenario than the recorded one: a first-bucket cap,
+// overlap other than recorded, another world size, a network or compute scale. Its sizes are
+// then set against the recorded size in that scenario, not against the recorded run.
+bool changesScenario(const WhatIfConfig& config, const WhatIfModel& model);
 
 // The base replay's error: (predicted − recorded) / recorded, in %; none without a recorded
 // step time. Every outlet (CLI, app, report) states it from here.

@@ -87,8 +87,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // recorded run (which had none of those changes).
   // Overlap counts against the recorded setting: a run recorded without it, predicted with it,
   // is another scenario too.
-  const bool scenario_changed = c.first_bucket_mb || c.overlap != result.model.recorded_overlap ||
-                                c.world_size != 0 || c.network_scale != 1 || c.compute_scale != 1;
+  const bool scenario_changed = changesScenario(c, result.model);
   const Prediction* base_in_scenario = nullptr;
   if (scenario_changed && result.base_bucket_mb) {
     for (const auto& q : result.predictions)
@@ -117,11 +116,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
       std::find(r.close_mb.begin(), r.close_mb.end(), *result.base_bucket_mb) != r.close_mb.end())
     r.clear_saving = false;
   // Ranks not loaded that were late: their own time after the last allreduce is not in the trace.
-  double most_lag_us = 0;
-  for (const auto& ranks : result.model.steps)
-    for (const auto& st : ranks)
-      for (double lag : st.peer_lag_us)
-        most_lag_us = std::max(most_lag_us, lag);
+  const double most_lag_us = result.model.peer_lag_max_us.value_or(0);
   r.unloaded_ranks_late = most_lag_us > kWhatIfLatePeerPct / 100.0 * result.base_step_us;
   if (r.unloaded_ranks_late) r.clear_saving = false;
   // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
@@ -136,6 +131,8 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   t += c.bucket_mb == 0 ? "one allreduce per tensor" : bucketSizeText(c.bucket_mb) + " buckets";
   if (recorded) t += " (the recorded size)";
   const auto why = noBandReason(p);
+  // A saving that rounds to nothing (under 0.05 %): "the same", and "a difference".
+  const bool same = pctText(std::abs(r.saving_pct)) == pctText(0);
   if (recorded && base_in_scenario) {  // compared with itself: only its own figure
     t += " would take " + durationText(p.step_us) + " per step (±" + pctText(r.band_pct) +
          (why ? "; " + *why : std::string()) + ")";
@@ -146,7 +143,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
                                ") in the same scenario, predicted " + durationText(base)
                          : "the recorded " + durationText(result.base_step_us);
     // A difference that rounds to nothing reads as "the same", not "0.0 % less".
-    if (pctText(std::abs(r.saving_pct)) == pctText(0))
+    if (same)
       t += "the same as " + against + " to within 0.05 %";
     else
       t += pctText(std::abs(r.saving_pct)) + (r.saving_pct >= 0 ? " less" : " more") + " than " +
@@ -163,8 +160,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   } else if (r.unloaded_ranks_late) {
     t += ": no clear saving, since the ranks not loaded were late";
   } else if (!r.clear_saving) {
-    t += std::string(": a ") +
-         (pctText(std::abs(r.saving_pct)) == pctText(0) ? "difference" : "saving") +
+    t += std::string(": a ") + (same ? "difference" : "saving") +
          " within the band or the model's own error (" + pctText(r.model_error_pct) +
          "), so no size tried is clearly faster than the recorded configuration";
   }

@@ -103,17 +103,11 @@ int runCompare(const CompareArgs& args) {
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   std::cout << "\n";
   // Widths in characters, as padded counts them: "–" and "µ" are one each.
-  const auto columns = [](const std::string& t) {
-    std::size_t n = 0;
-    for (unsigned char c : t)
-      n += (c & 0xC0) != 0x80;
-    return n;
-  };
   std::size_t metric_w = 6, a_w = 1, b_w = 1;
   for (const auto& r : rows) {
-    metric_w = std::max(metric_w, columns(r.metric));
-    a_w = std::max(a_w, columns(r.a));
-    b_w = std::max(b_w, columns(r.b));
+    metric_w = std::max(metric_w, analysis::textColumns(r.metric));
+    a_w = std::max(a_w, analysis::textColumns(r.a));
+    b_w = std::max(b_w, analysis::textColumns(r.b));
   }
   std::cout << "  " << analysis::padded("metric", metric_w + 2) << analysis::padded("A", a_w + 2)
             << analysis::padded("B", b_w + 2) << "B − A\n";
