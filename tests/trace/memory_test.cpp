@@ -1,13 +1,20 @@
 // FreshBuffers: neighbouring buffers advised for huge pages as one range, contents never changed.
+// PopulatedBehind: pages mapped beside a writer, every byte written kept.
 #include "tracer/format/memory.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "tracer/format/file_io.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -79,7 +86,82 @@ TEST(FreshBuffers, NeighboursTooSmallAloneAreAdvisedTogether) {
       << vmFlagsAt(whole.p + 4 * kMiB);
   EXPECT_EQ(vmFlagsAt(alone.p + kMiB).find(" hg"), std::string::npos) << vmFlagsAt(alone.p + kMiB);
 }
+
+bool resident(const char* p) {
+  unsigned char in = 0;
+  return ::mincore(const_cast<char*>(p), 4096, &in) == 0 && (in & 1) != 0;
+}
+
+// Whether this kernel maps pages on request (MADV_POPULATE_WRITE, Linux 5.14).
+bool populatesOnRequest() {
+  Mapping probe(std::size_t{64} << 10);
+  if (probe.p == nullptr) return false;
+  populateForWrite(probe.p, probe.bytes);
+  return resident(probe.p);
+}
+
+TEST(PopulatedBehind, MapsTheBufferFromItsEndWithoutAWriter) {
+  if (!populatesOnRequest()) GTEST_SKIP() << "this kernel does not map pages on request";
+  constexpr std::size_t kBytes = std::size_t{32} << 20;
+  Mapping m(kBytes);
+  ASSERT_NE(m.p, nullptr);
+  ASSERT_FALSE(resident(m.p));
+  ASSERT_FALSE(resident(m.p + kBytes - 4096));
+  {
+    const PopulatedBehind populated(m.p, kBytes, true);
+    // The helper works from the end back to the start; wait (bounded) until it got there.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!resident(m.p) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(resident(m.p + kBytes - 4096));
+  EXPECT_TRUE(resident(m.p + kBytes / 2));
+  EXPECT_TRUE(resident(m.p));
+  for (std::size_t i = 0; i < kBytes; i += 4096)
+    ASSERT_EQ(m.p[i], 0) << i;  // fresh pages stay zero
+}
+
+TEST(PopulatedBehind, DisabledOrSmallDoesNothing) {
+  constexpr std::size_t kBytes = std::size_t{32} << 20;
+  Mapping m(kBytes);
+  ASSERT_NE(m.p, nullptr);
+  { const PopulatedBehind off(m.p, kBytes, false); }
+  { const PopulatedBehind small(m.p, std::size_t{8} << 20, true); }
+  EXPECT_FALSE(resident(m.p));
+  EXPECT_FALSE(resident(m.p + kBytes - 4096));
+}
 #endif
+
+TEST(PopulatedBehind, AWriterRacingItKeepsEveryByte) {
+  // The writer fills the buffer from the start while the helper maps it from the end; they
+  // cross somewhere in the middle. Every byte must be the writer's.
+  constexpr std::size_t kWords = std::size_t{48} << 17;  // 48 MiB of 8-byte words
+  std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[kWords]);
+  {
+    const PopulatedBehind populated(reinterpret_cast<char*>(buffer.get()),
+                                    kWords * sizeof(std::uint64_t), true);
+    for (std::size_t i = 0; i < kWords; ++i)
+      buffer[i] = i * 0x9E3779B97F4A7C15ull;
+  }
+  for (std::size_t i = 0; i < kWords; ++i)
+    ASSERT_EQ(buffer[i], i * 0x9E3779B97F4A7C15ull) << i;
+}
+
+TEST(PopulatedBehind, InflatingOnTwoThreadsGivesTheSameBytes) {
+  // 24 MiB of trace-like text (over the 16 MiB where the helper starts), gzipped.
+  std::string text = "{\"traceEvents\": [\n";
+  for (int i = 0; text.size() < (std::size_t{24} << 20); ++i)
+    text += "  {\"ph\": \"X\", \"name\": \"gemm_" + std::to_string(i % 97) +
+            "\", \"ts\": " + std::to_string(i * 7) + ", \"dur\": 5},\n";
+  text += "  {}\n]}\n";
+  const std::string gz = gzipBytes(text, 1);
+  const PaddedBuffer one = inflateBytes(gz, "t.json.gz", defaultReadLimits(), 1);
+  const PaddedBuffer two = inflateBytes(gz, "t.json.gz", defaultReadLimits(), 2);
+  ASSERT_EQ(one.size(), text.size());
+  ASSERT_EQ(two.size(), text.size());
+  EXPECT_TRUE(one.view() == text);
+  EXPECT_TRUE(two.view() == text);
+}
 
 TEST(FreshBuffers, PreparingChangesNoContents) {
   std::vector<std::uint64_t> a(1 << 20);

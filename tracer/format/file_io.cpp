@@ -239,7 +239,7 @@ bool inflateWhole(std::string_view compressed, std::uint64_t size, PaddedBuffer&
 #endif
 
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
-                          const ReadLimits& limits) {
+                          const ReadLimits& limits, unsigned threads) {
   if (!limits.setting_error.empty()) throw TraceError(name, kNoOffset, limits.setting_error);
   PaddedBuffer out;
   // A single-member gzip file ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE):
@@ -260,6 +260,7 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   // which also words the errors.
   if (isGzip(compressed) && expected > 1 && expected - 1 <= limits.max_bytes &&
       out.capacity() - PaddedBuffer::kPadding >= expected - 1) {
+    const PopulatedBehind populated(out.data(), expected - 1, threads > 1);
     if (inflateWhole(compressed, expected - 1, out)) return out;
   }
 #endif
@@ -346,7 +347,7 @@ bool onLocalFilesystem(int fd) {
 }  // namespace
 
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
-                            std::optional<std::uint64_t>* hash) {
+                            std::optional<std::uint64_t>* hash, unsigned threads) {
   if (!limits.setting_error.empty()) throw TraceError(path, kNoOffset, limits.setting_error);
   // Non-blocking: opening a named pipe for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -382,7 +383,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
       if (isGzip(mapped.view())) {
         ::close(fd);
         if (hash != nullptr) *hash = contentHash(mapped.view());
-        return inflateBytes(mapped.view(), path, limits);
+        return inflateBytes(mapped.view(), path, limits, threads);
       }
       mapped.keepSource(fd);
       if (mapped.size() > limits.max_bytes) tooLarge(path, limits, mapped.size());
@@ -407,7 +408,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
   ::close(fd);
   raw.setSize(got);
   if (hash != nullptr) *hash = contentHash(raw.view());
-  if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits);
+  if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits, threads);
   if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
   return raw;
 }

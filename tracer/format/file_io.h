@@ -126,12 +126,15 @@ bool isGzip(std::string_view bytes);
 // (keepSource) for the parser's copies of its pieces. With `hash`, the file's content hash
 // (fileContentHash's value) is stored there when the file's own bytes were in memory on the way
 // (a file read, or a gzip file inflated); a plain file that comes back mapped leaves it unset.
+// `threads`: the cores this read may use (inflateBytes).
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits = defaultReadLimits(),
-                            std::optional<std::uint64_t>* hash = nullptr);
+                            std::optional<std::uint64_t>* hash = nullptr, unsigned threads = 1);
 
-// Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input.
+// Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input. With
+// `threads` above 1, a big output's fresh pages are mapped on a second thread while the first
+// inflates (PopulatedBehind); the result is the same.
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
-                          const ReadLimits& limits = defaultReadLimits());
+                          const ReadLimits& limits = defaultReadLimits(), unsigned threads = 1);
 
 std::string gzipBytes(std::string_view plain, int level = 3);
 

@@ -45,6 +45,27 @@ void populateForWrite(void* p, std::size_t bytes) noexcept {
 #endif
 }
 
+PopulatedBehind::PopulatedBehind(char* p, std::size_t bytes, bool enabled) noexcept {
+  if (!enabled || p == nullptr || bytes < (std::size_t{16} << 20)) return;
+  try {
+    thread_ = std::thread([this, p, bytes] {
+      // 4 MiB at a time (two huge pages): a stop is seen soon, and the calls stay few.
+      constexpr std::size_t kChunk = std::size_t{4} << 20;
+      for (std::size_t end = bytes; end > 0 && !stop_.load(std::memory_order_relaxed);) {
+        const std::size_t begin = end > kChunk ? end - kChunk : 0;
+        populateForWrite(p + begin, end - begin);
+        end = begin;
+      }
+    });
+  } catch (...) {  // no thread to be had: the writer faults its pages in itself, as before
+  }
+}
+
+PopulatedBehind::~PopulatedBehind() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
 void FreshBuffers::prepare() noexcept {
   std::sort(buffers_.begin(), buffers_.end(), [](const Buffer& a, const Buffer& b) {
     return reinterpret_cast<std::uintptr_t>(a.p) < reinterpret_cast<std::uintptr_t>(b.p);

@@ -6,7 +6,9 @@
 // Asking for transparent huge pages on such a buffer makes the same 200 MB cost about 60 ms.
 // The advice is only a hint: it changes no contents, and does nothing where unsupported.
 
+#include <atomic>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 namespace ddpscope::trace {
@@ -20,6 +22,25 @@ void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 // way against 1.3 s faulted page by page). No-op below 64 KiB or where unsupported; never
 // changes contents.
 void populateForWrite(void* p, std::size_t bytes) noexcept;
+
+// A buffer about to be written from its start by one long call (inflating a gzip file), its
+// pages mapped meanwhile on a thread of their own, from the end backwards, until the two meet or
+// the writer is done (the destructor): the kernel's zeroing of fresh pages, the bigger part of
+// writing fresh memory on the build VM, runs beside the writer on a second core instead of
+// inside its faults. Populating changes no contents, so a page the writer reached first is left
+// as it is. Does nothing below 16 MiB, where no thread can be started, or with `enabled` false
+// (no core to spare).
+class PopulatedBehind {
+ public:
+  PopulatedBehind(char* p, std::size_t bytes, bool enabled) noexcept;
+  ~PopulatedBehind();
+  PopulatedBehind(const PopulatedBehind&) = delete;
+  PopulatedBehind& operator=(const PopulatedBehind&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 // Buffers just allocated and about to be written from end to end, prepared together: the huge-page
 // advice is given over runs of neighbouring buffers (consecutive allocations from the heap lie

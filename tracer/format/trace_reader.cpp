@@ -269,7 +269,7 @@ RankTrace parseTraceText(std::string_view json, const std::string& name,
 RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   // The file's bytes are given back as soon as every event is read, before the events are
   // written into the model's columns: the peak holds the one or the other, not both.
-  PaddedBuffer bytes = readTraceBytes(path, options.limits, options.content_hash);
+  PaddedBuffer bytes = readTraceBytes(path, options.limits, options.content_hash, options.threads);
   if (bytes.mapped()) return parseBuffer(bytes, &bytes, path, options);
   // Inflated (or read) into memory of our own: its pages are given back as the pieces are read,
   // as a map's are. Those bytes are then gone, so a trace that fails after some were given back
