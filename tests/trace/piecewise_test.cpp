@@ -559,6 +559,106 @@ TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {
   std::filesystem::remove_all(dir);
 }
 
+// A .json.gz whose pieces would be parsed on one thread is parsed while a second thread inflates
+// it (StreamedInflate). The model, the warnings and the errors must be the whole document's, and
+// whatever the stream cannot do (a corrupt or cut stream, two gzip members, no place to cut) must
+// end as the usual read does.
+TEST(InflatedWhileParsed, SameModelWarningsAndErrorsAsTheWholeDocument) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-streamed-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "rank-0.json.gz").string();
+  const auto write = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  // Pieces of 64 KiB: a document of 256 KiB to 1 MiB is parsed in pieces on one thread.
+  const auto options = [](unsigned threads) {
+    ReadOptions o;
+    o.piece_bytes = std::size_t{64} << 10;
+    o.threads = threads;
+    return o;
+  };
+  const auto errorOfFile = [&](unsigned threads) -> std::string {
+    try {
+      readTraceFile(path, options(threads));
+    } catch (const TraceError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  for (const Layout& layout : {Layout{}, Layout{false, true, false}, Layout{false, false, false},
+                               Layout{true, false, true, 7, "  "}}) {
+    SCOPED_TRACE("bare " + std::to_string(layout.bare_array) + ", nested " +
+                 std::to_string(layout.nested_object_lists));
+    const auto text = bigTrace(1'500, layout);
+    ASSERT_GT(text.size(), std::size_t{4} * (64 << 10));
+    ASSERT_LT(text.size(), std::size_t{16} * (64 << 10));
+    write(gzipBytes(text));
+    const auto b = parseWhole(text);
+    const auto a = readTraceFile(path, options(2));
+    EXPECT_TRUE(lastReadStats().inflated_while_parsing);
+    EXPECT_GE(lastReadStats().pieces, 3u);
+    EXPECT_EQ(describeDifference(a, b), "");
+    EXPECT_EQ(a.warnings, b.warnings);
+    (void)readTraceFile(path, options(1));
+    EXPECT_FALSE(lastReadStats().inflated_while_parsing) << "one thread: inflated first";
+  }
+  {
+    // Enough pieces for two parsing threads: inflated first, then parsed on both.
+    const auto text = bigTrace(5'000, {});
+    write(gzipBytes(text));
+    EXPECT_EQ(describeDifference(readTraceFile(path, options(2)), parseWhole(text)), "");
+    EXPECT_FALSE(lastReadStats().inflated_while_parsing);
+  }
+  const auto text = bigTrace(1'500, {});
+  {
+    // A missing colon two thirds in, found after the pieces before it were parsed.
+    auto bad = text;
+    const auto at = bad.find("\"dur\": 3.250", bad.size() * 2 / 3);
+    ASSERT_NE(at, std::string::npos);
+    bad.replace(at, 12, "\"dur\"  3.25");
+    write(gzipBytes(bad));
+    std::string expected;
+    try {
+      parseTraceText(bad, path, {});
+    } catch (const TraceError& e) {
+      expected = e.what();
+    }
+    ASSERT_NE(expected.find("invalid JSON"), std::string::npos) << expected;
+    EXPECT_EQ(errorOfFile(2), expected);
+  }
+  {
+    // The compressed stream damaged half-way, and cut short: the usual read's messages.
+    const std::string gz = gzipBytes(text);
+    std::string damaged = gz;
+    for (std::size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i)
+      damaged[i] = static_cast<char>(damaged[i] ^ 0x5a);
+    write(damaged);
+    const auto one = errorOfFile(1);
+    EXPECT_NE(one, "(no error)");
+    EXPECT_EQ(errorOfFile(2), one);
+    write(gz.substr(0, gz.size() * 3 / 4));
+    EXPECT_NE(errorOfFile(1), "(no error)");
+    EXPECT_EQ(errorOfFile(2), errorOfFile(1));
+  }
+  {
+    // Two gzip members (one stream to zlib, concatenated): the trailer states the second's size
+    // alone (big enough to be streamed), so the stream fails at the end of the first, and the
+    // usual read takes over.
+    const std::size_t half = text.size() / 10;
+    write(gzipBytes(text.substr(0, half)) + gzipBytes(text.substr(half)));
+    EXPECT_EQ(describeDifference(readTraceFile(path, options(2)), parseWhole(text)), "");
+    EXPECT_FALSE(lastReadStats().inflated_while_parsing);
+  }
+  {
+    // On one line: no place to cut. The stream's inflated bytes are parsed whole.
+    write(gzipBytes(oneLine(text)));
+    EXPECT_EQ(describeDifference(readTraceFile(path, options(2)), parseWhole(text)), "");
+    EXPECT_EQ(lastReadStats().pieces, 0u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A file read from disk is parsed where it lies: the bytes around each piece (the comma between
 // two events and the whitespace after it) stand in for the brackets and are put back after. The
 // model, the warnings and the errors must be the same as the whole document's, on one thread

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <system_error>
 
 #include "memory.h"
 #include "trace_error.h"
@@ -238,21 +239,102 @@ bool inflateWhole(std::string_view compressed, std::uint64_t size, PaddedBuffer&
 }  // namespace
 #endif
 
+std::optional<std::uint64_t> gzipStatedSize(std::string_view compressed) {
+  if (!isGzip(compressed) || compressed.size() < 18) return std::nullopt;
+  const auto* tail =
+      reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
+  const std::uint64_t isize = std::uint64_t{tail[0]} | (std::uint64_t{tail[1]} << 8) |
+                              (std::uint64_t{tail[2]} << 16) | (std::uint64_t{tail[3]} << 24);
+  if (isize >= compressed.size() / 2 && isize <= compressed.size() * std::uint64_t{1032})
+    return isize;
+  return std::nullopt;
+}
+
+StreamedInflate::StreamedInflate(PaddedBuffer compressed, std::size_t size)
+    : compressed_(std::move(compressed)) {
+  out_.reserveMore(size, size + PaddedBuffer::kPadding);
+  out_.setSize(size);  // the padding after it zeroed; the bytes before are written by run()
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error&) {
+    run();  // no thread to be had: inflated here, before the reading begins
+  }
+}
+
+StreamedInflate::~StreamedInflate() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+bool StreamedInflate::waitFor(std::size_t n) {
+  n = std::min(n, out_.size());
+  if (available() >= n) return true;
+  std::unique_lock lock(mutex_);
+  arrived_.wait(lock, [&] { return available() >= n || failed_.load(); });
+  return available() >= n;
+}
+
+void StreamedInflate::run() noexcept {
+  const auto fail = [this] {
+    {
+      const std::lock_guard lock(mutex_);
+      failed_.store(true);
+    }
+    arrived_.notify_all();
+  };
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return fail();  // gzip only
+  const std::string_view in = compressed_.view();
+  if (in.size() > std::size_t{~uInt{0}}) {
+    inflateEnd(&zs);
+    return fail();
+  }
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  const std::size_t size = out_.size();
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::size_t done = 0;
+  int rc = Z_OK;
+  while (rc == Z_OK && !stop_.load(std::memory_order_relaxed)) {
+    const std::size_t room = std::min(kChunk, size - done);
+    if (room == 0) {
+      // At the stated size and not at the end: one more byte proves the stream longer.
+      Bytef extra = 0;
+      zs.next_out = &extra;
+      zs.avail_out = 1;
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (zs.avail_out == 0) rc = Z_DATA_ERROR;
+      break;
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(out_.data() + done);
+    zs.avail_out = static_cast<uInt>(room);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    done += room - zs.avail_out;
+    if (done == size) continue;  // the last bytes count once the stream is checked, below
+    {
+      const std::lock_guard lock(mutex_);
+      available_.store(done, std::memory_order_release);
+    }
+    arrived_.notify_all();
+  }
+  inflateEnd(&zs);
+  // Whole: the end of the stream, at the stated size, with no other member or bytes after it.
+  if (rc != Z_STREAM_END || done != size || zs.avail_in != 0) return fail();
+  {
+    const std::lock_guard lock(mutex_);
+    available_.store(size, std::memory_order_release);
+  }
+  arrived_.notify_all();
+}
+
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits, unsigned threads) {
   if (!limits.setting_error.empty()) throw TraceError(name, kNoOffset, limits.setting_error);
   PaddedBuffer out;
-  // A single-member gzip file ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE):
-  // when it is plausible, allocate that once instead of growing (each growth copies everything).
+  // A single-member gzip file ends with its uncompressed size: when it is plausible, allocate
+  // that once instead of growing (each growth copies everything).
   std::uint64_t expected = compressed.size() * 4 + 4096;
-  if (isGzip(compressed) && compressed.size() >= 18) {
-    const auto* tail =
-        reinterpret_cast<const unsigned char*>(compressed.data() + compressed.size() - 4);
-    const std::uint64_t isize = std::uint64_t{tail[0]} | (std::uint64_t{tail[1]} << 8) |
-                                (std::uint64_t{tail[2]} << 16) | (std::uint64_t{tail[3]} << 24);
-    if (isize >= compressed.size() / 2 && isize <= compressed.size() * std::uint64_t{1032})
-      expected = isize + 1;
-  }
+  if (const auto stated = gzipStatedSize(compressed)) expected = *stated + 1;
   out.reserveMore(std::min<std::uint64_t>(expected, limits.max_bytes + 1));
 #ifdef DDPSCOPE_HAVE_LIBDEFLATE
   // One gzip member whose trailer states its size: inflated whole, in one call. Anything else
@@ -347,7 +429,7 @@ bool onLocalFilesystem(int fd) {
 }  // namespace
 
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
-                            std::optional<std::uint64_t>* hash, unsigned threads) {
+                            std::optional<std::uint64_t>* hash, unsigned threads, bool inflate) {
   if (!limits.setting_error.empty()) throw TraceError(path, kNoOffset, limits.setting_error);
   // Non-blocking: opening a named pipe for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -383,6 +465,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
       if (isGzip(mapped.view())) {
         ::close(fd);
         if (hash != nullptr) *hash = contentHash(mapped.view());
+        if (!inflate) return mapped;
         return inflateBytes(mapped.view(), path, limits, threads);
       }
       mapped.keepSource(fd);
@@ -408,7 +491,8 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
   ::close(fd);
   raw.setSize(got);
   if (hash != nullptr) *hash = contentHash(raw.view());
-  if (isGzip(raw.view())) return inflateBytes(raw.view(), path, limits, threads);
+  if (isGzip(raw.view()))
+    return inflate ? inflateBytes(raw.view(), path, limits, threads) : std::move(raw);
   if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
   return raw;
 }

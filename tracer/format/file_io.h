@@ -3,13 +3,16 @@
 // writing files atomically (temporary file + rename) so a crash never leaves half a file.
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -126,9 +129,11 @@ bool isGzip(std::string_view bytes);
 // (keepSource) for the parser's copies of its pieces. With `hash`, the file's content hash
 // (fileContentHash's value) is stored there when the file's own bytes were in memory on the way
 // (a file read, or a gzip file inflated); a plain file that comes back mapped leaves it unset.
-// `threads`: the cores this read may use (inflateBytes).
+// `threads`: the cores this read may use (inflateBytes). With `inflate` false, a gzip file comes
+// back as it is (mapped or read, its own bytes), for the caller to inflate.
 PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits = defaultReadLimits(),
-                            std::optional<std::uint64_t>* hash = nullptr, unsigned threads = 1);
+                            std::optional<std::uint64_t>* hash = nullptr, unsigned threads = 1,
+                            bool inflate = true);
 
 // Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input. With
 // `threads` above 1, a big output's fresh pages are mapped on a second thread while the first
@@ -137,6 +142,44 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits = defaultReadLimits(), unsigned threads = 1);
 
 std::string gzipBytes(std::string_view plain, int level = 3);
+
+// The uncompressed size a single-member gzip stream states in its trailer (RFC 1952, ISIZE:
+// the size modulo 2^32), when it is plausible for the compressed size (between half of it and
+// gzip's best ratio, 1032:1); nullopt for anything else.
+std::optional<std::uint64_t> gzipStatedSize(std::string_view compressed);
+
+// A gzip file inflated on a thread of its own, a MiB per call of zlib's stream, into a buffer of
+// the size its trailer states, while the caller reads what is already there: the inflating
+// hides behind the reading. The bytes [0, available) are final once waitFor says so (zlib
+// reads back only what the call in progress wrote, so the caller may change published bytes).
+// The inflating fails, and waitFor answers false, when the stream is corrupt, ends early or
+// late, or holds more than one member: the caller then reads the file the usual way, which says
+// what is wrong. The destructor stops the thread.
+class StreamedInflate {
+ public:
+  // Starts inflating `compressed` (whose gzipStatedSize is `size`) into buffer().
+  StreamedInflate(PaddedBuffer compressed, std::size_t size);
+  ~StreamedInflate();
+  StreamedInflate(const StreamedInflate&) = delete;
+  StreamedInflate& operator=(const StreamedInflate&) = delete;
+  // size() bytes (and zeroed padding); only [0, available) may be read.
+  PaddedBuffer& buffer() { return out_; }
+  // Blocks until at least min(n, size) bytes are final; false when the inflating failed (or
+  // was stopped) before. waitFor(size) true: the whole stream was inflated and checked.
+  bool waitFor(std::size_t n);
+  std::size_t available() const { return available_.load(std::memory_order_acquire); }
+
+ private:
+  void run() noexcept;
+  PaddedBuffer compressed_;
+  PaddedBuffer out_;
+  std::atomic<std::size_t> available_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::thread thread_;
+};
 
 // The 64-bit XXH3 hash (seed 0) of a file's bytes, read a MiB at a time: what `xxhsum -H3`
 // prints, so a user can check it. Tells a changed file from the same one (the digest's

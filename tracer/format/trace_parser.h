@@ -10,6 +10,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -103,6 +104,12 @@ inline std::array<NameId, 512> filledNameCache() {
   return cache;
 }
 
+// The threads parseInPieces gives `pieces` pieces when it may use `threads`: at least 8 pieces
+// each (a helper's fresh memory and its start cost more than a few pieces take).
+inline std::size_t piecesThreads(std::size_t pieces, unsigned threads) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(threads, pieces / 8));
+}
+
 class TraceParser {
  public:
   TraceParser(const PaddedBuffer& json, const std::string& name, const ReadOptions& options)
@@ -117,6 +124,11 @@ class TraceParser {
   // after (trace_pieces.cpp), instead of being copied first. `json` must be the buffer given to
   // the constructor; nothing happens when it is not writable.
   void editInPlace(PaddedBuffer* json) { in_place_ = json->writable() ? json->data() : nullptr; }
+  // The input is being inflated by `stream` (whose buffer() it is) while it is parsed: each scan
+  // and piece waits for its bytes, and the pieces are parsed on this thread as they arrive.
+  // parseInPieces then throws InflateFailed when the inflating fails.
+  void inflatedBy(StreamedInflate* stream) { stream_ = stream; }
+  struct InflateFailed {};
 
   RankTrace parse();
   // The same result, parsing the event array in pieces of about options.piece_bytes so the parser's
@@ -183,9 +195,11 @@ class TraceParser {
   // the event array.
   // When the last piece of all does not parse (a cut inside an event), it is left for the rest
   // of the document to take: returns its start then.
+  // `run_begin`: the first piece of this thread's run (each later one is parsed in place when
+  // the buffer may be written; see parsePieceInPlace).
   std::optional<std::size_t> parseMiddlePieces(
       const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
-      std::size_t end, bool bare_array);
+      std::size_t end, bool bare_array, std::size_t run_begin);
   // What a failed piece may have added, to take it back before the piece is parsed again (names,
   // tracks and metadata it added are the ones the retry adds first, in the same order).
   struct Checkpoint {
@@ -205,10 +219,15 @@ class TraceParser {
   void parsePieceInPlace(std::size_t open_at, std::size_t close_at, bool bare_array);
   // Writes the staged rows (this parser's and its helpers', in document order) into the columns.
   void moveStagedIntoTracks();
+  // Parses the document from `from` on (the last events and what follows the array), then
+  // finishes the trace; records the read's statistics.
+  RankTrace parseRest(std::size_t from, bool bare_array, std::size_t middle_pieces,
+                      std::size_t threads);
 
   const PaddedBuffer& json_;
   PaddedBuffer* releasable_ = nullptr;  // json_, when it may be released (see above)
   char* in_place_ = nullptr;            // json_'s bytes, when they may be written (see above)
+  StreamedInflate* stream_ = nullptr;   // inflating json_ meanwhile (see above)
   const std::string& name_;
   const ReadOptions& options_;
   RankTrace out_;

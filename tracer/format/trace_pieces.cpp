@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <thread>
 
 #include "memory.h"
@@ -62,7 +63,7 @@ std::size_t findEventArray(std::string_view json, std::size_t limit) {
 // (nested lists are indented deeper). Returns {offset of ',', offset of '{'}.
 std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std::size_t from,
                                                       std::size_t limit,
-                                                      std::optional<std::string_view> indent) {
+                                                      const std::optional<std::string>& indent) {
   constexpr auto npos = std::string_view::npos;
   limit = std::min(limit, json.size());
   while (from < limit) {
@@ -189,7 +190,7 @@ void TraceParser::parsePieceInPlace(std::size_t open_at, std::size_t close_at, b
 
 std::optional<std::size_t> TraceParser::parseMiddlePieces(
     const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
-    std::size_t end, bool bare_array) {
+    std::size_t end, bool bare_array, std::size_t run_begin) {
   // Wrapped so that the events sit as deep as in the whole document (the parser's depth limit
   // must give the same verdict either way).
   const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
@@ -208,7 +209,7 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
         // Where it lies when the buffer may be written, except the first piece of this run: the
         // comma before it is the previous run's to lend (parsePieceInPlace). A mapped file that
         // kept its source is read by copies instead (parsePiece).
-        if (in_place_ != nullptr && i > begin && !json_.hasSource()) {
+        if (in_place_ != nullptr && i > run_begin && !json_.hasSource()) {
           parsePieceInPlace(middle[i - 1].second, middle[last].second, bare_array);
         } else {
           parsePiece(open, middle[i].first, middle[last].second, close);
@@ -292,20 +293,54 @@ void TraceParser::absorb(TraceParser& h) {
 }
 
 std::optional<RankTrace> TraceParser::parseInPieces() {
+  constexpr auto npos = std::string_view::npos;
   const std::string_view json = json_.view();
   const std::size_t piece_bytes = options_.piece_bytes;
-  const std::size_t events = findEventArray(json, std::max(piece_bytes * 4, std::size_t{16} << 20));
-  if (events == std::string_view::npos) return std::nullopt;
+  // The first n bytes (or more) once they are in: the whole document, unless it is still being
+  // inflated (stream_), when every scan looks only at what has arrived.
+  const auto arrived = [&](std::size_t n) {
+    if (stream_ == nullptr) return json;
+    if (!stream_->waitFor(n)) throw InflateFailed{};
+    return json.substr(0, stream_->available());
+  };
+  const std::size_t search =
+      std::min(json.size(), std::max(piece_bytes * 4, std::size_t{16} << 20));
+  std::size_t events = npos;
+  for (std::size_t n = std::size_t{1} << 20;; n *= 2) {
+    const std::string_view seen = arrived(n);
+    events = findEventArray(seen, search);
+    if (events != npos || seen.size() >= search) break;
+  }
+  if (events == npos) return std::nullopt;
   std::size_t from = events + 1;
   // The whitespace the first event's line begins with, when it begins a line of its own.
-  std::optional<std::string_view> indent;
-  if (const auto first = json.find_first_not_of(" \n\r\t", from);
-      first != std::string_view::npos && json[first] == '{') {
-    const auto nl = json.find_last_of('\n', first);
-    if (nl != std::string_view::npos && nl >= from) indent = json.substr(nl + 1, first - nl - 1);
+  // A copy: the pages of parsed pieces may be given back while boundaries are still looked for.
+  std::optional<std::string> indent;
+  const std::string_view head = arrived(from + (std::size_t{64} << 10));
+  if (const auto first = head.find_first_not_of(" \n\r\t", from);
+      first != npos && head[first] == '{') {
+    const auto nl = head.find_last_of('\n', first);
+    if (nl != npos && nl >= from) indent = std::string(json.substr(nl + 1, first - nl - 1));
   }
-  auto boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
-  if (boundary.first == std::string_view::npos) return std::nullopt;  // e.g. all on one line
+  // The first boundary between two events at or after `at`: in what has arrived, with room
+  // after each newline looked at, waiting for more as needed.
+  const auto nextBoundary = [&](std::size_t at) -> std::pair<std::size_t, std::size_t> {
+    if (stream_ == nullptr) return nextEventBoundary(json, at, json.size(), indent);
+    constexpr std::size_t kRoom = std::size_t{64} << 10;
+    constexpr std::size_t kMore = std::size_t{256} << 10;
+    for (std::size_t want = at + kRoom + kMore;; want += kMore) {
+      const std::string_view seen = arrived(want);
+      const bool all = seen.size() == json.size();
+      const std::size_t limit = all ? seen.size() : seen.size() - kRoom;
+      if (at < limit) {
+        if (const auto b = nextEventBoundary(seen, at, limit, indent); b.first != npos) return b;
+        at = limit;
+      }
+      if (all) return {npos, npos};
+    }
+  };
+  auto boundary = nextBoundary(from + piece_bytes);
+  if (boundary.first == npos) return std::nullopt;  // e.g. all on one line
   prepareScratch(piece_bytes + (piece_bytes >> 2), json.size());
   const bool bare_array = json.find_first_not_of(" \n\r\t") == events;
   if (!bare_array) {
@@ -313,18 +348,33 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     parsePiece({}, 0, events, "[]}");
   }
   std::vector<std::pair<std::size_t, std::size_t>> middle;  // [from, to) of each piece
-  while (boundary.first != std::string_view::npos) {
+  if (stream_ != nullptr) {
+    // On this thread, each piece as soon as its bytes (and the room after them) are in; the
+    // inflating goes on meanwhile on the other. A piece that does not parse alone (a cut inside
+    // an event) is left, with all after it, to the rest of the document.
+    for (std::size_t i = 0; boundary.first != npos; ++i) {
+      middle.emplace_back(from, boundary.first);
+      if (const auto rest = parseMiddlePieces(middle, i, i + 1, bare_array, 0)) {
+        from = *rest;
+        break;
+      }
+      from = boundary.second;
+      boundary = nextBoundary(from + piece_bytes);
+    }
+    (void)arrived(json.size());  // the whole stream, checked
+    return parseRest(from, bare_array, middle.size(), 1);
+  }
+  while (boundary.first != npos) {
     middle.emplace_back(from, boundary.first);
     from = boundary.second;
-    boundary = nextEventBoundary(json, from + piece_bytes, json.size(), indent);
+    boundary = nextBoundary(from + piece_bytes);
   }
   // Several threads when allowed and worth it (at least 8 pieces each: a helper's fresh memory
   // and its start cost more than a few pieces take): contiguous runs of pieces, the first on
   // this thread; the others' results are merged in document order.
-  const std::size_t threads =
-      std::max<std::size_t>(1, std::min<std::size_t>(options_.threads, middle.size() / 8));
+  const std::size_t threads = piecesThreads(middle.size(), options_.threads);
   if (threads == 1) {
-    if (const auto rest = parseMiddlePieces(middle, 0, middle.size(), bare_array)) from = *rest;
+    if (const auto rest = parseMiddlePieces(middle, 0, middle.size(), bare_array, 0)) from = *rest;
   } else {
     ReadOptions helper_options = options_;
     helper_options.progress = nullptr;  // reported by this thread alone
@@ -349,7 +399,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
             const auto begin = first_of(g), end = first_of(g + 1);
             h.prepareScratch(piece_bytes + (piece_bytes >> 2),
                              middle[end - 1].second - middle[begin].first);
-            if (const auto rest = h.parseMiddlePieces(middle, begin, end, bare_array)) {
+            if (const auto rest = h.parseMiddlePieces(middle, begin, end, bare_array, begin)) {
               h.rest_from_ = *rest;
             }
           } catch (...) {
@@ -362,7 +412,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
       throw;
     }
     try {
-      parseMiddlePieces(middle, 0, first_of(1), bare_array);
+      parseMiddlePieces(middle, 0, first_of(1), bare_array, 0);
     } catch (...) {
       errors[0] = std::current_exception();
     }
@@ -375,16 +425,20 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     if (helpers.back()->rest_from_) from = *helpers.back()->rest_from_;
     absorbed_ = std::move(helpers);  // their rows are written into the columns by finish()
   }
-  const std::size_t pieces = middle.size() + 1;
+  return parseRest(from, bare_array, middle.size(), threads);
+}
+
+RankTrace TraceParser::parseRest(std::size_t from, bool bare_array, std::size_t middle_pieces,
+                                 std::size_t threads) {
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
   // is the one already begun; a second one after it is still an error.
   saw_events_ = false;
-  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json.size(), {});
+  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json_.size(), {});
   text_begin_ = piece_start_ = json_.data();
   text_end_ = json_.data() + json_.size();
   piece_offset_ = 0;
   auto trace = finish();
-  threadReadStats() = {pieces, threads};
+  threadReadStats() = {middle_pieces + 1, threads, stream_ != nullptr};
   return trace;
 }
 

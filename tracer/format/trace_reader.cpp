@@ -239,13 +239,13 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       throw;
     }
     if (releasable != nullptr) *releasable = PaddedBuffer();
-    reader::threadReadStats() = {0, 1};
+    reader::threadReadStats() = {0, 1, false};
     return std::move(*trace);
   }
   reader::TraceParser parser(json, name, options);
   parser.releaseInputWhenParsed(releasable);
   auto trace = parser.parse();
-  reader::threadReadStats() = {0, 1};
+  reader::threadReadStats() = {0, 1, false};
   return trace;
 }
 
@@ -266,10 +266,56 @@ RankTrace parseTraceText(std::string_view json, const std::string& name,
   return parseTrace(buffer, name, options);
 }
 
+namespace {
+
+// A .json.gz whose events would be parsed in pieces on one thread (PERFORMANCE.md, "Against
+// Holistic Trace Analysis"), with a second core to spare, is parsed while a second thread
+// inflates it (StreamedInflate): the inflating hides behind the parse. `compressed` is taken
+// then; when nullopt comes back it holds the inflated document if the layout did not allow
+// pieces (nothing of it parsed yet), else nothing: the inflating or the parse failed, and the
+// caller reads the file again the usual way, which words the error. Untouched, and nullopt,
+// when this does not apply.
+std::optional<RankTrace> parseWhileInflating(PaddedBuffer& compressed, const std::string& path,
+                                             const ReadOptions& options) {
+  const auto stated = gzipStatedSize(compressed.view());
+  if (options.threads < 2 || options.piece_bytes == 0 || !stated ||
+      *stated > options.limits.max_bytes || *stated < 4 * options.piece_bytes ||
+      reader::piecesThreads(*stated / options.piece_bytes, options.threads) > 1)
+    return std::nullopt;
+  StreamedInflate stream(std::move(compressed), static_cast<std::size_t>(*stated));
+  PaddedBuffer& bytes = stream.buffer();
+  bytes.allowDiscard();  // pages of parsed pieces are given back as they go
+  try {
+    reader::TraceParser pieces(bytes, path, options);
+    pieces.releaseInputWhenParsed(&bytes);
+    pieces.editInPlace(&bytes);
+    pieces.inflatedBy(&stream);
+    if (auto trace = pieces.parseInPieces()) return trace;
+    if (stream.waitFor(bytes.size())) compressed = std::move(bytes);
+    return std::nullopt;
+  } catch (const LoadCancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   // The file's bytes are given back as soon as every event is read, before the events are
   // written into the model's columns: the peak holds the one or the other, not both.
-  PaddedBuffer bytes = readTraceBytes(path, options.limits, options.content_hash, options.threads);
+  PaddedBuffer bytes =
+      readTraceBytes(path, options.limits, options.content_hash, options.threads, false);
+  if (isGzip(bytes.view())) {
+    if (auto trace = parseWhileInflating(bytes, path, options)) return std::move(*trace);
+    if (isGzip(bytes.view()))
+      bytes = inflateBytes(bytes.view(), path, options.limits, options.threads);
+    else if (bytes.size() == 0)
+      bytes = readTraceBytes(path, options.limits, nullptr, options.threads);
+  }
   if (bytes.mapped()) return parseBuffer(bytes, &bytes, path, options);
   // Inflated (or read) into memory of our own: its pages are given back as the pieces are read,
   // as a map's are. Those bytes are then gone, so a trace that fails after some were given back

@@ -52,6 +52,8 @@ RankTrace parseTrace(const PaddedBuffer& json, const std::string& name,
 struct ReadStats {
   std::size_t pieces = 0;
   std::size_t threads = 1;  // threads that parsed them
+  // A .json.gz parsed while a second thread inflated it (readTraceFile; PERFORMANCE.md).
+  bool inflated_while_parsing = false;
 };
 ReadStats lastReadStats();
 

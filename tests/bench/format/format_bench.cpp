@@ -253,6 +253,24 @@ void BM_ReadFile(benchmark::State& state) {
                           static_cast<std::int64_t>(state.iterations()));
 }
 
+// Args: {events, threads}. One .json.gz read as the CLI reads a single file: threads 1 inflates
+// it whole (libdeflate), then parses it; threads 2 parses it while a second thread inflates it
+// (a document of 16-64 MiB, whose pieces take one parsing thread). Counter: 1 when streamed.
+void BM_ReadGzipTrace(benchmark::State& state) {
+  const auto dir = runFolder(state.range(0), 1, true);
+  const std::string path = dir + "/rank-0.json.gz";
+  trace::ReadOptions options;
+  options.threads = static_cast<unsigned>(state.range(1));
+  bool streamed = false;
+  for (auto _ : state) {
+    auto t = trace::readTraceFile(path, options);
+    streamed = trace::lastReadStats().inflated_while_parsing;
+    benchmark::DoNotOptimize(t);
+  }
+  setCounters(state, inputBytes(dir, true));
+  state.counters["streamed"] = streamed ? 1 : 0;
+}
+
 void BM_SerializeTrace(benchmark::State& state) {
   bench::SyntheticSpec spec;
   spec.events_per_rank = state.range(0);
@@ -294,6 +312,13 @@ const bool registered = [] {
       ->Args({1'000'000, 0, 1})
       ->Args({1'000'000, 1, 1})
       ->MinTime(1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_ReadGzipTrace", BM_ReadGzipTrace)
+      ->ArgNames({"events", "threads"})
+      ->Args({262'000, 1})
+      ->Args({262'000, 2})
+      ->MinTime(2)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   auto* load = benchmark::RegisterBenchmark("BM_LoadRun", BM_LoadRun)
