@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,8 @@ struct BuiltinRule {
   const char* category;
   ActivityClass cls;
   CollectiveKind kind;
+  // Every name the pattern matches holds one of these (ClassRule::needles); empty ones unused.
+  std::array<std::string_view, 3> needles = {};
 };
 
 // The default classification. Copies and synchronisations by their category first; then
@@ -43,26 +46,55 @@ constexpr BuiltinRule kBuiltin[] = {
     {"built-in: copies", "", "gpu_memcpy", ActivityClass::Memory, CollectiveKind::None},
     {"built-in: memsets", "", "gpu_memset", ActivityClass::Memory, CollectiveKind::None},
     {"built-in: synchronisation", "", "cuda_sync", ActivityClass::Other, CollectiveKind::None},
-    {"built-in: NCCL", "^nccl|ncclKernel|ncclDevKernel", "kernel", ActivityClass::Communication,
-     CollectiveKind::None},
-    {"built-in: RCCL, HCCL", "^(rccl|hipccl|hccl)", "kernel", ActivityClass::Communication,
-     CollectiveKind::None},
+    {"built-in: NCCL",
+     "^nccl|ncclKernel|ncclDevKernel",
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::None,
+     {"nccl"}},
+    {"built-in: RCCL, HCCL",
+     "^(rccl|hipccl|hccl)",
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::None,
+     {"ccl"}},
     {"built-in: DeepEP",
      "^(void )?(dpsk|deep_ep)::(ep::)?(internode|intranode)(_ll)?::"
      "(dispatch|combine|notify)",
-     "kernel", ActivityClass::Communication, CollectiveKind::AllToAll},
-    {"built-in: NVSHMEM", "nvshmem", "kernel", ActivityClass::Communication,
-     CollectiveKind::Unknown},
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::AllToAll,
+     {"dpsk::", "deep_ep::"}},
+    {"built-in: NVSHMEM",
+     "nvshmem",
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::Unknown,
+     {"nvshmem"}},
     {"built-in: custom allreduce (vLLM, SGLang)",
-     "cross_device_reduce_[12]stage|(vllm|sglang)::.*(all_?reduce|AllReduce)", "kernel",
-     ActivityClass::Communication, CollectiveKind::AllReduce},
+     "cross_device_reduce_[12]stage|(vllm|sglang)::.*(all_?reduce|AllReduce)",
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::AllReduce,
+     {"cross_device_reduce_", "vllm::", "sglang::"}},
     {"built-in: PyTorch symmetric memory",
-     "(multimem|one_shot|two_shot)_(all_reduce|all_gather|reduce_scatter)", "kernel",
-     ActivityClass::Communication, CollectiveKind::None},
-    {"built-in: copy kernels", "^(Memcpy|Memset|dma)", "kernel", ActivityClass::Memory,
-     CollectiveKind::None},
-    {"built-in: synchronisation kernels", "Sync|Stream Wait Event", "kernel", ActivityClass::Other,
-     CollectiveKind::None},
+     "(multimem|one_shot|two_shot)_(all_reduce|all_gather|reduce_scatter)",
+     "kernel",
+     ActivityClass::Communication,
+     CollectiveKind::None,
+     {"multimem_", "one_shot_", "two_shot_"}},
+    {"built-in: copy kernels",
+     "^(Memcpy|Memset|dma)",
+     "kernel",
+     ActivityClass::Memory,
+     CollectiveKind::None,
+     {"Memcpy", "Memset", "dma"}},
+    {"built-in: synchronisation kernels",
+     "Sync|Stream Wait Event",
+     "kernel",
+     ActivityClass::Other,
+     CollectiveKind::None,
+     {"Sync", "Stream Wait Event"}},
     {"built-in: computation", "", "kernel", ActivityClass::Computation, CollectiveKind::None},
 };
 
@@ -156,8 +188,11 @@ ClassRule parseRuleLine(simdjson::dom::parser& parser, std::string_view line,
 
 std::vector<ClassRule> builtinRules() {
   std::vector<ClassRule> out;
-  for (const auto& b : kBuiltin)
+  for (const auto& b : kBuiltin) {
     out.push_back(makeRule(b.pattern, b.category, std::nullopt, b.cls, b.kind, b.origin));
+    for (const auto n : b.needles)
+      if (!n.empty()) out.back().needles.push_back(n);
+  }
   return out;
 }
 
@@ -275,6 +310,10 @@ Classification ClassRules::classify(EventKind kind, std::string_view name,
     const auto& r = rules_[i];
     if (!r.category.empty() && r.category != category) continue;
     if (r.stream && *r.stream != stream) continue;
+    if (!r.needles.empty() &&
+        std::none_of(r.needles.begin(), r.needles.end(),
+                     [&](std::string_view n) { return subject.find(n) != std::string::npos; }))
+      continue;  // cannot match: the regular expression is spared
     if (!r.pattern.empty() && !std::regex_search(subject, r.re)) continue;
     out.cls = r.cls;
     out.rule = static_cast<std::int32_t>(i);

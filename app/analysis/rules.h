@@ -55,6 +55,9 @@ struct ClassRule {
   CollectiveKind kind = CollectiveKind::None;  // communication: None = from the kernel name
   std::string origin;                          // "built-in: NCCL", "my-rules.jsonl:3"
   std::regex re;
+  // Built-in rules: every name the pattern matches holds one of these (a quick test that spares
+  // most names the regular expression; tests check it against real traces' names). Empty: none.
+  std::vector<std::string_view> needles;
 };
 
 // A bad rule file: the message names the file, the line and what is wrong there.

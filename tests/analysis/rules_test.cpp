@@ -6,10 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "app/analysis/analysis.h"
 #include "tests/common/trace_builder.h"
+#include "tracer/format/trace_reader.h"
 
 using namespace ddpscope;
 using analysis::ActivityClass;
@@ -67,6 +72,63 @@ TEST(Rules, BuiltInRulesKeepTheDefaultClassification) {
   ASSERT_GE(c.rule, 0);
   EXPECT_EQ(ClassRules::builtin()->rules()[static_cast<std::size_t>(c.rule)].origin,
             "built-in: NCCL");
+}
+
+// A built-in rule's needles spare most names its regular expression: they must never skip a name
+// the expression matches. Checked on every name of the real traces and on names made to match
+// each alternative of each pattern (so that no rule's check is empty).
+TEST(Rules, TheNeedlesNeverSkipANameThePatternMatches) {
+  std::vector<std::string> names = {"ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                                    "void ncclKernel_AllGather(ncclWorkElem)",
+                                    "nccl:all_reduce",
+                                    "x_ncclDevKernel",
+                                    "rcclKernel_x",
+                                    "hipcclAllReduce",
+                                    "hccl_allreduce",
+                                    "void deep_ep::internode::dispatch<8, 1024>(int4*)",
+                                    "dpsk::ep::intranode_ll::combine<bf16>",
+                                    "deep_ep::internode::notify_dispatch",
+                                    "nvshmemi_transfer_kernel",
+                                    "cross_device_reduce_2stage<float>",
+                                    "vllm::custom::all_reduce<half>",
+                                    "sglang::x::AllReduce",
+                                    "multimem_all_gather_kernel",
+                                    "one_shot_all_reduce",
+                                    "two_shot_reduce_scatter",
+                                    "Memcpy DtoD (Device -> Device)",
+                                    "Memset (Device)",
+                                    "dma_copy",
+                                    "Event Sync",
+                                    "Stream Wait Event",
+                                    "volta_sgemm_128x64_nn",
+                                    "NCCL",
+                                    "Sync",
+                                    ""};
+  for (const char* file :
+       {"resnet50_ddp_rank0.json.gz", "resnet50_world1_rank0.json.gz",
+        "alexnet_sync_events.json.gz", "rocm_mi250_tiny.json.gz", "triton_driver_launch.json.gz"}) {
+    const auto t = trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/" + file);
+    for (std::size_t i = 0; i < t.names.size(); ++i)
+      names.emplace_back(t.names[static_cast<trace::NameId>(i)]);
+  }
+  ASSERT_GT(names.size(), 500u);
+  std::size_t rules_checked = 0;
+  for (const auto& r : ClassRules::builtin()->rules()) {
+    if (r.needles.empty()) continue;
+    ++rules_checked;
+    std::size_t matched = 0;
+    for (const auto& full : names) {
+      const std::string name = full.substr(0, 1024);  // what classify searches
+      if (!std::regex_search(name, r.re)) continue;
+      ++matched;
+      EXPECT_TRUE(
+          std::any_of(r.needles.begin(), r.needles.end(),
+                      [&](std::string_view n) { return name.find(n) != std::string::npos; }))
+          << r.origin << " matches \"" << name << "\" but holds none of its needles";
+    }
+    EXPECT_GT(matched, 0u) << r.origin << ": no name to check it on";
+  }
+  EXPECT_EQ(rules_checked, 8u);  // every built-in rule with a pattern
 }
 
 TEST(Rules, CollectiveKindsFromNamesAndBusBandwidthFactors) {

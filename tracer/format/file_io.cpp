@@ -342,7 +342,10 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   // which also words the errors.
   if (isGzip(compressed) && expected > 1 && expected - 1 <= limits.max_bytes &&
       out.capacity() - PaddedBuffer::kPadding >= expected - 1) {
-    const PopulatedBehind populated(out.data(), expected - 1, threads > 1);
+    // Not for a trailer that claims more than traces compress to (a cut or damaged file: its
+    // last bytes are then anything), whose pages would be mapped for nothing.
+    const PopulatedBehind populated(out.data(), expected - 1,
+                                    threads > 1 && expected - 1 <= compressed.size() * 64);
     if (inflateWhole(compressed, expected - 1, out)) return out;
   }
 #endif

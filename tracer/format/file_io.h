@@ -136,8 +136,8 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits = 
                             bool inflate = true);
 
 // Inflates gzip/zlib data; throws TraceError(name, ...) on corrupt or truncated input. With
-// `threads` above 1, a big output's fresh pages are mapped on a second thread while the first
-// inflates (PopulatedBehind); the result is the same.
+// `threads` above 1 and libdeflate in the build, a big output's fresh pages are mapped on a
+// second thread while the first inflates (PopulatedBehind); the result is the same.
 PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                           const ReadLimits& limits = defaultReadLimits(), unsigned threads = 1);
 

@@ -24,8 +24,9 @@ void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 void populateForWrite(void* p, std::size_t bytes) noexcept;
 
 // A buffer about to be written from its start by one long call (inflating a gzip file), its
-// pages mapped meanwhile on a thread of their own, from the end backwards, until the two meet or
-// the writer is done (the destructor): the kernel's zeroing of fresh pages, the bigger part of
+// pages mapped meanwhile on a thread of their own, from the end backwards, until the writer is
+// done (the destructor; pages the writer reached first cost the helper a quick no-op) or the
+// start is reached: the kernel's zeroing of fresh pages, the bigger part of
 // writing fresh memory on the build VM, runs beside the writer on a second core instead of
 // inside its faults. Populating changes no contents, so a page the writer reached first is left
 // as it is. Does nothing below 16 MiB, where no thread can be started, or with `enabled` false

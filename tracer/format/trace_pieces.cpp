@@ -310,6 +310,10 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     const std::string_view seen = arrived(n);
     events = findEventArray(seen, search);
     if (events != npos || seen.size() >= search) break;
+    // Neither an object nor an array: more bytes will not help.
+    if (const auto first = seen.find_first_not_of(" \n\r\t");
+        first != npos && seen[first] != '{' && seen[first] != '[')
+      break;
   }
   if (events == npos) return std::nullopt;
   std::size_t from = events + 1;
@@ -328,8 +332,9 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     if (stream_ == nullptr) return nextEventBoundary(json, at, json.size(), indent);
     constexpr std::size_t kRoom = std::size_t{64} << 10;
     constexpr std::size_t kMore = std::size_t{256} << 10;
-    for (std::size_t want = at + kRoom + kMore;; want += kMore) {
+    for (std::size_t want = at + kRoom + kMore;;) {
       const std::string_view seen = arrived(want);
+      want = seen.size() + kMore;
       const bool all = seen.size() == json.size();
       const std::size_t limit = all ? seen.size() : seen.size() - kRoom;
       if (at < limit) {
@@ -351,16 +356,23 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
   if (stream_ != nullptr) {
     // On this thread, each piece as soon as its bytes (and the room after them) are in; the
     // inflating goes on meanwhile on the other. A piece that does not parse alone (a cut inside
-    // an event) is left, with all after it, to the rest of the document.
-    for (std::size_t i = 0; boundary.first != npos; ++i) {
-      middle.emplace_back(from, boundary.first);
-      if (const auto rest = parseMiddlePieces(middle, i, i + 1, bare_array, 0)) {
-        from = *rest;
-        break;
+    // an event) is joined with the next, as far as the parser takes; beyond that, it is left
+    // with all after it to the rest of the document.
+    const std::size_t most = scratch_->parser.capacity() - 2 * 16;  // less the wrapping
+    std::size_t piece_from = from;
+    while (boundary.first != npos) {
+      middle.emplace_back(piece_from, boundary.first);
+      const std::size_t i = middle.size() - 1;
+      const bool joined = parseMiddlePieces(middle, i, i + 1, bare_array, 0).has_value();
+      if (joined) {
+        middle.pop_back();  // not parsed: the next piece begins where it began
+      } else {
+        piece_from = boundary.second;
       }
-      from = boundary.second;
-      boundary = nextBoundary(from + piece_bytes);
+      boundary = nextBoundary(boundary.second + piece_bytes);
+      if (joined && boundary.first != npos && boundary.first - piece_from > most) break;
     }
+    from = piece_from;
     (void)arrived(json.size());  // the whole stream, checked
     return parseRest(from, bare_array, middle.size(), 1);
   }
@@ -438,7 +450,7 @@ RankTrace TraceParser::parseRest(std::size_t from, bool bare_array, std::size_t 
   text_end_ = json_.data() + json_.size();
   piece_offset_ = 0;
   auto trace = finish();
-  threadReadStats() = {middle_pieces + 1, threads, stream_ != nullptr};
+  threadReadStats() = {middle_pieces + 1, threads, stream_ != nullptr, false};
   return trace;
 }
 

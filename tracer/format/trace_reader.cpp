@@ -239,13 +239,13 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       throw;
     }
     if (releasable != nullptr) *releasable = PaddedBuffer();
-    reader::threadReadStats() = {0, 1, false};
+    reader::threadReadStats() = {0, 1, false, false};
     return std::move(*trace);
   }
   reader::TraceParser parser(json, name, options);
   parser.releaseInputWhenParsed(releasable);
   auto trace = parser.parse();
-  reader::threadReadStats() = {0, 1, false};
+  reader::threadReadStats() = {0, 1, false, false};
   return trace;
 }
 
@@ -268,15 +268,20 @@ RankTrace parseTraceText(std::string_view json, const std::string& name,
 
 namespace {
 
+// What became of a .json.gz given to parseWhileInflating when no trace came back.
+enum class Streamed {
+  NotTried,      // it does not apply: `compressed` untouched
+  NoPieces,      // the layout does not allow pieces: `compressed` now holds the inflated document
+  StreamFailed,  // the gzip stream is not what its trailer says: read the file the usual way
+  ParseFailed,   // the stream was whole but the pieces failed: the whole-document parse decides
+};
+
 // A .json.gz whose events would be parsed in pieces on one thread (PERFORMANCE.md, "Against
 // Holistic Trace Analysis"), with a second core to spare, is parsed while a second thread
-// inflates it (StreamedInflate): the inflating hides behind the parse. `compressed` is taken
-// then; when nullopt comes back it holds the inflated document if the layout did not allow
-// pieces (nothing of it parsed yet), else nothing: the inflating or the parse failed, and the
-// caller reads the file again the usual way, which words the error. Untouched, and nullopt,
-// when this does not apply.
+// inflates it (StreamedInflate): the inflating hides behind the parse.
 std::optional<RankTrace> parseWhileInflating(PaddedBuffer& compressed, const std::string& path,
-                                             const ReadOptions& options) {
+                                             const ReadOptions& options, Streamed* outcome) {
+  *outcome = Streamed::NotTried;
   const auto stated = gzipStatedSize(compressed.view());
   if (options.threads < 2 || options.piece_bytes == 0 || !stated ||
       *stated > options.limits.max_bytes || *stated < 4 * options.piece_bytes ||
@@ -291,15 +296,27 @@ std::optional<RankTrace> parseWhileInflating(PaddedBuffer& compressed, const std
     pieces.editInPlace(&bytes);
     pieces.inflatedBy(&stream);
     if (auto trace = pieces.parseInPieces()) return trace;
-    if (stream.waitFor(bytes.size())) compressed = std::move(bytes);
+    // Nothing of the document was parsed or given back yet: it is whole once the stream is.
+    *outcome = stream.waitFor(bytes.size()) ? Streamed::NoPieces : Streamed::StreamFailed;
+    if (*outcome == Streamed::NoPieces) compressed = std::move(bytes);
     return std::nullopt;
   } catch (const LoadCancelled&) {
     throw;
   } catch (const std::bad_alloc&) {
     throw;
   } catch (...) {
+    *outcome = stream.waitFor(bytes.size()) ? Streamed::ParseFailed : Streamed::StreamFailed;
     return std::nullopt;
   }
+}
+
+// The whole-document parse of a file read again, which words the error exactly (the pieces
+// failed already, and their bytes were given back).
+RankTrace parseWholeReadAgain(const std::string& path, const ReadOptions& options) {
+  ReadOptions whole = options;
+  whole.piece_bytes = 0;
+  PaddedBuffer bytes = readTraceBytes(path, options.limits);
+  return parseBuffer(bytes, &bytes, path, whole);
 }
 
 }  // namespace
@@ -310,11 +327,26 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   PaddedBuffer bytes =
       readTraceBytes(path, options.limits, options.content_hash, options.threads, false);
   if (isGzip(bytes.view())) {
-    if (auto trace = parseWhileInflating(bytes, path, options)) return std::move(*trace);
-    if (isGzip(bytes.view()))
-      bytes = inflateBytes(bytes.view(), path, options.limits, options.threads);
-    else if (bytes.size() == 0)
-      bytes = readTraceBytes(path, options.limits, nullptr, options.threads);
+    Streamed streamed = Streamed::NotTried;
+    if (auto trace = parseWhileInflating(bytes, path, options, &streamed)) return std::move(*trace);
+    switch (streamed) {
+      case Streamed::NotTried:
+        bytes = inflateBytes(bytes.view(), path, options.limits, options.threads);
+        break;
+      case Streamed::NoPieces:
+        break;  // inflated whole by the stream
+      case Streamed::StreamFailed:
+      case Streamed::ParseFailed: {
+        // Said in the read's statistics however the read again ends (a trace or an error).
+        struct FellBack {
+          ~FellBack() { reader::threadReadStats().inflate_stream_fell_back = true; }
+        } fell_back;
+        if (streamed == Streamed::ParseFailed) return parseWholeReadAgain(path, options);
+        ReadOptions usual = options;
+        usual.threads = 1;  // inflated whole, then parsed
+        return readTraceFile(path, usual);
+      }
+    }
   }
   if (bytes.mapped()) return parseBuffer(bytes, &bytes, path, options);
   // Inflated (or read) into memory of our own: its pages are given back as the pieces are read,
@@ -331,10 +363,7 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
     if (!bytes.pagesDiscarded()) throw;
   }
   // Straight to the whole-document parse, which gives the message (the pieces failed already).
-  ReadOptions whole = options;
-  whole.piece_bytes = 0;
-  bytes = readTraceBytes(path, options.limits);
-  return parseBuffer(bytes, &bytes, path, whole);
+  return parseWholeReadAgain(path, options);
 }
 
 }  // namespace ddpscope::trace

@@ -54,6 +54,9 @@ struct ReadStats {
   std::size_t threads = 1;  // threads that parsed them
   // A .json.gz parsed while a second thread inflated it (readTraceFile; PERFORMANCE.md).
   bool inflated_while_parsing = false;
+  // One that was tried so and did not work out (a corrupt or multi-member stream, pieces that
+  // failed): read again the usual way, which gave this result or error.
+  bool inflate_stream_fell_back = false;
 };
 ReadStats lastReadStats();
 
