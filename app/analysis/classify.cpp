@@ -1,7 +1,5 @@
 #include "classify.h"
 
-#include <cctype>
-
 namespace ddpscope::analysis {
 
 using trace::EventKind;
@@ -23,11 +21,20 @@ std::string_view className(ActivityClass c) {
 }
 
 namespace {
+// ASCII case folding (what std::tolower does to a byte in the C and UTF-8 locales), inline:
+// the library call per byte was most of classifying many distinct long kernel names.
+char lowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// `needle` in lower case.
 bool containsNoCase(std::string_view hay, std::string_view needle) {
+  if (needle.empty()) return true;
   if (needle.size() > hay.size()) return false;
   for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    std::size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k])
+    if (lowerAscii(hay[i]) != needle[0]) continue;
+    std::size_t k = 1;
+    while (k < needle.size() && lowerAscii(hay[i + k]) == needle[k])
       ++k;
     if (k == needle.size()) return true;
   }

@@ -57,7 +57,7 @@ constexpr BuiltinRule kBuiltin[] = {
      "kernel",
      ActivityClass::Communication,
      CollectiveKind::None,
-     {"ccl"}},
+     {"rccl", "hipccl", "hccl"}},
     {"built-in: DeepEP",
      "^(void )?(dpsk|deep_ep)::(ep::)?(internode|intranode)(_ll)?::"
      "(dispatch|combine|notify)",

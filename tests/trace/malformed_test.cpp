@@ -128,6 +128,22 @@ TEST(MalformedInput, TruncatedAndCorruptGzip) {
   const auto good = (dir / "g.json.gz").string();
   writeFileAtomically(good, gz);
   EXPECT_EQ(readTraceFile(good).eventCount(), 1u);
+  // Zeros after the gzip data (a copy padded to a block size) are ignored, as gzip ignores them;
+  // other bytes there are named for what they are.
+  const auto padded = (dir / "p.json.gz").string();
+  writeFileAtomically(padded, gz + std::string(1024, '\0'));
+  EXPECT_EQ(readTraceFile(padded).eventCount(), 1u);
+  const auto appended = (dir / "a.json.gz").string();
+  writeFileAtomically(appended, gz + "appended text\n");
+  try {
+    readTraceFile(appended);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("14 bytes after the end of the gzip data"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.offset(), gz.size());
+  }
   fs::remove_all(dir);
 }
 

@@ -379,7 +379,17 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
     }
     if (rc == Z_STREAM_END) {
       if (remaining == 0) break;
-      // Concatenated gzip members are one stream.
+      // Concatenated gzip members are one stream. Zeros after the last one (a copy padded to a
+      // block size) are ignored, as gzip ignores them; other bytes are not a gzip member.
+      const std::string_view rest = compressed.substr(compressed.size() - remaining);
+      if (!isGzip(rest)) {
+        if (rest.find_first_not_of('\0') == std::string_view::npos) break;
+        inflateEnd(&zs);
+        throw TraceError(name, compressed.size() - remaining,
+                         std::to_string(remaining) +
+                             " bytes after the end of the gzip data are not another gzip member "
+                             "(the file was appended to after it was compressed?)");
+      }
       if (inflateReset(&zs) != Z_OK) break;
       continue;
     }
