@@ -340,6 +340,7 @@ std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfRe
     const auto why = noBandReason(p);
     std::string size = bucketSizeText(p.config.bucket_mb);
     if (w.best && *w.best == i) size += " (predicted best)";
+    if (p.host_bound) size += " (host-bound)";  // as `predict` and the figure mark it
     // Without a band the cell names why in a few words; the whole reason follows the table once
     // (noBandNotes).
     t.push_back({size, predictedMs(p.step_us),

@@ -367,7 +367,7 @@ std::string toText(const WhatIfResult& r) {
     }
     for (const auto& p : r.predictions)
       if (const auto why = noBandReason(p)) {
-        o << "band: " << *why << "\n";
+        o << "band \"none\": " << *why << "\n";  // the rows saying so, not every host-bound one
         break;
       }
     if (r.best) {

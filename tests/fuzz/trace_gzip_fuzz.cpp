@@ -7,6 +7,7 @@
 // the limit, the project's inflate succeeds too.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,14 +25,16 @@ using namespace ddpscope;
 namespace {
 
 // zlib's inflate of one or more members back to back: a gzip member (1f 8b) with 16+MAX_WBITS,
-// a zlib member with MAX_WBITS. Empty when the input is empty, a member is corrupt or cut short,
-// bytes after a member are not another whole member, or the output passes at_most bytes.
+// a zlib member with MAX_WBITS; zeros after a member end the input, as gzip ignores them. Empty
+// when the input is empty, a member is corrupt or cut short, other bytes after a member are not
+// another whole member, or the output passes at_most bytes.
 std::optional<std::string> zlibInflate(std::string_view in, std::size_t at_most) {
   std::string out;
   const auto* next = reinterpret_cast<const unsigned char*>(in.data());
   std::size_t left = in.size();
   if (left == 0) return std::nullopt;
-  while (left > 0) {
+  for (bool first = true; left > 0; first = false) {
+    if (!first && std::all_of(next, next + left, [](unsigned char c) { return c == 0; })) break;
     const bool gzip = left >= 2 && next[0] == 0x1f && next[1] == 0x8b;
     z_stream zs{};
     if (inflateInit2(&zs, gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK) std::abort();

@@ -451,6 +451,7 @@ TEST(SweepPredictionReport, ReportStatesTheCliPrediction) {
     QString size = mb == 0 ? QStringLiteral("one allreduce per tensor")
                            : QString::number(mb, 'g', 6) + QStringLiteral(" MiB");
     if (mb == best) size += QStringLiteral(" (predicted best)");
+    if (p.value("host_bound").toBool()) size += QStringLiteral(" (host-bound)");
     const QString row = QStringLiteral("| %1 | %2 | ").arg(size, ms(p.value("step_us").toDouble()));
     EXPECT_TRUE(text.contains(row)) << row.toStdString() << "\n" << text.toStdString();
     // The JSON's overlap has three decimals, the report's two from the full value: 19.345 in

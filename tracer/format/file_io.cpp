@@ -354,6 +354,8 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError(name, kNoOffset, "zlib init failed");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
   std::size_t remaining = compressed.size();
+  std::optional<std::size_t> member_at;  // where the member being read began, after the first
+  std::size_t member_out = 0;            // the output's size there
   int rc = Z_OK;
   for (;;) {
     const auto chunk_in = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
@@ -379,17 +381,12 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
     }
     if (rc == Z_STREAM_END) {
       if (remaining == 0) break;
-      // Concatenated gzip members are one stream. Zeros after the last one (a copy padded to a
-      // block size) are ignored, as gzip ignores them; other bytes are not a gzip member.
+      // Concatenated members are one stream. Zeros after the last one (a copy padded to a block
+      // size) are ignored, as gzip ignores them.
       const std::string_view rest = compressed.substr(compressed.size() - remaining);
-      if (!isGzip(rest)) {
-        if (rest.find_first_not_of('\0') == std::string_view::npos) break;
-        inflateEnd(&zs);
-        throw TraceError(name, compressed.size() - remaining,
-                         std::to_string(remaining) +
-                             " bytes after the end of the gzip data are not another gzip member "
-                             "(the file was appended to after it was compressed?)");
-      }
+      if (rest.find_first_not_of('\0') == std::string_view::npos) break;
+      member_at = compressed.size() - remaining;
+      member_out = out.size();
       if (inflateReset(&zs) != Z_OK) break;
       continue;
     }
@@ -403,6 +400,13 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       const std::string msg = zs.msg ? zs.msg : "unknown error";
       const auto at = compressed.size() - remaining;
       inflateEnd(&zs);
+      // Bytes after a whole member that do not even begin another one: named for what they are
+      // (zlib would say "incorrect header check").
+      if (member_at && out.size() == member_out)
+        throw TraceError(name, *member_at,
+                         std::to_string(compressed.size() - *member_at) +
+                             " bytes after the end of the gzip data are not another gzip member "
+                             "(the file was appended to after it was compressed?)");
       throw TraceError(name, at, "corrupt gzip data: " + msg);
     }
   }
