@@ -1,9 +1,12 @@
 #include "app/cli/predict_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/collectives.h"
@@ -365,11 +368,15 @@ std::string toText(const WhatIfResult& r) {
         << p.buckets << (r.best && *r.best == i ? "  <- predicted best" : "")
         << (p.host_bound ? "  (host-bound)" : "") << "\n";
     }
+    // Each reason once, for the rows that say "none" (not every host-bound one: a host-bound
+    // size can have a band).
+    std::vector<std::string> reasons;
     for (const auto& p : r.predictions)
-      if (const auto why = noBandReason(p)) {
-        o << "band \"none\": " << *why << "\n";  // the rows saying so, not every host-bound one
-        break;
-      }
+      if (const auto why = noBandReason(p);
+          why && std::find(reasons.begin(), reasons.end(), *why) == reasons.end())
+        reasons.push_back(*why);
+    for (const auto& why : reasons)
+      o << "band \"none\": " << why << "\n";
     if (r.best) {
       const auto& p = r.predictions[*r.best];
       o << "\npredicted best: " << bucketSizeText(p.config.bucket_mb) << ", predicted step "

@@ -144,6 +144,17 @@ TEST(MalformedInput, TruncatedAndCorruptGzip) {
         << e.what();
     EXPECT_EQ(e.offset(), gz.size());
   }
+  // One byte (an editor's newline): zlib takes it in and waits for more; still not a member.
+  const auto newline = (dir / "n.json.gz").string();
+  writeFileAtomically(newline, gz + "\n");
+  try {
+    readTraceFile(newline);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 byte after the end of the gzip data is not"),
+              std::string::npos)
+        << e.what();
+  }
   fs::remove_all(dir);
 }
 

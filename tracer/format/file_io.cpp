@@ -390,8 +390,22 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       if (inflateReset(&zs) != Z_OK) break;
       continue;
     }
+    // Bytes after a whole member that do not begin another one (not even its first bytes, a
+    // gzip magic): named for what they are, not as a cut or corrupt member.
+    const auto notAMember = [&] {
+      return member_at && out.size() == member_out && !isGzip(compressed.substr(*member_at));
+    };
+    const auto notAMemberError = [&] {
+      const std::size_t n = compressed.size() - *member_at;
+      return TraceError(name, *member_at,
+                        (n == 1 ? std::string("1 byte after the end of the gzip data is")
+                                : std::to_string(n) + " bytes after the end of the gzip data are") +
+                            " not another gzip member (the file was appended to after it was "
+                            "compressed?)");
+    };
     if (rc == Z_BUF_ERROR && remaining == 0 && zs.avail_in == 0) {
       inflateEnd(&zs);
+      if (notAMember()) throw notAMemberError();
       throw TraceError(name, compressed.size(),
                        "the gzip stream is truncated (the file ends before the compressed data "
                        "does); was it copied completely?");
@@ -400,13 +414,7 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       const std::string msg = zs.msg ? zs.msg : "unknown error";
       const auto at = compressed.size() - remaining;
       inflateEnd(&zs);
-      // Bytes after a whole member that do not even begin another one: named for what they are
-      // (zlib would say "incorrect header check").
-      if (member_at && out.size() == member_out)
-        throw TraceError(name, *member_at,
-                         std::to_string(compressed.size() - *member_at) +
-                             " bytes after the end of the gzip data are not another gzip member "
-                             "(the file was appended to after it was compressed?)");
+      if (notAMember()) throw notAMemberError();  // zlib would say "incorrect header check"
       throw TraceError(name, at, "corrupt gzip data: " + msg);
     }
   }
