@@ -324,10 +324,8 @@ namespace {
 // Why some predictions have no band, each reason once (the table's cells name it in short).
 std::vector<std::string> noBandNotes(const WhatIfResult& w) {
   std::vector<std::string> out;
-  for (const auto& p : w.predictions)
-    if (const auto why = noBandReason(p);
-        why && std::find(out.begin(), out.end(), "No band: " + *why + ".") == out.end())
-      out.push_back("No band: " + *why + ".");
+  for (const auto& why : noBandReasons(w))
+    out.push_back("No band: " + why + ".");
   return out;
 }
 }  // namespace

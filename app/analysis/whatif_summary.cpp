@@ -70,6 +70,15 @@ std::optional<std::string> noBandReason(const Prediction& p) {
   return std::nullopt;
 }
 
+std::vector<std::string> noBandReasons(const WhatIfResult& result) {
+  std::vector<std::string> out;
+  for (const auto& p : result.predictions)
+    if (const auto why = noBandReason(p);
+        why && std::find(out.begin(), out.end(), *why) == out.end())
+      out.push_back(*why);
+  return out;
+}
+
 std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) {
   if (!result.model.usable || !result.best || *result.best >= result.predictions.size() ||
       !(result.base_step_us > 0))

@@ -70,6 +70,9 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result);
 // own time sets the step (host-bound) or communication is never exposed, so neither the fit's
 // residual nor the slowdown's spread moves the predicted step ("host-bound: ...").
 std::optional<std::string> noBandReason(const Prediction& p);
+// The noBandReason of the result's predictions, each reason once, in order of first appearance
+// (what the CLI and the report state once after their tables).
+std::vector<std::string> noBandReasons(const WhatIfResult& result);
 
 // "25 MiB" or "one allreduce per tensor" (0).
 std::string bucketSizeText(double bucket_mb);

@@ -1,12 +1,9 @@
 #include "app/cli/predict_command.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
-#include <string>
-#include <vector>
 
 #include "app/analysis/analysis.h"
 #include "app/analysis/collectives.h"
@@ -368,14 +365,8 @@ std::string toText(const WhatIfResult& r) {
         << p.buckets << (r.best && *r.best == i ? "  <- predicted best" : "")
         << (p.host_bound ? "  (host-bound)" : "") << "\n";
     }
-    // Each reason once, for the rows that say "none" (not every host-bound one: a host-bound
-    // size can have a band).
-    std::vector<std::string> reasons;
-    for (const auto& p : r.predictions)
-      if (const auto why = noBandReason(p);
-          why && std::find(reasons.begin(), reasons.end(), *why) == reasons.end())
-        reasons.push_back(*why);
-    for (const auto& why : reasons)
+    // For the rows that say "none" (not every host-bound one: a host-bound size can have a band).
+    for (const auto& why : noBandReasons(r))
       o << "band \"none\": " << why << "\n";
     if (r.best) {
       const auto& p = r.predictions[*r.best];

@@ -356,6 +356,19 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   std::size_t remaining = compressed.size();
   std::optional<std::size_t> member_at;  // where the member being read began, after the first
   std::size_t member_out = 0;            // the output's size there
+  // Bytes after a whole member that do not begin another one (not even its first bytes, a
+  // gzip magic): named for what they are, not as a cut or corrupt member.
+  const auto notAMember = [&] {
+    return member_at && out.size() == member_out && !isGzip(compressed.substr(*member_at));
+  };
+  const auto notAMemberError = [&] {
+    const std::size_t n = compressed.size() - *member_at;
+    return TraceError(name, *member_at,
+                      (n == 1 ? std::string("1 byte after the end of the gzip data is")
+                              : std::to_string(n) + " bytes after the end of the gzip data are") +
+                          " not another gzip member (the file was appended to after it was "
+                          "compressed?)");
+  };
   int rc = Z_OK;
   for (;;) {
     const auto chunk_in = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
@@ -390,19 +403,6 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       if (inflateReset(&zs) != Z_OK) break;
       continue;
     }
-    // Bytes after a whole member that do not begin another one (not even its first bytes, a
-    // gzip magic): named for what they are, not as a cut or corrupt member.
-    const auto notAMember = [&] {
-      return member_at && out.size() == member_out && !isGzip(compressed.substr(*member_at));
-    };
-    const auto notAMemberError = [&] {
-      const std::size_t n = compressed.size() - *member_at;
-      return TraceError(name, *member_at,
-                        (n == 1 ? std::string("1 byte after the end of the gzip data is")
-                                : std::to_string(n) + " bytes after the end of the gzip data are") +
-                            " not another gzip member (the file was appended to after it was "
-                            "compressed?)");
-    };
     if (rc == Z_BUF_ERROR && remaining == 0 && zs.avail_in == 0) {
       inflateEnd(&zs);
       if (notAMember()) throw notAMemberError();
