@@ -381,9 +381,8 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     from = boundary.second;
     boundary = nextBoundary(from + piece_bytes);
   }
-  // Several threads when allowed and worth it (at least 8 pieces each: a helper's fresh memory
-  // and its start cost more than a few pieces take): contiguous runs of pieces, the first on
-  // this thread; the others' results are merged in document order.
+  // Several threads when allowed and worth it (piecesThreads): contiguous runs of pieces, the
+  // first on this thread; the others' results are merged in document order.
   const std::size_t threads = piecesThreads(middle.size(), options_.threads);
   if (threads == 1) {
     if (const auto rest = parseMiddlePieces(middle, 0, middle.size(), bare_array, 0)) from = *rest;
