@@ -109,6 +109,26 @@ class RankAnalyzer {
 
  private:
   void prepare();
+  // Every GPU event's class into the cache, and each name's kernel role: the cache is only read
+  // after prepare(), by the parts of report() that run side by side among others.
+  void classifyGpuEvents();
+  // a() then b(), or both at once on two threads when the options allow a second one. They must
+  // not write what the other reads or writes.
+  template <typename A, typename B>
+  void sideBySide(A&& a, B&& b) const {
+    if (trace::threadsFor(options_.threads, 2) < 2) {
+      a();
+      b();
+      return;
+    }
+    trace::forEachIndex(2, 2, [&](std::size_t part) {
+      if (part == 0) {
+        a();
+      } else {
+        b();
+      }
+    });
+  }
   bool included(std::size_t t, std::size_t i) const {
     return include_.empty() || include_[t][i] != 0;
   }
@@ -120,8 +140,9 @@ class RankAnalyzer {
   std::int32_t stepIndexOf(const Track& t, std::size_t i, std::size_t* hint = nullptr) const;
   void computeSteps(RankReport& out);
   void computeCollectives(RankReport& out, const IntervalSet& compute) const;
-  void computeOurBuckets(RankReport& out, const IntervalSet& compute);
-  void computeInferredBuckets(RankReport& out, const IntervalSet& compute);
+  void computeStreams(RankReport& out) const;
+  void computeOurBuckets(RankReport& out, const IntervalSet& compute) const;
+  void computeInferredBuckets(RankReport& out, const IntervalSet& compute) const;
   void finishBucket(BucketReport& b, const IntervalSet& compute) const;
 
   const RankTrace& r_;
@@ -137,15 +158,14 @@ class RankAnalyzer {
   std::vector<RankActivity::StepUnions> step_unions_;  // per step: its comm and compute
 };
 
-void RankAnalyzer::prepare() {
-  if (prepared_) return;
-  prepared_ = true;
+void RankAnalyzer::classifyGpuEvents() {
   name_role_.assign(r_.names.size(), KernelRole::Gradient);
   std::vector<char> known(r_.names.size(), 0);
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
     for (std::size_t i = 0; i < t.size(); ++i) {
+      (void)classes_->get(ti, i);  // filled here, only read from now on
       const auto n = t.name[i];
       if (known[n]) continue;
       known[n] = 1;
@@ -153,6 +173,11 @@ void RankAnalyzer::prepare() {
       name_role_[n] = kernelRole(EventKind::Kernel, cls, r_.names[n]);
     }
   }
+}
+
+void RankAnalyzer::prepare() {
+  if (prepared_) return;
+  prepared_ = true;
   steps_ = r_.steps;
   TimeNs cut = std::numeric_limits<TimeNs>::max();
   if (options_.hta_compat && !steps_.empty()) {
@@ -172,7 +197,10 @@ void RankAnalyzer::prepare() {
       need_launches = std::find(t.step.begin(), t.step.end(), trace::kNoStep) != t.step.end();
     }
   }
-  if (need_launches) launch_ts_ = LaunchTimes(r_, cut);
+  sideBySide([&] { classifyGpuEvents(); },
+             [&] {
+               if (need_launches) launch_ts_ = LaunchTimes(r_, cut);
+             });
   if (options_.hta_compat) {
     include_.resize(r_.tracks.size());
     for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
@@ -419,7 +447,7 @@ void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) con
   }
 }
 
-void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute) {
+void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute) const {
   struct Acc {
     TimeNs ready = std::numeric_limits<TimeNs>::min();
     TimeNs ready_marker = std::numeric_limits<TimeNs>::min();
@@ -528,7 +556,7 @@ void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute
   }
 }
 
-void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& compute) {
+void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& compute) const {
   // Launch order of compute work per device: (correlation, end), for "ready" inference.
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, TimeNs>>> compute_by_device;
   struct Allreduce {
@@ -588,60 +616,7 @@ void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& co
   }
 }
 
-RankReport RankAnalyzer::report(RankActivity* keep_activity) {
-  prepare();
-  RankReport out;
-  out.rank = r_.rank;
-  out.world_size = r_.world_size;
-  out.world_size_declared = r_.world_size_declared;
-  out.source = std::string(r_.source());
-  out.bucket_setting = bucketSettingText(r_.ddpscope);
-  out.overlap_setting = overlapSetting(r_.ddpscope);
-  out.path = r_.path;
-  out.incomplete = r_.ddpscope.incomplete;
-  out.dropped_records = r_.ddpscope.dropped_records;
-  out.warnings = r_.warnings;
-  if (options_.hta_compat && r_.steps.empty()) {
-    out.warnings.push_back(
-        "--hta-compat: the trace has no ProfilerStep# ranges, so there is no last step to cut "
-        "at; the figures cover all GPU work with a host launch");
-  }
-
-  // The host side (launch delays, data loading) reads only the events' classes and which are
-  // included, not the unions: with a second thread to spare it is worked out while the unions
-  // are built, with a cache of the classes of its own (a cache fills as it is read).
-  RankActivity a = activityShell();
-  const LaunchTimes* launches = launch_ts_.empty() ? nullptr : &launch_ts_;
-  if (steps_.empty()) {
-    buildUnions(a);
-  } else if (trace::threadsFor(options_.threads, 2) < 2) {
-    buildUnions(a);
-    host_ = hostActivity(r_, a, launches);
-  } else {
-    RankActivity host_view;
-    host_view.classes = std::make_shared<ClassCache>(options_.rules, r_);
-    host_view.included = include_;
-    trace::forEachIndex(2, 2, [&](std::size_t part) {
-      if (part == 0) {
-        buildUnions(a);
-      } else {
-        host_ = hostActivity(r_, host_view, launches);
-      }
-    });
-  }
-  out.counts = a.counts;
-  out.whole = overlapMetrics(a.comm, a.compute, a.all);
-  computeCollectives(out, a.compute);
-  if (r_.eventCount() == 0) {
-    out.warnings.push_back(
-        "this trace holds no events at all: the profiler recorded nothing (was it stopped "
-        "before its first step?), or this is not the file meant");
-  } else if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
-    out.warnings.push_back(
-        "no GPU activity (kernels, copies, syncs) in this trace, so there is nothing to measure: "
-        "was the profiler run with CUDA activities (PyTorch: ProfilerActivity.CUDA)?");
-  }
-
+void RankAnalyzer::computeStreams(RankReport& out) const {
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
@@ -679,15 +654,66 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
                                : StreamRole::Communication;
     out.streams.push_back(s);
   }
+}
 
-  computeSteps(out);
-  a.steps = std::move(step_unions_);
-  if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
-    computeOurBuckets(out, a.compute);
-  } else {
-    out.buckets_inferred = true;
-    computeInferredBuckets(out, a.compute);
+RankReport RankAnalyzer::report(RankActivity* keep_activity) {
+  prepare();
+  RankReport out;
+  out.rank = r_.rank;
+  out.world_size = r_.world_size;
+  out.world_size_declared = r_.world_size_declared;
+  out.source = std::string(r_.source());
+  out.bucket_setting = bucketSettingText(r_.ddpscope);
+  out.overlap_setting = overlapSetting(r_.ddpscope);
+  out.path = r_.path;
+  out.incomplete = r_.ddpscope.incomplete;
+  out.dropped_records = r_.ddpscope.dropped_records;
+  out.warnings = r_.warnings;
+  if (options_.hta_compat && r_.steps.empty()) {
+    out.warnings.push_back(
+        "--hta-compat: the trace has no ProfilerStep# ranges, so there is no last step to cut "
+        "at; the figures cover all GPU work with a host launch");
   }
+
+  // The host side (launch delays, data loading) reads only the events' classes (the cache, only
+  // read since prepare()) and which are included, not the unions: worked out while the unions
+  // are built.
+  RankActivity a = activityShell();
+  const LaunchTimes* launches = launch_ts_.empty() ? nullptr : &launch_ts_;
+  if (steps_.empty()) {
+    buildUnions(a);
+  } else {
+    RankActivity host_view;
+    host_view.classes = classes_;
+    host_view.included = include_;
+    sideBySide([&] { buildUnions(a); }, [&] { host_ = hostActivity(r_, host_view, launches); });
+  }
+  out.counts = a.counts;
+  out.whole = overlapMetrics(a.comm, a.compute, a.all);
+  if (r_.eventCount() == 0) {
+    out.warnings.push_back(
+        "this trace holds no events at all: the profiler recorded nothing (was it stopped "
+        "before its first step?), or this is not the file meant");
+  } else if (std::all_of(a.counts.begin(), a.counts.end(), [](std::int64_t n) { return n == 0; })) {
+    out.warnings.push_back(
+        "no GPU activity (kernels, copies, syncs) in this trace, so there is nothing to measure: "
+        "was the profiler run with CUDA activities (PyTorch: ProfilerActivity.CUDA)?");
+  }
+
+  // The steps (their unions and breakdowns) and the whole rank's collectives, streams and buckets
+  // read the same columns and write different parts of `out`.
+  sideBySide([&] { computeSteps(out); },
+             [&] {
+               computeCollectives(out, a.compute);
+               computeStreams(out);
+               if (r_.ddpscope.present && !r_.ddpscope.buckets.empty()) {
+                 computeOurBuckets(out, a.compute);
+               } else {
+                 out.buckets_inferred = true;
+                 computeInferredBuckets(out, a.compute);
+               }
+             });
+  a.steps = std::move(step_unions_);
   if (keep_activity) *keep_activity = std::move(a);
   return out;
 }
