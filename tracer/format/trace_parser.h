@@ -69,7 +69,8 @@ struct StagedEvent {
 struct ReaderScratch {
   od::parser parser;
   std::vector<StagedEvent> staged;
-  PaddedBuffer piece;
+  PaddedBuffer piece;  // a piece copied to be parsed (parsePiece)
+  PaddedBuffer whole;  // a mapped file of up to 16 MiB, copied whole (trace_reader.cpp)
 };
 
 // Copies bytes [from, from + n) of a mapped file from the file itself (PaddedBuffer::readSource)

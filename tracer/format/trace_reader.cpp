@@ -176,17 +176,49 @@ void releaseReaderMemory() {
   scratch.parser = simdjson::ondemand::parser();
   std::vector<reader::StagedEvent>().swap(scratch.staged);
   scratch.piece = PaddedBuffer();
+  scratch.whole = PaddedBuffer();
 }
 
 namespace {
 
-// Mapped documents up to this size that are not parsed in pieces are parsed from a copy.
+// Mapped documents up to this size are copied whole and parsed there (in pieces when they are
+// big enough); bigger ones are parsed in pieces, each copied from the file.
 constexpr std::size_t kCopiedWholeAtMost = std::size_t{16} << 20;
 
 SourceUnreadable fileChanged(const std::string& name) {
   return SourceUnreadable(name, kNoOffset,
                           "the file changed while it was loading (its size or time is not what "
                           "it was when loading began): load it again once it is complete");
+}
+
+// The document parsed a piece of the event array at a time (parseInPieces), or nothing when
+// that path cannot take it: the whole-document parse then reads it, and words every error
+// exactly. `releasable`: the parser may release `json` (it is json) once every event is staged;
+// `editable`: json, when the parser may write a few bytes around each piece and put them back;
+// `source`: the buffer holding the file's map, whose change since it was opened is an error.
+std::optional<RankTrace> parsedInPieces(const PaddedBuffer& json, PaddedBuffer* releasable,
+                                        PaddedBuffer* editable, const PaddedBuffer& source,
+                                        const std::string& name, const ReadOptions& options) {
+  try {
+    reader::TraceParser pieces(json, name, options);
+    pieces.releaseInputWhenParsed(releasable);
+    if (editable != nullptr) pieces.editInPlace(editable);
+    return pieces.parseInPieces();
+  } catch (const LoadCancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const SourceUnreadable&) {
+    throw;  // the whole-document parse would read the same changed file through its map
+  } catch (...) {
+    // Released: every event was read, and what failed after that (the checks of the whole
+    // trace) says the same as the whole-document parse would.
+    if (json.size() == 0) throw;
+    // A file rewritten since it was opened: its map may now end early (and reading it would
+    // fault); what failed may be the rewrite itself.
+    if (source.sourceChanged()) throw fileChanged(name);
+  }
+  return std::nullopt;
 }
 
 // `releasable`: the parser may release `json` (it is json) once every event is staged.
@@ -196,38 +228,29 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
   // Big documents are parsed a piece of the event array at a time (bounded, warm parser
   // memory). Whatever that path cannot take, and every error, goes through the whole-document
   // parse, which gives the exact message.
-  if (options.piece_bytes > 0 && json.size() >= 4 * options.piece_bytes) {
-    try {
-      reader::TraceParser pieces(json, name, options);
-      pieces.releaseInputWhenParsed(releasable);
-      if (releasable != nullptr) pieces.editInPlace(releasable);
-      if (auto trace = pieces.parseInPieces()) return std::move(*trace);
-    } catch (const LoadCancelled&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw;
-    } catch (const SourceUnreadable&) {
-      throw;  // the whole-document parse would read the same changed file through its map
-    } catch (...) {
-      // Released: every event was read, and what failed after that (the checks of the whole
-      // trace) says the same as the whole-document parse would.
-      if (json.size() == 0) throw;
-      // A file rewritten since it was opened: its map may now end early (and reading it would
-      // fault); what failed may be the rewrite itself.
-      if (json.sourceChanged()) throw fileChanged(name);
+  const bool in_pieces = options.piece_bytes > 0 && json.size() >= 4 * options.piece_bytes;
+  const bool copied_whole = json.hasSource() && json.size() <= kCopiedWholeAtMost;
+  if (in_pieces && !copied_whole) {
+    if (auto trace = parsedInPieces(json, releasable, releasable, json, name, options)) {
+      return std::move(*trace);
     }
   }
-  // A mapped file too small for pieces (or a piece's worth of text with no place to cut) is
-  // copied whole by the kernel into this thread's warm buffer, as the pieces are, and parsed
-  // there: the map's pages, whose first touch is what costs (PERFORMANCE.md), stay untouched.
-  if (json.hasSource() && json.size() <= kCopiedWholeAtMost) {
-    PaddedBuffer& copy = reader::threadScratch().piece;
+  // A mapped file of up to 16 MiB is copied whole by the kernel into this thread's warm buffer,
+  // as the pieces of a bigger one are, and parsed there (its file hash taken on the way): the
+  // map's pages, whose first touch is what costs (PERFORMANCE.md), stay untouched.
+  if (copied_whole) {
+    PaddedBuffer& copy = reader::threadScratch().whole;
     if (copy.capacity() > 0) copy.setSize(0);
     copy.reserveMore(json.size(), json.size() + PaddedBuffer::kPadding);  // no growth slack
     reader::copySource(json, 0, json.size(), copy.data(), name);
     copy.setSize(json.size());
     if (options.content_hash != nullptr) *options.content_hash = contentHash(copy.view());
     std::optional<RankTrace> trace;
+    if (in_pieces) trace = parsedInPieces(copy, nullptr, &copy, json, name, options);
+    if (trace) {
+      if (releasable != nullptr) *releasable = PaddedBuffer();
+      return std::move(*trace);
+    }
     try {
       trace = reader::TraceParser(copy, name, options).parse();
     } catch (const LoadCancelled&) {

@@ -20,9 +20,11 @@ struct ReadOptions {
   // Called now and then with the fraction of the input parsed, 0..1.
   std::function<void(double)> progress;
   // Documents of at least four times this size are parsed a piece of the event array at a
-  // time, so the parser's memory stays small and warm; 0 parses every document whole. The
-  // result and every error message are the same either way.
-  std::size_t piece_bytes = std::size_t{4} << 20;
+  // time, so the parser's memory stays small and warm (the indexes and tape simdjson writes for
+  // a piece are written again for the next one, where a whole document touches fresh memory for
+  // all of it); 0 parses every document whole. The result and every error message are the
+  // same either way.
+  std::size_t piece_bytes = std::size_t{512} << 10;
   // Threads that may parse the pieces of one document (loadRun gives a file the cores the other
   // files leave free). The result is the same for any number.
   unsigned threads = 1;
