@@ -325,13 +325,16 @@ QString SweepPanel::predictionNotes() const {
                      QString::fromStdString(analysis::percentText(w.base_predicted_overlap_pct, 2)),
                      QString::fromStdString(analysis::percentText(w.model.recorded_overlap_pct, 2)),
                      usText(w.base_predicted_exposed_us), usText(w.model.recorded_exposed_us));
-  for (const auto& p : w.predictions)
-    if (const auto why = analysis::noBandReason(p)) {
-      lines << tr("Band at %1: %2")
-                   .arg(QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb)),
-                        QString::fromStdString(*why));
-      break;
-    }
+  // Each reason once, with the sizes it holds for (the CLI's footnote and the report's notes
+  // give the same reasons).
+  for (const auto& why : analysis::noBandReasons(w)) {
+    QStringList at;
+    for (const auto& p : w.predictions)
+      if (analysis::noBandReason(p) == why)
+        at << QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb));
+    lines
+        << tr("No band at %1: %2").arg(at.join(QStringLiteral(", ")), QString::fromStdString(why));
+  }
   for (const auto& n : w.notes)
     lines << tr("Note: %1").arg(QString::fromStdString(n));
   return lines.join(QStringLiteral("\n"));

@@ -252,6 +252,23 @@ TEST(SweepPrediction, ImportedPyTorchTrace) {
   EXPECT_FALSE(expected.model.per_tensor_known);
   EXPECT_TRUE(f.panel.predictionNotes().contains(QStringLiteral("bucket 0")))
       << f.panel.predictionNotes().toStdString();
+  // Host-bound above 1 MiB with no band there: the reason is given once, with every size it
+  // holds for, not for the first of them alone.
+  const auto reasons = analysis::noBandReasons(expected);
+  ASSERT_FALSE(reasons.empty());
+  for (const auto& why : reasons) {
+    QStringList at;
+    for (const auto& p : expected.predictions)
+      if (analysis::noBandReason(p) == why)
+        at << QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb));
+    EXPECT_GE(at.size(), 2);
+    const QString line = QStringLiteral("No band at %1: %2")
+                             .arg(at.join(QStringLiteral(", ")), QString::fromStdString(why));
+    EXPECT_EQ(f.panel.predictionNotes().count(QString::fromStdString(why)), 1)
+        << f.panel.predictionNotes().toStdString();
+    EXPECT_TRUE(f.panel.predictionNotes().contains(line))
+        << f.panel.predictionNotes().toStdString();
+  }
   checkCurve(f, *run, expected);
   save(&f.panel, "sweep_prediction_resnet50.png");
   // The chart exports in the light theme with the prediction on it.
