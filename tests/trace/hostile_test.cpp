@@ -482,7 +482,16 @@ TEST(HostileTracesGenerated, FilesOverTheSizeLimitAreRefusedBeforeReading) {
   expectError(plain, "larger than the limit of 16 MiB");
   const auto gz = (dir / "over.json.gz").string();
   writeFileAtomically(gz, gzipBytes(json));
-  expectError(gz, "larger than the limit of 16 MiB");
+  // Its trailer states its size: refused with it, before inflating.
+  msg = expectError(gz, "larger than the limit of 16 MiB");
+  EXPECT_NE(msg.find("(at least 17 MiB when inflated, as its gzip trailer states)"),
+            std::string::npos)
+      << msg;
+  // Two members, the last one small: its trailer says nothing of the first, which is inflated
+  // until it passes the limit.
+  writeFileAtomically(gz, gzipBytes(json) + gzipBytes("\n"));
+  msg = expectError(gz, "larger than the limit of 16 MiB");
+  EXPECT_NE(msg.find("(more than 16 MiB when inflated)"), std::string::npos) << msg;
   // Just under it loads.
   json.resize(15u << 20);
   json += "]}";

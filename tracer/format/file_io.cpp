@@ -207,12 +207,12 @@ std::string sizeText(std::uint64_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-// size: the trace's size when known, else 0.
+// size: what is known of the trace's size, said in the message ("8192 MiB").
 [[noreturn]] void tooLarge(const std::string& name, const ReadLimits& limits,
-                           std::uint64_t size = 0) {
+                           const std::string& size) {
   throw TraceError(name, kNoOffset,
-                   std::string("the trace ") + (size > 0 ? "(" + sizeText(size) + ") " : "") +
-                       "is larger than the limit of " + sizeText(limits.max_bytes) +
+                   "the trace (" + size + ") is larger than the limit of " +
+                       sizeText(limits.max_bytes) +
                        " (uncompressed); set DDPSCOPE_MAX_TRACE_MB (in MiB) to allow more");
 }
 
@@ -334,7 +334,14 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   // A single-member gzip file ends with its uncompressed size: when it is plausible, allocate
   // that once instead of growing (each growth copies everything).
   std::uint64_t expected = compressed.size() * 4 + 4096;
-  if (const auto stated = gzipStatedSize(compressed)) expected = *stated + 1;
+  if (const auto stated = gzipStatedSize(compressed)) {
+    expected = *stated + 1;
+    // Refused before inflating anything: the trace is at least that big (a bigger one's size
+    // wraps at 4 GiB, and members before the last add theirs).
+    if (*stated > limits.max_bytes)
+      tooLarge(name, limits,
+               "at least " + sizeText(*stated) + " when inflated, as its gzip trailer states");
+  }
   out.reserveMore(std::min<std::uint64_t>(expected, limits.max_bytes + 1));
 #ifdef DDPSCOPE_HAVE_LIBDEFLATE
   // One gzip member whose trailer states its size: inflated whole, in one call. Anything else
@@ -390,7 +397,7 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
     out.setSize(out.size() + (before_out - zs.avail_out));
     if (out.size() > limits.max_bytes) {
       inflateEnd(&zs);
-      tooLarge(name, limits);
+      tooLarge(name, limits, "more than " + sizeText(limits.max_bytes) + " when inflated");
     }
     if (rc == Z_STREAM_END) {
       if (remaining == 0) break;
@@ -479,7 +486,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
   // Refused before reading: gzip never shrinks a trace by more than its few bytes of framing.
   if (size > limits.max_bytes + limits.max_bytes / 512 + 4096) {
     ::close(fd);
-    tooLarge(path, limits, size);
+    tooLarge(path, limits, sizeText(size));
   }
   // Big files on a local filesystem are read in place from a map of the file (no copy of their
   // bytes); small ones, files on network filesystems and any file the system will not map are
@@ -494,7 +501,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
         return inflateBytes(mapped.view(), path, limits, threads);
       }
       mapped.keepSource(fd);
-      if (mapped.size() > limits.max_bytes) tooLarge(path, limits, mapped.size());
+      if (mapped.size() > limits.max_bytes) tooLarge(path, limits, sizeText(mapped.size()));
       return mapped;
     }
   }
@@ -518,7 +525,7 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
   if (hash != nullptr) *hash = contentHash(raw.view());
   if (isGzip(raw.view()))
     return inflate ? inflateBytes(raw.view(), path, limits, threads) : std::move(raw);
-  if (raw.size() > limits.max_bytes) tooLarge(path, limits, raw.size());
+  if (raw.size() > limits.max_bytes) tooLarge(path, limits, sizeText(raw.size()));
   return raw;
 }
 
