@@ -203,6 +203,9 @@ class TraceParser {
   std::optional<std::size_t> parseMiddlePieces(
       const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
       std::size_t end, bool bare_array, std::size_t run_begin);
+  // The most bytes of events one parse of a piece (joined pieces included) may take: the
+  // parser's capacity less the wrapping around them.
+  std::size_t mostPieceBytes(bool bare_array) const;
   // What a failed piece may have added, to take it back before the piece is parsed again (names,
   // tracks and metadata it added are the ones the retry adds first, in the same order).
   struct Checkpoint {

@@ -85,6 +85,13 @@ std::pair<std::size_t, std::size_t> nextEventBoundary(std::string_view json, std
   return {npos, npos};
 }
 
+// What a piece of the event array is wrapped in to parse alone, so that its events sit as deep
+// as in the whole document (the parser's depth limit must give the same verdict either way).
+std::pair<std::string_view, std::string_view> pieceWrapping(bool bare_array) {
+  if (bare_array) return {"[", "]"};
+  return {"{\"traceEvents\":[", "]}"};
+}
+
 }  // namespace
 
 void copySource(const PaddedBuffer& json, std::size_t from, std::size_t n, char* out,
@@ -188,19 +195,21 @@ void TraceParser::parsePieceInPlace(std::size_t open_at, std::size_t close_at, b
   }
 }
 
+std::size_t TraceParser::mostPieceBytes(bool bare_array) const {
+  const auto [open, close] = pieceWrapping(bare_array);
+  return scratch_->parser.capacity() - open.size() - close.size();
+}
+
 std::optional<std::size_t> TraceParser::parseMiddlePieces(
     const std::vector<std::pair<std::size_t, std::size_t>>& middle, std::size_t begin,
     std::size_t end, bool bare_array, std::size_t run_begin) {
-  // Wrapped so that the events sit as deep as in the whole document (the parser's depth limit
-  // must give the same verdict either way).
-  const std::string_view open = bare_array ? "[" : "{\"traceEvents\":[";
-  const std::string_view close = bare_array ? "]" : "]}";
+  const auto [open, close] = pieceWrapping(bare_array);
   // A cut can fall inside an event (a comma, a newline and '{' in a list of objects in its
   // args): neither side then parses alone. A piece that fails is joined with the next ones until
   // they parse (the events read from the failed attempt are taken back and read again). The last
   // piece of all is left to the rest of the document. Anything else still fails, and the
   // whole-document parse gives the exact message.
-  const std::size_t most = scratch_->parser.capacity() - open.size() - close.size();
+  const std::size_t most = mostPieceBytes(bare_array);
   for (std::size_t i = begin; i < end; ++i) {
     const Checkpoint mark = checkpoint();
     for (std::size_t last = i;; ++last) {
@@ -358,7 +367,7 @@ std::optional<RankTrace> TraceParser::parseInPieces() {
     // inflating goes on meanwhile on the other. A piece that does not parse alone (a cut inside
     // an event) is joined with the next, as far as the parser takes; beyond that, it is left
     // with all after it to the rest of the document.
-    const std::size_t most = scratch_->parser.capacity() - 2 * 16;  // less the wrapping
+    const std::size_t most = mostPieceBytes(bare_array);
     std::size_t piece_from = from;
     while (boundary.first != npos) {
       middle.emplace_back(piece_from, boundary.first);
