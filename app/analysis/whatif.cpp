@@ -1346,8 +1346,8 @@ WhatIfResult predictWhatIf(const trace::Run& run, const RunReport& report,
   for (const auto& c : configs) {
     if (c.bucket_mb == 0 && !m.per_tensor_known) {
       res.notes.push_back(
-          "bucket 0 (one allreduce per tensor) left out: the trace has no parameter list, only "
-          "the sizes of its buckets");
+          "one allreduce per tensor (bucket size 0) left out: the trace has no parameter list, "
+          "only the sizes of its buckets");
       continue;
     }
     auto p = predictConfiguration(m, c);

@@ -250,7 +250,8 @@ TEST(SweepPrediction, ImportedPyTorchTrace) {
   // An imported trace: bucket sizes inferred from its allreduce kernels, no parameter list, so
   // per tensor is left out and the notes say so.
   EXPECT_FALSE(expected.model.per_tensor_known);
-  EXPECT_TRUE(f.panel.predictionNotes().contains(QStringLiteral("bucket 0")))
+  EXPECT_TRUE(f.panel.predictionNotes().contains(
+      QStringLiteral("one allreduce per tensor (bucket size 0) left out")))
       << f.panel.predictionNotes().toStdString();
   // Host-bound above 1 MiB with no band there: the reason is given once, with every size it
   // holds for, not for the first of them alone.
