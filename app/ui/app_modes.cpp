@@ -162,6 +162,27 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale) 
   return 0;
 }
 
+int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale) {
+  if (!exportFormatFor(file)) {
+    err(QStringLiteral("cannot export to %1: the file name must end in .png, .svg or .pdf")
+            .arg(file));
+    return 2;
+  }
+  MainWindow window;
+  if (!openUnattended(window, {a})) return 1;
+  // The same run twice (by any spelling of its path) is compared with itself, loaded once.
+  if (window.openRunIndex({b}) < 0 && !loadInto(window, {b})) return 1;
+  window.openForComparison(a, b);  // both are open: shown in the Compare tab
+  settle(window);
+  QString error;
+  if (!window.exportView(QStringLiteral("chart"), file, scale, &error)) {
+    err(error);
+    return 1;
+  }
+  std::printf("%s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
+  return 0;
+}
+
 int reportHeadless(const QString& dir, const QStringList& paths) {
   if (dir.isEmpty()) {
     err(QStringLiteral("--report needs a folder to write the report into"));

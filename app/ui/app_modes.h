@@ -18,6 +18,11 @@ bool hasDisplay();
 // Returns the exit status; errors go to stderr.
 int exportHeadless(const QString& file, const QStringList& paths, double scale);
 
+// `ddpscope --compare --export FILE A B`: opens the runs A and B (each a trace file or a run
+// folder) as the Compare tab shows them and writes that tab's chart to FILE. Exit status 0, 1
+// (cannot load or write) or 2 (bad file name); errors go to stderr.
+int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale);
+
 // `ddpscope --report DIR PATH...`: writes the design report of the run in PATH... (report.md,
 // report.html, figures) to DIR, as the Run menu's "Export design report" does. Exit status
 // 0, 1 (cannot load or write) or 2 (bad arguments); errors go to stderr.

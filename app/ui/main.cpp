@@ -1,7 +1,8 @@
 // ddpscope: the desktop app. `ddpscope [PATH...]` opens the GUI (the bundled sample run when no
 // path is given); `ddpscope --export FILE.{png,svg,pdf} PATH...` renders the default view and
 // exits; `ddpscope --report DIR PATH...` writes the design report of one run and exits;
-// `ddpscope --compare A B` opens two runs side by side in the Compare tab.
+// `ddpscope --compare A B` opens two runs side by side in the Compare tab, and with `--export
+// FILE` writes that tab's chart and exits.
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -39,7 +40,8 @@ void addOptions(QCommandLineParser& parser) {
   parser.addHelpOption();
   parser.addOption(
       {QStringLiteral("export"),
-       QStringLiteral("Render the default view to FILE (.png, .svg or .pdf) and exit."),
+       QStringLiteral("Render the default view (with --compare: the Compare tab's chart) to FILE "
+                      "(.png, .svg or .pdf) and exit."),
        QStringLiteral("FILE")});
   parser.addOption({QStringLiteral("scale"),
                     QStringLiteral("PNG scale factor for --export (default 2)."),
@@ -51,7 +53,7 @@ void addOptions(QCommandLineParser& parser) {
        QStringLiteral("DIR")});
   parser.addOption({QStringLiteral("compare"),
                     QStringLiteral("Open the two runs A and B (files or folders) and show them in "
-                                   "the Compare tab.")});
+                                   "the Compare tab (with --export, write its chart).")});
   parser.addOption({QStringLiteral("screenshots"),
                     QStringLiteral("Render the main views to DIR and exit."),
                     QStringLiteral("DIR")});
@@ -79,13 +81,20 @@ int main(int argc, char** argv) {
   QStringList paths = parser.positionalArguments();
 
   const bool compare = parser.isSet(QStringLiteral("compare"));
-  const bool headless = parser.isSet(QStringLiteral("export")) ||
-                        parser.isSet(QStringLiteral("report")) ||
+  const bool exporting = parser.isSet(QStringLiteral("export"));
+  const bool headless = exporting || parser.isSet(QStringLiteral("report")) ||
                         parser.isSet(QStringLiteral("screenshots"));
-  if (compare && (headless || !display)) {
+  if (compare && (parser.isSet(QStringLiteral("report")) ||
+                  parser.isSet(QStringLiteral("screenshots")) || (!exporting && !display))) {
     std::fprintf(stderr,
                  "ddpscope: --compare shows two runs in the Compare tab of a window: it needs a "
-                 "display and does not combine with --export, --report or --screenshots\n");
+                 "display, or --export FILE to write that tab's chart without one; it does not "
+                 "combine with --report or --screenshots\n");
+    return 2;
+  }
+  if (compare && paths.size() != 2) {
+    std::fprintf(stderr, "ddpscope: --compare takes two runs, A and B; got %lld\n",
+                 static_cast<long long>(paths.size()));
     return 2;
   }
   // A run digest opens in the window's Digest tab; the modes without a window render traces.
@@ -118,15 +127,13 @@ int main(int argc, char** argv) {
                    qPrintable(parser.value(QStringLiteral("scale"))));
       return 2;
     }
+    if (compare)
+      return exportCompareHeadless(parser.value(QStringLiteral("export")), paths[0], paths[1],
+                                   scale);
     return exportHeadless(parser.value(QStringLiteral("export")), paths, scale);
   }
   if (parser.isSet(QStringLiteral("report")))
     return reportHeadless(parser.value(QStringLiteral("report")), paths);
-  if (compare && paths.size() != 2) {
-    std::fprintf(stderr, "ddpscope: --compare takes two runs, A and B; got %lld\n",
-                 static_cast<long long>(paths.size()));
-    return 2;
-  }
   if (paths.isEmpty()) paths << sampleRunPath();
   if (parser.isSet(QStringLiteral("screenshots")))
     return writeScreenshots(parser.value(QStringLiteral("screenshots")), paths);
