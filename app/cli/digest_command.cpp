@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 
@@ -27,10 +28,16 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
   return c;
 }
 
+bool launchedAsMpiJob() {
+  const auto above_one = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::atoi(v) > 1;
+  };
+  return above_one("OMPI_COMM_WORLD_SIZE") || above_one("PMI_SIZE") || above_one("PMIX_SIZE");
+}
+
 int runDigest(const DigestArgs& a) {
-#ifdef DDPSCOPE_HAVE_MPI
   if (launchedAsMpiJob()) return runDigestMpi(a);
-#endif
   analysis::DigestOptions options;
   options.threads = a.threads;
   options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);

@@ -20,13 +20,14 @@ struct DigestArgs {
 CLI::App* addDigestCommand(CLI::App& app, DigestArgs& args);
 
 // Runs it: 0 on success. Trace errors are thrown as the other commands' are (main reports them).
-// Started by mpirun/srun (and built with MPI), the processes split the files among them and
-// process 0 writes the digest.
+// Started by mpirun/srun, the processes split the files among them and process 0 writes the
+// digest (runDigestMpi).
 int runDigest(const DigestArgs& args);
 
-#ifdef DDPSCOPE_HAVE_MPI
-bool launchedAsMpiJob();                   // mpirun/srun started this process with others
-int runDigestMpi(const DigestArgs& args);  // digest_mpi.cpp
-#endif
+bool launchedAsMpiJob();  // mpirun/srun started this process with others
+// The digest of a process among others. Two builds: ddpscope-cli-mpi, the only one linked with
+// Open MPI, does it (digest_mpi.cpp); ddpscope-cli, which every other command starts without
+// loading MPI's libraries, runs ddpscope-cli-mpi in its place (digest_mpi_exec.cpp).
+int runDigestMpi(const DigestArgs& args);
 
 }  // namespace ddpscope::cli

@@ -1,6 +1,7 @@
 // `ddpscope-cli digest` under mpirun/srun: each process reads its share of the files (file i goes
 // to process i mod N), the partials travel to process 0, and it writes the digest a single
-// process would have written (docs/DIGEST.md). Built when MPI was found (DDPSCOPE_HAVE_MPI).
+// process would have written (docs/DIGEST.md). Built into ddpscope-cli-mpi when MPI was found
+// (DDPSCOPE_HAVE_MPI); ddpscope-cli runs that program in its place (digest_mpi_exec.cpp).
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,11 +22,6 @@
 namespace ddpscope::cli {
 
 namespace {
-
-int intFromEnv(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : 0;
-}
 
 // Waits for requests without spinning. MPI's blocking calls poll at full speed; a process that
 // finished its share and waits for process 0 (or process 0 waiting for a slower one) would take
@@ -102,11 +98,6 @@ void broadcast(void* data, int count, MPI_Datatype type) {
 }
 
 }  // namespace
-
-bool launchedAsMpiJob() {
-  return intFromEnv("OMPI_COMM_WORLD_SIZE") > 1 || intFromEnv("PMI_SIZE") > 1 ||
-         intFromEnv("PMIX_SIZE") > 1;
-}
 
 int runDigestMpi(const DigestArgs& a) {
   MPI_Init(nullptr, nullptr);
