@@ -127,6 +127,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // Ranks not loaded that were late: their own time after the last allreduce is not in the trace.
   const double most_lag_us = result.model.peer_lag_max_us.value_or(0);
   r.unloaded_ranks_late = most_lag_us > kWhatIfLatePeerPct / 100.0 * result.base_step_us;
+  const bool within_error = !r.clear_saving;  // before the late ranks' say
   if (r.unloaded_ranks_late) r.clear_saving = false;
   // The fastest size may be the one recorded (in the recorded scenario, or in the changed one):
   // no change of size to advise.
@@ -142,9 +143,10 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   const auto why = noBandReason(p);
   // A saving that rounds to nothing (under 0.05 %): "the same", and "a difference".
   const bool same = pctText(std::abs(r.saving_pct)) == pctText(0);
+  // The band, or why there is none (a "±0.0 %" would read as a prediction exact to the digit).
+  const std::string band = " (" + (why ? *why : "±" + pctText(r.band_pct)) + ")";
   if (recorded && base_in_scenario) {  // compared with itself: only its own figure
-    t += " would take " + durationText(p.step_us) + " per step (±" + pctText(r.band_pct) +
-         (why ? "; " + *why : std::string()) + ")";
+    t += " would take " + durationText(p.step_us) + " per step" + band;
   } else {
     t += " would take " + durationText(p.step_us) + " per step, ";
     const std::string against =
@@ -157,7 +159,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     else
       t += pctText(std::abs(r.saving_pct)) + (r.saving_pct >= 0 ? " less" : " more") + " than " +
            against;
-    t += " (±" + pctText(r.band_pct) + (why ? "; " + *why : std::string()) + ")";
+    t += band;
   }
   if (recorded) {
     r.clear_saving = false;
@@ -166,8 +168,15 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
                             "difference is the replay's own error)";
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
+  } else if (p.host_bound && within_error) {
+    // What settles it: the host's own time sets the step, whatever else is uncertain (said in
+    // the parenthesis already when it leaves no band).
+    t += why ? std::string(": no clear saving")
+             : std::string(
+                   ": no clear saving, since the step is host-bound there (the host's own "
+                   "time sets it, so the bucket size hardly changes it)");
   } else if (r.unloaded_ranks_late) {
-    t += ": no clear saving, since the ranks not loaded were late";
+    t += ": no clear saving";  // why: the next sentence
   } else if (!r.clear_saving) {
     t += std::string(": a ") + (same ? "difference" : "saving") +
          " within the band or the model's own error (" + pctText(r.model_error_pct) +

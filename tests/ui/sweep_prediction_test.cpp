@@ -215,7 +215,14 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
   };
   EXPECT_TRUE(text.contains(QStringLiteral("would take %1 per step").arg(us(rec->step_us))));
   EXPECT_TRUE(text.contains(QStringLiteral("the recorded %1").arg(us(expected.base_step_us))));
-  EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %").arg(rec->band_pct, 0, 'f', 1)));
+  // Its band, or why it has none (never a "±0.0 %", which would read as an exact prediction).
+  if (const auto why = analysis::noBandReason(expected.predictions[rec->prediction])) {
+    EXPECT_TRUE(text.contains(QStringLiteral("(%1)").arg(QString::fromStdString(*why))))
+        << text.toStdString();
+    EXPECT_FALSE(text.contains(QStringLiteral("±"))) << text.toStdString();
+  } else {
+    EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %").arg(rec->band_pct, 0, 'f', 1)));
+  }
   // The best is the fastest predicted size.
   for (const auto& p : expected.predictions)
     EXPECT_GE(p.step_us, rec->step_us);
