@@ -676,17 +676,14 @@ RankReport RankAnalyzer::report(RankActivity* keep_activity) {
   }
 
   // The host side (launch delays, data loading) reads only the events' classes (the cache, only
-  // read since prepare()) and which are included, not the unions: worked out while the unions
-  // are built.
+  // read since prepare()) and which are included (a.classes, a.included), not the unions that
+  // buildUnions writes into the other members of `a`: worked out while they are built.
   RankActivity a = activityShell();
   const LaunchTimes* launches = launch_ts_.empty() ? nullptr : &launch_ts_;
   if (steps_.empty()) {
     buildUnions(a);
   } else {
-    RankActivity host_view;
-    host_view.classes = classes_;
-    host_view.included = include_;
-    sideBySide([&] { buildUnions(a); }, [&] { host_ = hostActivity(r_, host_view, launches); });
+    sideBySide([&] { buildUnions(a); }, [&] { host_ = hostActivity(r_, a, launches); });
   }
   out.counts = a.counts;
   out.whole = overlapMetrics(a.comm, a.compute, a.all);

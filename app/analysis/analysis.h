@@ -23,8 +23,9 @@ struct AnalysisOptions {
   bool hta_compat = false;
   // Threads the analysis may use; 0: one per core. A run's ranks are analysed at once
   // (analyzeRun), each on a thread of its own; a rank given two threads or more (analyzeRank,
-  // or a run with at least twice as many threads as ranks) works out its host side beside its
-  // GPU unions. The report is the same whatever the number.
+  // or a run with at least twice as many threads as ranks) works out parts of its analysis side
+  // by side (its classes beside its launch times, its host side beside its GPU unions, its steps
+  // beside its collectives, streams and buckets). The report is the same whatever the number.
   unsigned threads = 0;
 };
 

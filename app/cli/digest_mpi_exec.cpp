@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,13 @@ namespace ddpscope::cli {
 
 int runDigestMpi(const DigestArgs&) {
 #ifdef DDPSCOPE_CLI_MPI_BESIDE
+  // Set below before the exec: found again, ddpscope-cli-mpi is this program (a copy or a link
+  // of it), which would run itself for ever.
+  constexpr const char* kMarker = "DDPSCOPE_CLI_MPI_EXEC";
+  if (std::getenv(kMarker) != nullptr)
+    throw std::runtime_error(
+        "ddpscope-cli-mpi beside ddpscope-cli is not the MPI build of it (a copy or a link of "
+        "ddpscope-cli?): build both (cmake builds them together) and copy both");
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto mpi = self.parent_path() / "ddpscope-cli-mpi";
@@ -34,15 +42,18 @@ int runDigestMpi(const DigestArgs&) {
     if (end == std::string::npos) break;
     at = end + 1;
   }
-  if (!ec && !args.empty() && ::access(mpi.c_str(), X_OK) == 0) {
+  if (!ec && !args.empty() && ::access(mpi.c_str(), F_OK) == 0) {
     args.front() = mpi.string();
+    ::setenv(kMarker, "1", 1);
     std::vector<char*> argv;
     for (auto& a : args)
       argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(mpi.c_str(), argv.data());
-    throw std::runtime_error("cannot run " + mpi.string() +
-                             " for the digest under mpirun/srun: " + std::strerror(errno));
+    throw std::runtime_error("cannot run " + mpi.string() + " for the digest under mpirun/srun (" +
+                             std::strerror(errno) +
+                             "): it must be executable, on a file system that allows running "
+                             "programs");
   }
   throw std::runtime_error(
       "started by mpirun/srun, but ddpscope-cli-mpi (the build of this program that joins an MPI "

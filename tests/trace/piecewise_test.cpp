@@ -14,6 +14,7 @@
 
 #include "tracer/format/file_io.h"
 #include "tracer/format/trace_error.h"
+#include "tracer/format/trace_parser.h"
 #include "tracer/format/trace_reader.h"
 
 using namespace ddpscope::trace;
@@ -262,7 +263,8 @@ TEST(PiecewiseParse, PiecesOnSeveralThreadsGiveTheSameModelWarningsAndErrors) {
       const auto a = parse(text, &pieces, threads, 64 << 10);
       if (!layout.nested_object_lists) {  // there a false cut may send it all to the whole parse
         EXPECT_GE(pieces, 57u);
-        EXPECT_EQ(lastReadStats().threads, std::min<std::size_t>(threads, (pieces - 1) / 4));
+        EXPECT_EQ(lastReadStats().threads,
+                  std::min<std::size_t>(threads, (pieces - 1) / reader::kPiecesPerThread));
       }
       EXPECT_EQ(describeDifference(a, b), "");
       EXPECT_EQ(a.warnings, b.warnings);
@@ -351,9 +353,12 @@ TEST(MappedFile, SameModelAsFromMemoryAtEveryPageBoundary) {
     for (std::size_t i = 0; i < PaddedBuffer::kPadding; ++i)
       ASSERT_EQ(bytes.data()[bytes.size() + i], '\0') << i;
     for (const std::size_t piece : {std::size_t{0}, std::size_t{64} << 10}) {
-      ReadOptions options;
-      options.piece_bytes = piece;
-      EXPECT_EQ(describeDifference(readTraceFile(path, options), parseWhole(padded)), "");
+      for (const bool copied_whole : {true, false}) {  // else each piece copied from the file
+        ReadOptions options;
+        options.piece_bytes = piece;
+        if (!copied_whole) options.copy_whole_at_most = 0;
+        EXPECT_EQ(describeDifference(readTraceFile(path, options), parseWhole(padded)), "");
+      }
     }
     // An error in a mapped file is reported at the same offset as from memory.
     std::string broken = padded;
@@ -467,11 +472,22 @@ TEST(MappedFile, ShortenedWhileItsPiecesAreReadIsAClearError) {
   const std::string text = traceEndingMidPage();
   ASSERT_LT(text.size(), 4 * ReadOptions{}.piece_bytes);  // whole, by default
   const auto path = (dir / "rank-0.json").string();
-  // In pieces on one thread and on two; whole (twice: the second reuses the grown buffer).
-  const std::pair<std::size_t, unsigned> ways[] = {
-      {std::size_t{64} << 10, 1}, {std::size_t{64} << 10, 2}, {0, 1}, {0, 1}};
-  for (const auto& [piece_bytes, threads] : ways) {
-    SCOPED_TRACE(std::to_string(piece_bytes) + " " + std::to_string(threads));
+  // In pieces on one thread and on two, each piece copied from the file (as a file too big to be
+  // copied whole is read) or from a copy of it all; whole (twice: the second reuses the grown
+  // buffer).
+  struct Way {
+    std::size_t piece_bytes;
+    unsigned threads;
+    bool copied_whole;
+  };
+  const Way ways[] = {{std::size_t{64} << 10, 1, false},
+                      {std::size_t{64} << 10, 2, false},
+                      {std::size_t{64} << 10, 2, true},
+                      {0, 1, true},
+                      {0, 1, true}};
+  for (const auto& [piece_bytes, threads, copied_whole] : ways) {
+    SCOPED_TRACE(std::to_string(piece_bytes) + " " + std::to_string(threads) + " " +
+                 std::to_string(copied_whole));
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
     const PaddedBuffer bytes = readTraceBytes(path, defaultReadLimits());
     ASSERT_TRUE(bytes.hasSource());
@@ -479,6 +495,7 @@ TEST(MappedFile, ShortenedWhileItsPiecesAreReadIsAClearError) {
     ReadOptions options;
     if (piece_bytes > 0) options.piece_bytes = piece_bytes;
     options.threads = threads;
+    if (!copied_whole) options.copy_whole_at_most = 0;
     try {
       parseTrace(bytes, path, options);
       FAIL() << "expected an error";

@@ -202,9 +202,14 @@ bool isGzip(std::string_view bytes) {
 
 namespace {
 
+// Whole MiB as they are; other sizes of a MiB or more rounded up to a tenth, so that a size just
+// over a limit never reads as the limit itself.
 std::string sizeText(std::uint64_t bytes) {
-  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
-  return std::to_string(bytes) + " bytes";
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (bytes < kMiB) return std::to_string(bytes) + " bytes";
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  const std::uint64_t tenths = (bytes * 10 + kMiB - 1) / kMiB;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
 
 // size: what is known of the trace's size, said in the message ("8192 MiB").
@@ -334,14 +339,10 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
   // A single-member gzip file ends with its uncompressed size: when it is plausible, allocate
   // that once instead of growing (each growth copies everything).
   std::uint64_t expected = compressed.size() * 4 + 4096;
-  if (const auto stated = gzipStatedSize(compressed)) {
-    expected = *stated + 1;
-    // Refused before inflating anything: the trace is at least that big (a bigger one's size
-    // wraps at 4 GiB, and members before the last add theirs).
-    if (*stated > limits.max_bytes)
-      tooLarge(name, limits,
-               "at least " + sizeText(*stated) + " when inflated, as its gzip trailer states");
-  }
+  // Not refused on the trailer's word alone: a cut or damaged file's last bytes can state any
+  // size, and its own error ("truncated") is the one to give. The stream below stops at the limit.
+  const auto stated = gzipStatedSize(compressed);
+  if (stated) expected = *stated + 1;
   out.reserveMore(std::min<std::uint64_t>(expected, limits.max_bytes + 1));
 #ifdef DDPSCOPE_HAVE_LIBDEFLATE
   // One gzip member whose trailer states its size: inflated whole, in one call. Anything else
@@ -397,7 +398,11 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
     out.setSize(out.size() + (before_out - zs.avail_out));
     if (out.size() > limits.max_bytes) {
       inflateEnd(&zs);
-      tooLarge(name, limits, "more than " + sizeText(limits.max_bytes) + " when inflated");
+      tooLarge(name, limits,
+               "more than " + sizeText(limits.max_bytes) + " when inflated" +
+                   (stated && *stated > limits.max_bytes
+                        ? "; its gzip trailer states " + sizeText(*stated)
+                        : std::string()));
     }
     if (rc == Z_STREAM_END) {
       if (remaining == 0) break;
@@ -483,10 +488,11 @@ PaddedBuffer readTraceBytes(const std::string& path, const ReadLimits& limits,
                            "file first");
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  // Refused before reading: gzip never shrinks a trace by more than its few bytes of framing.
+  // Refused before reading: gzip never shrinks a trace by more than its few bytes of framing
+  // (the size said is the file's: a gzip file's trace is bigger still).
   if (size > limits.max_bytes + limits.max_bytes / 512 + 4096) {
     ::close(fd);
-    tooLarge(path, limits, sizeText(size));
+    tooLarge(path, limits, sizeText(size) + " on disk");
   }
   // Big files on a local filesystem are read in place from a map of the file (no copy of their
   // bytes); small ones, files on network filesystems and any file the system will not map are

@@ -70,7 +70,7 @@ struct ReaderScratch {
   od::parser parser;
   std::vector<StagedEvent> staged;
   PaddedBuffer piece;  // a piece copied to be parsed (parsePiece)
-  PaddedBuffer whole;  // a mapped file of up to 16 MiB, copied whole (trace_reader.cpp)
+  PaddedBuffer whole;  // a mapped file copied whole (ReadOptions::copy_whole_at_most)
 };
 
 // Copies bytes [from, from + n) of a mapped file from the file itself (PaddedBuffer::readSource)

@@ -181,10 +181,6 @@ void releaseReaderMemory() {
 
 namespace {
 
-// Mapped documents up to this size are copied whole and parsed there (in pieces when they are
-// big enough); bigger ones are parsed in pieces, each copied from the file.
-constexpr std::size_t kCopiedWholeAtMost = std::size_t{16} << 20;
-
 SourceUnreadable fileChanged(const std::string& name) {
   return SourceUnreadable(name, kNoOffset,
                           "the file changed while it was loading (its size or time is not what "
@@ -229,15 +225,15 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
   // memory). Whatever that path cannot take, and every error, goes through the whole-document
   // parse, which gives the exact message.
   const bool in_pieces = options.piece_bytes > 0 && json.size() >= 4 * options.piece_bytes;
-  const bool copied_whole = json.hasSource() && json.size() <= kCopiedWholeAtMost;
+  const bool copied_whole = json.hasSource() && json.size() <= options.copy_whole_at_most;
   if (in_pieces && !copied_whole) {
     if (auto trace = parsedInPieces(json, releasable, releasable, json, name, options)) {
       return std::move(*trace);
     }
   }
-  // A mapped file of up to 16 MiB is copied whole by the kernel into this thread's warm buffer,
-  // as the pieces of a bigger one are, and parsed there (its file hash taken on the way): the
-  // map's pages, whose first touch is what costs (PERFORMANCE.md), stay untouched.
+  // A mapped file of up to 16 MiB (by default) is copied whole by the kernel into this thread's
+  // warm buffer, as the pieces of a bigger one are, and parsed there (its file hash taken on the
+  // way): the map's pages, whose first touch is what costs (PERFORMANCE.md), stay untouched.
   if (copied_whole) {
     PaddedBuffer& copy = reader::threadScratch().whole;
     if (copy.capacity() > 0) copy.setSize(0);

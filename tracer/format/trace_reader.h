@@ -25,6 +25,10 @@ struct ReadOptions {
   // all of it); 0 parses every document whole. The result and every error message are the
   // same either way.
   std::size_t piece_bytes = std::size_t{512} << 10;
+  // A mapped file of up to this size is copied whole into memory of this thread's (one read,
+  // which also gives its content hash) and parsed there, in pieces when it is big enough; a
+  // bigger one is parsed in pieces each copied from the file. The result is the same either way.
+  std::size_t copy_whole_at_most = std::size_t{16} << 20;
   // Threads that may parse the pieces of one document (loadRun gives a file the cores the other
   // files leave free). The result is the same for any number.
   unsigned threads = 1;
@@ -62,9 +66,10 @@ struct ReadStats {
 };
 ReadStats lastReadStats();
 
-// The reader keeps its JSON parser, staging memory and piece buffer (a piece, or a whole file of
-// up to 16 MiB, copied from the file) per thread from one file to the next (a run's ranks are
-// read one after another on each loader thread); this gives this thread's back.
+// The reader keeps its JSON parser, staging memory and two buffers (a piece copied from a file,
+// and a whole file of up to ReadOptions::copy_whole_at_most) per thread from one file to the next
+// (a run's ranks are read one after another on each loader thread); this gives this thread's
+// back.
 void releaseReaderMemory();
 
 RankTrace parseTraceText(std::string_view json, const std::string& name = "<memory>",
