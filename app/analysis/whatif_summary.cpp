@@ -58,6 +58,31 @@ std::string bucketSizeText(double bucket_mb) {
   return mibNumberText(bucket_mb) + " MiB";
 }
 
+std::string scenarioText(const WhatIfConfig& c, const WhatIfModel& m) {
+  if (!changesScenario(c, m)) return "";
+  std::vector<std::string> parts;
+  if (c.world_size != 0 && c.world_size != m.world_size)
+    parts.push_back(std::to_string(c.world_size) + " ranks (recorded " +
+                    std::to_string(m.world_size) + ")");
+  if (c.overlap != m.recorded_overlap)
+    parts.push_back(c.overlap ? "with overlap (recorded without)"
+                              : "without overlap (recorded with it)");
+  const auto scale = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", x);
+    return std::string(b);
+  };
+  if (c.network_scale != 1)
+    parts.push_back("collectives taking " + scale(c.network_scale) + "× as long");
+  if (c.compute_scale != 1)
+    parts.push_back("compute taking " + scale(c.compute_scale) + "× as long");
+  if (c.first_bucket_mb) parts.push_back("first bucket " + bucketSizeText(*c.first_bucket_mb));
+  std::string out;
+  for (const auto& p : parts)
+    out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 std::optional<std::string> noBandReason(const Prediction& p) {
   // Zero to the nanosecond (the base replay's error may widen it by a rounding error).
   if (p.step_us_high - p.step_us_low >= 1e-3) return std::nullopt;

@@ -77,4 +77,8 @@ std::vector<std::string> noBandReasons(const WhatIfResult& result);
 // "25 MiB" or "one allreduce per tensor" (0).
 std::string bucketSizeText(double bucket_mb);
 
+// What a prediction's configuration changes of the recorded run besides the bucket size ("8 ranks
+// (recorded 2), without overlap (recorded with it)"); "" when nothing (changesScenario is false).
+std::string scenarioText(const WhatIfConfig& c, const WhatIfModel& m);
+
 }  // namespace ddpscope::analysis

@@ -306,6 +306,10 @@ std::string toText(const WhatIfResult& r) {
   const auto& m = r.model;
   std::ostringstream o;
   o << "what-if (every figure below but the recorded step is predicted)\n";
+  // Another scenario than the recorded run's: said before any predicted figure.
+  if (!r.predictions.empty())
+    if (const auto s = scenarioText(r.predictions.front().config, m); !s.empty())
+      o << "scenario   " << s << ": the predicted sizes below are for it\n";
   o << "recorded   step " << (r.base_step_us > 0 ? us(r.base_step_us) : std::string("n/a")) << " ("
     << m.selection.rule << ")";
   if (r.base_bucket_mb) o << ", buckets " << mb(*r.base_bucket_mb) << " MiB";
