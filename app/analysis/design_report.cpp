@@ -94,20 +94,29 @@ Table headline(const DesignReportInput& in) {
 
 // The bucket table: the first rank's buckets in the steps the run summary covers (the steps the
 // app's Buckets tab shows), ready measured from the start of the bucket's step.
+// Buckets inferred from allreduce kernels (a trace without the bucket list) have no tensor
+// count: the column is left out, as the app's Buckets tab hides it, rather than a column of "?".
 Table bucketTable(const DesignReportInput& in) {
-  Table t{{"step", "bucket", "tensors", "MiB", "ready (from step start)", "queued", "duration",
-           "exposed", "busbw"}};
   const auto& report = *in.report;
+  const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
+  std::vector<std::string> head{"step", "bucket"};
+  if (tensors) head.push_back("tensors");
+  for (const char* h : {"MiB", "ready (from step start)", "queued", "duration", "exposed", "busbw"})
+    head.push_back(h);
+  Table t{head};
   if (report.ranks.empty()) return t;
   const auto& r = report.ranks.front();
   const StepSelection selection = selectSteps(report);
   for (const auto& b : r.buckets) {
     if (!inSelection(selection, b.step)) continue;
-    t.push_back({b.step == trace::kNoStep ? "–" : std::to_string(b.step), std::to_string(b.id),
-                 b.inferred ? "?" : std::to_string(b.tensors), mib(b.bytes),
-                 formatDuration(readyFromStepStart(r, b)), formatDuration(b.wait_ns),
-                 formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns),
-                 gbps(b.busbw_gbps)});
+    std::vector<std::string> row{b.step == trace::kNoStep ? "–" : std::to_string(b.step),
+                                 std::to_string(b.id)};
+    if (tensors) row.push_back(b.inferred ? "?" : std::to_string(b.tensors));
+    for (std::string cell :
+         {mib(b.bytes), formatDuration(readyFromStepStart(r, b)), formatDuration(b.wait_ns),
+          formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns), gbps(b.busbw_gbps)})
+      row.push_back(std::move(cell));
+    t.push_back(std::move(row));
   }
   return t;
 }
