@@ -151,6 +151,9 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   EXPECT_EQ(run.value("world_size").toInt(), 2);
   EXPECT_TRUE(o.title.contains(QStringLiteral("1 of 2 ranks"))) << o.title.toStdString();
   EXPECT_TRUE(o.report_md.contains(QStringLiteral("| ranks | 1 of 2 ranks |")));
+  // Its buckets are inferred from the allreduce kernels: no tensor count to show, no column.
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("| step | bucket | MiB | ready")))
+      << o.report_md.toStdString();
 }
 
 TEST(OneTruth, SimulatedRunStatesTheSameFiguresEverywhere) {
@@ -168,6 +171,9 @@ TEST(OneTruth, SimulatedRunStatesTheSameFiguresEverywhere) {
   EXPECT_TRUE(o.report_md.contains(QStringLiteral("Configuration: simulated · mlp, 6 layers")))
       << o.report_md.toStdString();
   EXPECT_TRUE(o.report_md.contains(QStringLiteral("buckets 5 MiB")));
+  // Ours carry the bucket list: the tensors of each bucket are shown.
+  EXPECT_TRUE(o.report_md.contains(QStringLiteral("| step | bucket | tensors | MiB | ready")))
+      << o.report_md.toStdString();
 }
 
 TEST(OneTruth, AFolderMixingTwoRunsIsRefusedEverywhere) {
