@@ -375,7 +375,10 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                       (n == 1 ? std::string("1 byte after the end of the gzip data is")
                               : std::to_string(n) + " bytes after the end of the gzip data are") +
                           " not another gzip member (the file was appended to after it was "
-                          "compressed?)");
+                          "compressed?); its first " +
+                          std::to_string(*member_at) +
+                          " bytes are whole gzip data: keep those (head -c " +
+                          std::to_string(*member_at) + " FILE > COPY.json.gz) and load the copy");
   };
   int rc = Z_OK;
   for (;;) {
