@@ -335,9 +335,11 @@ std::string toText(const WhatIfResult& r) {
       o << b;
       if (f.busbw_gbps) {
         std::snprintf(
-            b, sizeof b, "; ring step %.2f µs, bus bandwidth %.1f GB/s%s",
+            b, sizeof b,
+            "; ring step %.2f µs, bus bandwidth %.1f GB/s from the per-MiB cost alone (the "
+            "summary's busbw divides whole kernel times%s)",
             f.ring_alpha_us.value_or(0), *f.busbw_gbps,
-            f.includes_waits ? " (waiting included, not the network's: see the notes)" : "");
+            f.includes_waits ? "; waiting included, not the network's: see the notes" : "");
         o << b;
       }
       o << "\n";
