@@ -139,48 +139,47 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   session->setSelection(std::nullopt);
   return ok;
 }
-}  // namespace
 
-int exportHeadless(const QString& file, const QStringList& paths, double scale) {
-  if (!exportFormatFor(file)) {
-    err(QStringLiteral("cannot export to %1: the file name must end in .png, .svg or .pdf")
-            .arg(file));
-    return 2;
-  }
-  if (paths.isEmpty()) {
-    err(QStringLiteral("--export needs at least one trace file or run folder"));
-    return 2;
-  }
-  MainWindow window;
-  if (!openUnattended(window, paths)) return 1;
+// False (message on stderr) when FILE's name says no format an export writes.
+bool exportNameOk(const QString& file) {
+  if (exportFormatFor(file)) return true;
+  err(QStringLiteral("cannot export to %1: the file name must end in .png, .svg or .pdf")
+          .arg(file));
+  return false;
+}
+
+// Writes the window's `what` (MainWindow::exportView) to FILE and prints its path: the exit status.
+int exportAndSay(MainWindow& window, const QString& what, const QString& file, double scale) {
   QString error;
-  if (!window.exportView(QStringLiteral("timeline"), file, scale, &error)) {
+  if (!window.exportView(what, file, scale, &error)) {
     err(error);
     return 1;
   }
   std::printf("%s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
   return 0;
 }
+}  // namespace
 
-int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale) {
-  if (!exportFormatFor(file)) {
-    err(QStringLiteral("cannot export to %1: the file name must end in .png, .svg or .pdf")
-            .arg(file));
+int exportHeadless(const QString& file, const QStringList& paths, double scale) {
+  if (!exportNameOk(file)) return 2;
+  if (paths.isEmpty()) {
+    err(QStringLiteral("--export needs at least one trace file or run folder"));
     return 2;
   }
+  MainWindow window;
+  if (!openUnattended(window, paths)) return 1;
+  return exportAndSay(window, QStringLiteral("timeline"), file, scale);
+}
+
+int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale) {
+  if (!exportNameOk(file)) return 2;
   MainWindow window;
   if (!openUnattended(window, {a})) return 1;
   // The same run twice (by any spelling of its path) is compared with itself, loaded once.
   if (window.openRunIndex({b}) < 0 && !loadInto(window, {b})) return 1;
   window.openForComparison(a, b);  // both are open: shown in the Compare tab
   settle(window);
-  QString error;
-  if (!window.exportView(QStringLiteral("chart"), file, scale, &error)) {
-    err(error);
-    return 1;
-  }
-  std::printf("%s\n", QFileInfo(file).absoluteFilePath().toLocal8Bit().constData());
-  return 0;
+  return exportAndSay(window, QStringLiteral("chart"), file, scale);
 }
 
 int reportHeadless(const QString& dir, const QStringList& paths) {
