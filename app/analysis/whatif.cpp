@@ -1238,8 +1238,9 @@ std::vector<std::vector<ReplayedRankStep>> replaySchedule(const WhatIfModel& mod
 }
 
 bool changesScenario(const WhatIfConfig& c, const WhatIfModel& m) {
-  return c.first_bucket_mb || c.overlap != m.recorded_overlap || c.world_size != 0 ||
-         c.network_scale != 1 || c.compute_scale != 1;
+  return c.first_bucket_mb || c.overlap != m.recorded_overlap ||
+         (c.world_size != 0 && c.world_size != m.world_size) || c.network_scale != 1 ||
+         c.compute_scale != 1;
 }
 
 std::optional<double> replayErrorPct(double predicted_us, double recorded_us) {

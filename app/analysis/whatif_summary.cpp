@@ -169,7 +169,12 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // A saving that rounds to nothing (under 0.05 %): "the same", and "a difference".
   const bool same = pctText(std::abs(r.saving_pct)) == pctText(0);
   // The band, or why there is none (a "±0.0 %" would read as a prediction exact to the digit).
-  const std::string band = " (" + (why ? *why : "±" + pctText(r.band_pct)) + ")";
+  const std::string band =
+      " (" +
+      (why                                 ? *why
+       : pctText(r.band_pct) == pctText(0) ? std::string("a band under ±0.05 %")
+                                           : "±" + pctText(r.band_pct)) +
+      ")";
   if (recorded && base_in_scenario) {  // compared with itself: only its own figure
     t += " would take " + durationText(p.step_us) + " per step" + band;
   } else {
@@ -193,13 +198,10 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
                             "difference is the replay's own error)";
   } else if (r.saving_pct <= 0) {
     t += ": no size tried is predicted faster than the recorded configuration";
-  } else if (p.host_bound && within_error) {
-    // What settles it: the host's own time sets the step, whatever else is uncertain (said in
-    // the parenthesis already when it leaves no band).
-    t += why ? std::string(": no clear saving")
-             : std::string(
-                   ": no clear saving, since the step is host-bound there (the host's own "
-                   "time sets it, so the bucket size hardly changes it)");
+  } else if (p.host_bound && within_error && why) {
+    // What settles it, said in the parenthesis: the host's own time sets the step there, so
+    // nothing the model is unsure of moves it.
+    t += ": no clear saving";
   } else if (r.unloaded_ranks_late) {
     t += ": no clear saving";  // why: the next sentence
   } else if (!r.clear_saving) {

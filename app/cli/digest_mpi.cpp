@@ -100,6 +100,8 @@ void broadcast(void* data, int count, MPI_Datatype type) {
 }  // namespace
 
 int runDigestMpi(const DigestArgs& a) {
+  // Set by ddpscope-cli when it ran this program (digest_mpi_exec.cpp): not for what this runs.
+  ::unsetenv("DDPSCOPE_CLI_MPI_EXEC");
   MPI_Init(nullptr, nullptr);
   int me = 0, processes = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);

@@ -26,8 +26,11 @@ int runDigestMpi(const DigestArgs&) {
   constexpr const char* kMarker = "DDPSCOPE_CLI_MPI_EXEC";
   if (std::getenv(kMarker) != nullptr)
     throw std::runtime_error(
-        "ddpscope-cli-mpi beside ddpscope-cli is not the MPI build of it (a copy or a link of "
-        "ddpscope-cli?): build both (cmake builds them together) and copy both");
+        std::string(kMarker) +
+        " is set: ddpscope-cli ran ddpscope-cli-mpi, and that was ddpscope-cli again (a copy or a "
+        "link of it, not its MPI build): build both (cmake builds them together) and copy both; "
+        "or unset " +
+        kMarker + " if you set it");
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto mpi = self.parent_path() / "ddpscope-cli-mpi";

@@ -336,10 +336,10 @@ std::string toText(const WhatIfResult& r) {
       if (f.busbw_gbps) {
         std::snprintf(
             b, sizeof b,
-            "; ring step %.2f µs, bus bandwidth %.1f GB/s from the per-MiB cost alone (the "
-            "summary's busbw divides whole kernel times%s)",
+            "; ring step %.2f µs, bus bandwidth %.1f GB/s from the per-MiB cost alone%s (the "
+            "summary's busbw divides whole kernel times)",
             f.ring_alpha_us.value_or(0), *f.busbw_gbps,
-            f.includes_waits ? "; waiting included, not the network's: see the notes" : "");
+            f.includes_waits ? ", waiting included, not the network's (see the notes)" : "");
         o << b;
       }
       o << "\n";

@@ -353,7 +353,8 @@ TEST(MappedFile, SameModelAsFromMemoryAtEveryPageBoundary) {
     for (std::size_t i = 0; i < PaddedBuffer::kPadding; ++i)
       ASSERT_EQ(bytes.data()[bytes.size() + i], '\0') << i;
     for (const std::size_t piece : {std::size_t{0}, std::size_t{64} << 10}) {
-      for (const bool copied_whole : {true, false}) {  // else each piece copied from the file
+      // Copied whole first, or read from the map (whole, or each piece copied from the file).
+      for (const bool copied_whole : {true, false}) {
         ReadOptions options;
         options.piece_bytes = piece;
         if (!copied_whole) options.copy_whole_at_most = 0;

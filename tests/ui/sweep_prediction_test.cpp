@@ -220,6 +220,8 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
     EXPECT_TRUE(text.contains(QStringLiteral("(%1)").arg(QString::fromStdString(*why))))
         << text.toStdString();
     EXPECT_FALSE(text.contains(QStringLiteral("±"))) << text.toStdString();
+  } else if (QStringLiteral("%1").arg(rec->band_pct, 0, 'f', 1) == QStringLiteral("0.0")) {
+    EXPECT_TRUE(text.contains(QStringLiteral("(a band under ±0.05 %)"))) << text.toStdString();
   } else {
     EXPECT_TRUE(text.contains(QStringLiteral("(±%1 %").arg(rec->band_pct, 0, 'f', 1)));
   }

@@ -208,7 +208,7 @@ std::string sizeText(std::uint64_t bytes) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   if (bytes < kMiB) return std::to_string(bytes) + " bytes";
   if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
-  const std::uint64_t tenths = (bytes * 10 + kMiB - 1) / kMiB;
+  const std::uint64_t tenths = bytes / kMiB * 10 + ((bytes % kMiB) * 10 + kMiB - 1) / kMiB;
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
 
