@@ -343,7 +343,10 @@ std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   std::int32_t world = 0;
   for (const auto& rank : run.ranks)
     world = std::max(world, rank.world_size);
-  s += " · " + std::to_string(world) + (world == 1 ? " rank" : " ranks");
+  // Fewer ranks loaded than the world: said here too, as the summary says it.
+  const auto loaded = static_cast<std::int32_t>(run.ranks.size());
+  s += " · " + (loaded < world ? std::to_string(loaded) + " of " : std::string()) +
+       std::to_string(world) + (world == 1 ? " rank" : " ranks");
   if (!with_buckets) return s;
   const std::string buckets = bucketSettingText(b);
   if (buckets.empty()) {

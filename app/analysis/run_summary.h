@@ -128,7 +128,8 @@ std::string mibNumberText(double mib);
 // which run it covers: source, model, backend, world size and bucket configuration, from the
 // first rank's `ddpscope` block (or distributedInfo for imported traces), e.g. "simulated ·
 // transformer, 12 layers, hidden 768 · backend sim · 8 ranks · buckets 25 MiB (first 1 MiB),
-// overlapped". Settings the trace does not say are left out ("buckets not recorded").
+// overlapped"; "1 of 2 ranks" when fewer ranks are loaded than the world has. Settings the trace
+// does not say are left out ("buckets not recorded").
 std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
 // The bucket cap a trace records: "25 MiB (first 1 MiB)", "per tensor", or "" when it records
 // none (imported traces).
