@@ -367,9 +367,16 @@ std::string toText(const WhatIfResult& r) {
                                                 : std::string("none (none exposed)");
       o << "  " << padded(p.config.bucket_mb == 0 ? "0 (tensor)" : mb(p.config.bucket_mb), 12)
         << padded(us(p.step_us), 20) << padded(band, 26)
-        << padded(percentText(p.overlap_pct, 1), 10) << padded(us(p.exposed_comm_us), 14)
-        << p.buckets << (r.best && *r.best == i ? "  <- predicted best" : "")
-        << (p.host_bound ? "  (host-bound)" : "") << "\n";
+        << padded(percentText(p.overlap_pct, 1), 10) << padded(us(p.exposed_comm_us), 14) <<
+          [&] {
+            // The marks in columns of their own, nothing after the last one.
+            std::string tail = padded(std::to_string(p.buckets), 8) +
+                               padded(p.host_bound ? "(host-bound)" : "", 14) +
+                               (r.best && *r.best == i ? "<- predicted best" : "");
+            tail.erase(tail.find_last_not_of(' ') + 1);
+            return tail;
+          }()
+        << "\n";
     }
     // For the rows that say "none" (not every host-bound one: a host-bound size can have a band).
     for (const auto& why : noBandReasons(r))
