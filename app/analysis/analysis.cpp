@@ -197,10 +197,11 @@ void RankAnalyzer::prepare() {
       need_launches = std::find(t.step.begin(), t.step.end(), trace::kNoStep) != t.step.end();
     }
   }
-  sideBySide([&] { classifyGpuEvents(); },
-             [&] {
-               if (need_launches) launch_ts_ = LaunchTimes(r_, cut);
-             });
+  if (need_launches) {
+    sideBySide([&] { classifyGpuEvents(); }, [&] { launch_ts_ = LaunchTimes(r_, cut); });
+  } else {
+    classifyGpuEvents();  // no second thread started for nothing
+  }
   if (options_.hta_compat) {
     include_.resize(r_.tracks.size());
     for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {

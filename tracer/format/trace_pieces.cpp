@@ -453,7 +453,7 @@ RankTrace TraceParser::parseRest(std::size_t from, bool bare_array, std::size_t 
   // The rest: the last events, the end of the array and the keys after it. Its "traceEvents"
   // is the one already begun; a second one after it is still an error.
   saw_events_ = false;
-  parsePiece(bare_array ? "[" : "{\"traceEvents\":[", from, json_.size(), {});
+  parsePiece(pieceWrapping(bare_array).first, from, json_.size(), {});
   text_begin_ = piece_start_ = json_.data();
   text_end_ = json_.data() + json_.size();
   piece_offset_ = 0;

@@ -258,13 +258,13 @@ RankTrace parseBuffer(const PaddedBuffer& json, PaddedBuffer* releasable, const 
       throw;
     }
     if (releasable != nullptr) *releasable = PaddedBuffer();
-    reader::threadReadStats() = {0, 1, false, false};
+    reader::threadReadStats() = ReadStats{};
     return std::move(*trace);
   }
   reader::TraceParser parser(json, name, options);
   parser.releaseInputWhenParsed(releasable);
   auto trace = parser.parse();
-  reader::threadReadStats() = {0, 1, false, false};
+  reader::threadReadStats() = ReadStats{};
   return trace;
 }
 
