@@ -320,7 +320,7 @@ void ComparePanel::rebuild() {
     return;
   }
   auto title = [this](const QString& tag, const LoadedRun& run, const analysis::StepReport& s) {
-    return tr("%1: %2 [%3] · step %4: %5 · overlap %6 · exposed %7")
+    return tr("%1: %2 [%3] · rank 0, step %4: %5 · overlap %6 · exposed %7")
         .arg(tag, run.name, sourceBadge(run.source()))
         .arg(s.step)
         .arg(formatTime(s.dur_ns), formatPct(s.metrics.overlap_pct, 1),
@@ -391,13 +391,37 @@ bool ComparePanel::exportChart(const QString& path, double scale, QString* error
   });
 }
 
+FigureTable ComparePanel::figureTable() const {
+  FigureTable table;
+  if (!a_ || !b_) return table;
+  table.above << tr("A: %1 — %2")
+                     .arg(a_->name, QString::fromStdString(analysis::runConfigurationText(a_->run)))
+              << tr("B: %1 — %2")
+                     .arg(b_->name, QString::fromStdString(analysis::runConfigurationText(b_->run)));
+  table.warning = warningText();
+  for (int c = 0; c < model_->columnCount(); ++c)
+    table.header << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+  for (const auto& r : rows_)
+    table.rows.push_back({QString::fromStdString(r.metric), QString::fromStdString(r.a),
+                          QString::fromStdString(r.b), QString::fromStdString(r.delta)});
+  table.below << stepNote();
+  return table;
+}
+
 bool ComparePanel::renderChart(ExportFormat format, double scale, QByteArray* out, QString* error) {
   applyPlotTheme(plot_, PlotTheme::Light);
   double lanes = 0;
   for (int i = 0; i < 2; ++i)
     lanes += plot_->axisRect(i)->axis(QCPAxis::atLeft)->range().size();
-  const bool ok = renderPlot(plot_, format, std::max(plot_->width(), 1200),
-                             static_cast<int>(lanes) + 200, scale, out, error);
+  bool ok = false;
+  {
+    // The figures under the lanes, as the tab shows them: a slide of this chart says by how much
+    // B differs from A, and over which steps.
+    const int width = std::max(plot_->width(), 1200);
+    const TableRow table(plot_, figureTable(), width);
+    ok = renderPlot(plot_, format, std::max(width, table.width()),
+                    static_cast<int>(lanes) + 200 + table.height(), scale, out, error);
+  }
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->replot(QCustomPlot::rpQueuedReplot);
   return ok;

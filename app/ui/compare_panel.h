@@ -52,6 +52,9 @@ class ComparePanel : public QWidget, public ChartExport {
   // Writes both runs' lanes in the light theme (PNG/SVG/PDF by extension), or renders them.
   bool exportChart(const QString& path, double scale, QString* error) override;
   bool renderChart(ExportFormat format, double scale, QByteArray* out, QString* error);
+  // What an exported chart carries under the lanes: each run's configuration, the warning when
+  // they are not like for like, the table (rows()) and the step note.
+  FigureTable figureTable() const;
 
  private:
   QHBoxLayout* buildPickers();  // A, B and the step they are aligned at

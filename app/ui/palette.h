@@ -107,6 +107,10 @@ inline const QColor kLightForeground{0x22, 0x22, 0x22};
 inline const QColor kLightGrid{0xE3, 0xE3, 0xE3};
 // Text items on an exported chart (the sweep's "current" and "best" labels).
 inline const QColor kExportLabel{Qt::black};
+// A figure's table (TableRow): the rule under its header, every other row's shade, the notes.
+inline const QColor kExportRule{0x88, 0x88, 0x88};
+inline const QColor kExportStripe{0xF2, 0xF2, 0xF2};
+inline const QColor kExportNote{0x55, 0x55, 0x55};
 
 // The dark theme of the window (Settings ▸ theme "dark").
 inline const QColor kDarkThemeWindow{0x2B, 0x2B, 0x2B};

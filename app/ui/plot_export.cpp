@@ -212,6 +212,140 @@ int TitleRow::width() const {
   return widest + 32;
 }
 
+// Draws a FigureTable: its lines above, the table, its notes below, each part's height known
+// before the layout places it (the notes are wrapped to the width the figure is rendered at).
+class TableRow::Element : public QCPLayoutElement {
+ public:
+  Element(QCustomPlot* chart, const FigureTable& table, int width, int point_size)
+      : QCPLayoutElement(chart), table_(table), width_(width) {
+    font_ = QFont(chart->font().family(), point_size);
+    bold_ = font_;
+    bold_.setBold(true);
+    setMargins(QMargins(kMargin, 8, kMargin, 8));
+    const QFontMetrics plain(font_), strong(bold_);
+    columns_.assign(static_cast<std::size_t>(table_.header.size()), 0);
+    auto widen = [&](const QStringList& cells, const QFontMetrics& m) {
+      for (qsizetype c = 0; c < cells.size() && c < table_.header.size(); ++c)
+        columns_[static_cast<std::size_t>(c)] =
+            std::max(columns_[static_cast<std::size_t>(c)], m.horizontalAdvance(cells[c]) + kPad);
+    };
+    widen(table_.header, strong);
+    for (const QStringList& row : table_.rows)
+      widen(row, plain);
+  }
+  int tableWidth() const {
+    int w = 0;
+    for (int c : columns_)
+      w += c;
+    return w;
+  }
+  int textWidth() const { return std::max(tableWidth(), width_ - 2 * kMargin); }
+  int rowHeight() const { return QFontMetrics(font_).height() + 6; }
+  int wrappedHeight(const QString& text, const QFont& font) const {
+    return QFontMetrics(font)
+        .boundingRect(QRect(0, 0, textWidth(), 1 << 20), Qt::TextWordWrap, text)
+        .height();
+  }
+  int contentHeight() const {
+    int h = 0;
+    for (const QString& line : table_.above)
+      h += wrappedHeight(line, font_);
+    if (!table_.warning.isEmpty()) h += wrappedHeight(table_.warning, bold_);
+    if (!table_.header.isEmpty())
+      h += kGap + rowHeight() * (1 + static_cast<int>(table_.rows.size())) + kGap;
+    for (const QString& line : table_.below)
+      h += wrappedHeight(line, font_);
+    return h;
+  }
+  QSize minimumOuterSizeHint() const override {
+    return {tableWidth() + 2 * kMargin, contentHeight() + 16};
+  }
+  QSize maximumOuterSizeHint() const override {
+    return {QWIDGETSIZE_MAX, contentHeight() + 16};
+  }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    const QRect area = rect();
+    int y = area.top();
+    auto wrapped = [&](const QString& text, const QFont& font, const QColor& colour) {
+      painter->setFont(font);
+      painter->setPen(colour);
+      const int h = wrappedHeight(text, font);
+      painter->drawText(QRect(area.left(), y, textWidth(), h), Qt::TextWordWrap, text);
+      y += h;
+    };
+    for (const QString& line : table_.above)
+      wrapped(line, font_, colours::kExportLabel);
+    if (!table_.warning.isEmpty()) wrapped(table_.warning, bold_, colours::kWarningText);
+    if (!table_.header.isEmpty()) {
+      y += kGap;
+      const int rh = rowHeight();
+      auto cells = [&](const QStringList& row, const QFont& font) {
+        painter->setFont(font);
+        painter->setPen(colours::kExportLabel);
+        int x = area.left();
+        for (std::size_t c = 0; c < columns_.size(); ++c) {
+          const int w = columns_[c];
+          const QString text = static_cast<qsizetype>(c) < row.size()
+                                   ? row[static_cast<qsizetype>(c)]
+                                   : QString();
+          // The metric left-aligned, the figures right-aligned (their units line up).
+          const QRect cell = c == 0 ? QRect(x + 4, y, w - kPad / 2, rh)
+                                    : QRect(x, y, w - kPad / 2, rh);
+          painter->drawText(cell, Qt::AlignVCenter | (c == 0 ? Qt::AlignLeft : Qt::AlignRight),
+                            text);
+          x += w;
+        }
+        y += rh;
+      };
+      cells(table_.header, bold_);
+      painter->setPen(QPen(colours::kExportRule, 1));
+      painter->drawLine(QPoint(area.left(), y), QPoint(area.left() + tableWidth(), y));
+      for (std::size_t r = 0; r < table_.rows.size(); ++r) {
+        if (r % 2 == 1)
+          painter->fillRect(QRect(area.left(), y, tableWidth(), rh), colours::kExportStripe);
+        cells(table_.rows[r], font_);
+      }
+      y += kGap;
+    }
+    for (const QString& line : table_.below)
+      wrapped(line, font_, colours::kExportNote);
+  }
+
+ private:
+  static constexpr int kMargin = 16;  // left and right, as the charts' own
+  static constexpr int kPad = 24;     // between two columns
+  static constexpr int kGap = 6;      // above and below the table
+  FigureTable table_;
+  int width_;
+  QFont font_, bold_;
+  std::vector<int> columns_;  // each column's width
+};
+
+TableRow::TableRow(QCustomPlot* chart, const FigureTable& table, int width, int point_size)
+    : chart_(chart) {
+  element_ = new Element(chart, table, width, point_size);
+  auto* layout = chart_->plotLayout();
+  const int row = layout->rowCount();
+  layout->insertRow(row);
+  layout->addElement(row, 0, element_);
+  layout->setRowStretchFactor(row, 0.001);  // its own height, the charts the rest
+}
+
+TableRow::~TableRow() {
+  chart_->plotLayout()->remove(element_);
+  chart_->plotLayout()->simplify();
+}
+
+int TableRow::height() const {
+  return element_->minimumOuterSizeHint().height();
+}
+
+int TableRow::width() const {
+  return element_->minimumOuterSizeHint().width();
+}
+
 bool exportPlot(QCustomPlot* plot, const QString& path, int width, int height, double scale,
                 QString* error) {
   return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {

@@ -6,6 +6,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -75,6 +76,38 @@ class TitleRow {
  private:
   QCustomPlot* chart_;
   QCPTextElement* line_ = nullptr;
+};
+
+// The numbers a figure carries under its chart, for a slide to be read without the app: lines
+// of text above a table (a header row, then rows; the first column left-aligned, the others
+// right-aligned), lines of notes below it, word-wrapped to the figure's width.
+struct FigureTable {
+  QStringList above;
+  QString warning;  // drawn in bold after the lines above (empty: none)
+  QStringList header;
+  std::vector<QStringList> rows;
+  QStringList below;
+};
+
+// A FigureTable under a chart while it is rendered: added as the last row of the chart's layout
+// on construction, removed on destruction, leaving the layout as it was.
+class TableRow {
+ public:
+  // width: the width the figure will be rendered at (the notes are wrapped to it).
+  TableRow(QCustomPlot* chart, const FigureTable& table, int width, int point_size = 9);
+  ~TableRow();
+  TableRow(const TableRow&) = delete;
+  TableRow& operator=(const TableRow&) = delete;
+  // The room it takes below the chart, in logical pixels.
+  int height() const;
+  // The width the table's columns need, with a margin on each side: a figure at least this wide
+  // shows every cell whole.
+  int width() const;
+
+ private:
+  QCustomPlot* chart_;
+  class Element;
+  Element* element_ = nullptr;
 };
 
 // checkExportPath + renderPlot + writeFileAtomically.

@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include "app/analysis/bucket_steps.h"
+#include "app/analysis/run_summary.h"
 #include "app/analysis/stragglers.h"
 #include "app/ui/app_settings.h"
 #include "app/ui/buckets_model.h"
@@ -254,6 +255,39 @@ TEST(UiSteps, CompareAlignsAtAStepTheFiguresCover) {
   EXPECT_TRUE(compare->stepNote().contains(QString::fromStdString(a->summary.selection.rule)))
       << compare->stepNote().toStdString();
   EXPECT_EQ(compare->table()->model()->rowCount(), static_cast<int>(compare->rows().size()));
+
+  // The exported chart carries the table under the lanes: the same rows, each run's
+  // configuration above, the step note below; the chart's layout is left as it was.
+  const FigureTable table = compare->figureTable();
+  ASSERT_EQ(table.rows.size(), compare->rows().size());
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const auto& r = compare->rows()[i];
+    EXPECT_EQ(table.rows[i], QStringList({QString::fromStdString(r.metric),
+                                          QString::fromStdString(r.a), QString::fromStdString(r.b),
+                                          QString::fromStdString(r.delta)}));
+  }
+  EXPECT_EQ(table.header, QStringList({"metric", "A", "B", "B − A"}));
+  ASSERT_EQ(table.above.size(), 2);
+  EXPECT_TRUE(table.above[1].contains(QString::fromStdString(analysis::runConfigurationText(b->run))))
+      << table.above[1].toStdString();
+  EXPECT_EQ(table.below, QStringList{compare->stepNote()});
+  const int layout_rows = compare->plot()->plotLayout()->rowCount();
+  QByteArray without_table, with_table;
+  QString error;
+  {
+    // The lanes alone, as the chart was rendered before it carried its table.
+    const double lanes = compare->plot()->axisRect(0)->axis(QCPAxis::atLeft)->range().size() +
+                         compare->plot()->axisRect(1)->axis(QCPAxis::atLeft)->range().size();
+    ASSERT_TRUE(renderPlot(compare->plot(), ExportFormat::Png, 1200,
+                           static_cast<int>(lanes) + 200, 1.0, &without_table, &error));
+  }
+  ASSERT_TRUE(compare->renderChart(ExportFormat::Png, 1.0, &with_table, &error))
+      << error.toStdString();
+  EXPECT_EQ(compare->plot()->plotLayout()->rowCount(), layout_rows);
+  const QImage lanes_only = QImage::fromData(without_table), figure = QImage::fromData(with_table);
+  // Room for the two configuration lines, the header, every row and the note: over 14 px each.
+  EXPECT_GT(figure.height(),
+            lanes_only.height() + 14 * static_cast<int>(table.rows.size() + 4));
 }
 
 // A run analysed again with other rules (the settings' rules editor) stays A or B in Compare:
