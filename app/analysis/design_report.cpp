@@ -342,11 +342,13 @@ std::vector<std::string> noBandNotes(const WhatIfResult& w) {
 std::vector<std::vector<std::string>> designReportPredictionTable(const WhatIfResult& w) {
   Table t{{"bucket size", "predicted step time", "predicted band", "predicted overlap",
            "predicted exposed / step", "predicted buckets"}};
+  const auto recommendation = recommendWhatIf(w);
   for (std::size_t i = 0; i < w.predictions.size(); ++i) {
     const auto& p = w.predictions[i];
     const auto why = noBandReason(p);
     std::string size = bucketSizeText(p.config.bucket_mb);
-    if (w.best && *w.best == i) size += " (predicted best)";
+    if (const auto mark = predictionMark(recommendation, i); !mark.empty())
+      size += " (" + mark + ")";
     if (p.host_bound) size += " (host-bound)";  // as `predict` and the figure mark it
     // Without a band the cell names why in a few words; the whole reason follows the table once
     // (noBandNotes).

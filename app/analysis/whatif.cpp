@@ -326,6 +326,16 @@ bool isEventApiName(const std::string& n) {
 
 }  // namespace
 
+bool recordedOverlap(const trace::Run& run) {
+  return run.ranks.empty() || run.ranks.front().ddpscope.configValue("overlap") != "false";
+}
+
+WhatIfConfig whatIfBase(const trace::Run& run) {
+  WhatIfConfig c;
+  c.overlap = recordedOverlap(run);
+  return c;
+}
+
 WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
                              const std::vector<RankActivity>& activities) {
   WhatIfModel m;
@@ -364,7 +374,7 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
                                  : "inferred from allreduce kernels (bytes and ready times)";
   m.recorded_bucket_mb = configNumber(first.ddpscope, "bucket_mb");
   m.recorded_first_bucket_mb = configNumber(first.ddpscope, "first_bucket_mb");
-  if (first.ddpscope.configValue("overlap") == "false") m.recorded_overlap = false;
+  m.recorded_overlap = recordedOverlap(run);
   if (!metadata && !m.recorded_bucket_mb) {
     // PyTorch DDP's default, which an imported trace does not state.
     m.notes.push_back(

@@ -179,6 +179,9 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
 struct WhatIfConfig {
   double bucket_mb = 25;                  // 0: one allreduce per tensor
   std::optional<double> first_bucket_mb;  // default min(1, bucket_mb), DDP's first bucket
+  // Communication starts as buckets are ready (DDP's way) or after backward. A sweep of a run's
+  // own scenario takes the run's (whatIfBase): a run recorded without overlap is predicted
+  // without it unless asked.
   bool overlap = true;
   std::int32_t world_size = 0;  // 0: as recorded
   double network_scale = 1;     // collective times × this (2: a network half as fast)
@@ -191,6 +194,12 @@ struct WhatIfConfig {
   // Replay the buckets as recorded (the first check of the model), ignoring the caps.
   bool as_recorded = false;
 };
+
+// Whether the run was recorded with communication overlapping backward: false only when its
+// trace says so (ddpscope's "overlap": false); an imported trace is taken as DDP's overlapped way.
+bool recordedOverlap(const trace::Run& run);
+// The run's own scenario as a configuration: its overlap, the other settings as recorded.
+WhatIfConfig whatIfBase(const trace::Run& run);
 
 struct PredictedBucket {
   std::int32_t id = 0;

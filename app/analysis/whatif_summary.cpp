@@ -104,6 +104,17 @@ std::vector<std::string> noBandReasons(const WhatIfResult& result) {
   return out;
 }
 
+std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::size_t i) {
+  if (!r) return {};
+  if (i == r->prediction) {
+    if (!r->tied.empty()) return "predicted fastest, tied";
+    if (r->unloaded_ranks_late) return "predicted fastest, ranks late";
+    return "predicted best";
+  }
+  return std::find(r->tied.begin(), r->tied.end(), i) != r->tied.end() ? "tied with the fastest"
+                                                                         : std::string();
+}
+
 std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) {
   if (!result.model.usable || !result.best || *result.best >= result.predictions.size() ||
       !(result.base_step_us > 0))
@@ -143,6 +154,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
       ++r.host_bound_alike;
     else
       r.close_mb.push_back(q.config.bucket_mb);
+    r.tied.push_back(i);
   }
   // The recorded size predicted within the model's error of the best is no clear saving either,
   // whatever the saving against the measured step says (the sentence would contradict itself).
@@ -193,11 +205,16 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   }
   if (recorded) {
     r.clear_saving = false;
-    t += base_in_scenario ? ": the recorded size is the fastest of the sizes tried in this scenario"
-                          : ": the recorded size is the fastest of the sizes tried (the "
-                            "difference is the replay's own error)";
+    // "Predicted", never "tried": nothing was run at the other sizes.
+    const bool alone = result.predictions.size() == 1;
+    t += base_in_scenario
+             ? (alone ? ": the only size predicted in this scenario"
+                      : ": the recorded size is the fastest of the sizes predicted in this scenario")
+             : (alone ? ": the only size predicted (the difference is the replay's own error)"
+                      : ": the recorded size is the fastest of the sizes predicted (the "
+                        "difference is the replay's own error)");
   } else if (r.saving_pct <= 0) {
-    t += ": no size tried is predicted faster than the recorded configuration";
+    t += ": no size predicted is faster than the recorded configuration";
   } else if (p.host_bound && within_error && why) {
     // What settles it, said in the parenthesis: the host's own time sets the step there, so
     // nothing the model is unsure of moves it.
@@ -207,7 +224,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   } else if (!r.clear_saving) {
     t += std::string(": a ") + (same ? "difference" : "saving") +
          " within the band or the model's own error (" + pctText(r.model_error_pct) +
-         "), so no size tried is clearly faster than the recorded configuration";
+         "), so no size predicted is clearly faster than the recorded configuration";
   }
   t += ".";
   // Whatever the sentence concluded: the straggler's own time is missing from every prediction.

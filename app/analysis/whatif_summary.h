@@ -52,12 +52,23 @@ struct WhatIfRecommendation {
   // The other sizes as close whose steps are host-bound like the best's: the host's own time sets
   // both, so they are as fast and need no measuring; counted, not listed in close_mb.
   std::size_t host_bound_alike = 0;
+  // The predictions of close_mb and of the host-bound alike (indices in WhatIfResult::predictions):
+  // the sizes the prediction does not rank against the best.
+  std::vector<std::size_t> tied;
   // Ranks not loaded were late by more than kWhatIfLatePeerPct of the step (WhatIfModel's virtual
   // peer): a straggler whose own work after the last allreduce this trace does not show, so no
   // saving is called clear.
   bool unloaded_ranks_late = false;
   std::string text;  // one sentence, every figure labelled as predicted
 };
+
+// The mark of prediction i where the predicted sizes are listed or drawn: the CLI's table, the
+// Sweep chart's point, the design report's table (one definition). "predicted best" for the
+// fastest size when the prediction ranks it first; "predicted fastest, tied" when other sizes
+// are predicted within the model's error of it, and "tied with the fastest" for those;
+// "predicted fastest, ranks late" when ranks not loaded were late (their own time is not in the
+// trace); "" for every other size, and for all when there is no recommendation.
+std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::size_t i);
 
 // A lag of the ranks not loaded above this share of the recorded step marks them as late.
 inline constexpr double kWhatIfLatePeerPct = 0.5;

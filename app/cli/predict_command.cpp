@@ -188,6 +188,7 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   o += "}, ";
   key(o, "predictions");
   o += "[";
+  const auto marks_from = recommendWhatIf(r);
   for (std::size_t i = 0; i < r.predictions.size(); ++i) {
     const auto& p = r.predictions[i];
     if (i) o += ", ";
@@ -219,6 +220,9 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
     o += ", ";
     key(o, "host_bound");
     o += p.host_bound ? "true" : "false";
+    o += ", ";
+    key(o, "mark");
+    trace::appendJsonString(o, predictionMark(marks_from, i));
     o += ", ";
     key(o, "buckets");
     o += "[";
@@ -358,6 +362,7 @@ std::string toText(const WhatIfResult& r) {
                     m.slowdown.with_comm, m.slowdown.without_comm);
     o << b;
     // Columns counted in characters, not bytes (padded): the band's "–" and "µs".
+    const auto rec = recommendWhatIf(r);
     o << "\n  " << padded("bucket MiB", 12) << padded("predicted step", 20) << padded("band", 26)
       << padded("overlap", 10) << padded("exposed/step", 14) << "buckets\n";
     for (std::size_t i = 0; i < r.predictions.size(); ++i) {
@@ -372,7 +377,10 @@ std::string toText(const WhatIfResult& r) {
             // The marks in columns of their own, nothing after the last one.
             std::string tail = padded(std::to_string(p.buckets), 8) +
                                padded(p.host_bound ? "(host-bound)" : "", 14) +
-                               (r.best && *r.best == i ? "<- predicted best" : "");
+                               [&] {
+                                 const auto mark = predictionMark(rec, i);
+                                 return mark.empty() ? mark : "<- " + mark;
+                               }();
             tail.erase(tail.find_last_not_of(' ') + 1);
             return tail;
           }()
@@ -383,13 +391,15 @@ std::string toText(const WhatIfResult& r) {
       o << "band \"none\": " << why << "\n";
     if (r.best) {
       const auto& p = r.predictions[*r.best];
-      o << "\npredicted best: " << bucketSizeText(p.config.bucket_mb) << ", predicted step "
+      const auto mark = predictionMark(rec, *r.best);
+      o << "\n" << (mark.empty() ? std::string("predicted fastest") : mark) << ": "
+        << bucketSizeText(p.config.bucket_mb) << ", predicted step "
         << us(p.step_us);
       if (const auto vs = replayErrorPct(p.step_us, r.base_step_us))
         o << " (" << signedText(*vs, 1) << " vs recorded)";
       o << "\n";
     }
-    if (const auto rec = recommendWhatIf(r)) o << rec->text << "\n";
+    if (rec) o << rec->text << "\n";
   }
   for (const auto& n : r.notes)
     o << "note: " << n << "\n";
@@ -408,7 +418,11 @@ CLI::App* addPredictCommand(CLI::App& app, PredictArgs& a) {
   c->add_option("--first-bucket-mb", a.first_bucket_mb,
                 "Cap of the first bucket in MiB (default: min(1, bucket))");
   c->add_option("--world-size", a.world_size, "Ranks to predict for (default: as recorded)");
-  c->add_flag("--no-overlap", a.no_overlap, "Start communication after backward");
+  auto* on = c->add_flag("--overlap", a.overlap,
+                         "Start each bucket's allreduce when it is ready (default: as recorded)");
+  c->add_flag("--no-overlap", a.no_overlap,
+              "Start communication after backward (default: as recorded)")
+      ->excludes(on);
   c->add_option("--network-scale", a.network_scale,
                 "Collective times x K (2: a network half as fast)");
   c->add_option("--compute-scale", a.compute_scale, "Compute times x K (2: compute half as fast)");
@@ -434,7 +448,7 @@ int runPredict(const PredictArgs& a) {
       throw BadArgument("--compute-scale: give a factor above 0");
     WhatIfConfig base;
     base.first_bucket_mb = first;
-    base.overlap = !a.no_overlap;
+    base.overlap = !a.no_overlap;  // --overlap or as recorded: settled once the run is loaded
     base.world_size = a.world_size.value_or(0);
     base.network_scale = a.network_scale;
     base.compute_scale = a.compute_scale;
@@ -446,6 +460,10 @@ int runPredict(const PredictArgs& a) {
   AnalysisOptions options;
   options.rules = ClassRules::forCommandLine(a.rules_file);
   const trace::Run run = trace::loadRun(a.paths);
+  if (!a.overlap && !a.no_overlap) {
+    for (auto& c : configs)
+      c.overlap = analysis::recordedOverlap(run);
+  }
   std::vector<RankActivity> activities;
   const auto report = analyzeRun(run, options, &activities);
   const auto result = predictWhatIf(run, report, activities, configs);

@@ -642,9 +642,11 @@ void SweepPanel::plotPrediction() {
       pt << 0;
       px << chartX(p.config.bucket_mb);
       py << p.step_us / 1e3;
+      // The mark the CLI and the report give it: "predicted best" only when it ranks first.
+      const auto mark = analysis::predictionMark(prediction_->recommendation, *best);
       predicted_best_curve_->setName(
-          tr("predicted best (%1)")
-              .arg(QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb))));
+          tr("%1 (%2)").arg(QString::fromStdString(mark.empty() ? "predicted fastest" : mark),
+                            QString::fromStdString(analysis::bucketSizeText(p.config.bucket_mb))));
     }
   }
   host_bound_curve_->setData(ht, hx, hy, true);

@@ -588,6 +588,41 @@ TEST(WhatIfRecorded, OneRankRunHasNothingToPredict) {
   EXPECT_NE(res.notes.front().find("one rank"), std::string::npos);
 }
 
+// A run recorded without overlap is swept in its own scenario: the sizes are predicted without
+// overlap too (a saving is then the bucket size's alone, not mixed with turning overlap on),
+// and the replay of 25 MiB is the recording's own step. An imported trace is taken as
+// overlapped.
+TEST(WhatIfRecorded, RunRecordedWithoutOverlapIsSweptWithoutIt) {
+  agent::AgentOptions o = smallTransformer(25);
+  o.overlap = false;
+  trace::Run run;
+  run.ranks = agent::runSimulation(o).ranks;
+  const auto a = analyse(std::move(run));
+  EXPECT_FALSE(analysis::recordedOverlap(a.run));
+  const auto configs = analysis::whatIfSweepConfigs({5, 25}, analysis::whatIfBase(a.run));
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, configs);
+  ASSERT_TRUE(res.model.usable);
+  EXPECT_FALSE(res.model.recorded_overlap);
+  ASSERT_EQ(res.predictions.size(), 2u);
+  for (const auto& p : res.predictions) {
+    EXPECT_FALSE(p.config.overlap);
+    EXPECT_FALSE(analysis::changesScenario(p.config, res.model));
+  }
+  EXPECT_EQ(analysis::scenarioText(configs.front(), res.model), "");
+  // Its own size, replayed, is its own step (the overlapped replay is not: it hides the
+  // allreduces the recording ran after backward).
+  const double recorded = res.base_step_us;
+  EXPECT_NEAR(res.predictions[1].step_us, recorded, 0.03 * recorded);
+  const auto overlapped = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(25)});
+  EXPECT_LT(overlapped.predictions.front().step_us, 0.97 * recorded);
+
+  trace::Run resnet;
+  resnet.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  EXPECT_TRUE(analysis::recordedOverlap(resnet));
+  EXPECT_TRUE(analysis::whatIfBase(resnet).overlap);
+}
+
 // The recommendation when the fastest size is the recorded one: it says so and advises no change;
 // another size of the same figures is a saving to advise.
 TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
@@ -607,7 +642,10 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
   ASSERT_TRUE(same.has_value());
   EXPECT_NE(same->text.find("25 MiB buckets (the recorded size) would take"), std::string::npos)
       << same->text;
-  EXPECT_NE(same->text.find("the recorded size is the fastest"), std::string::npos) << same->text;
+  // One size predicted: it is not called the fastest of anything.
+  EXPECT_NE(same->text.find("the only size predicted (the difference is the replay's own error)"),
+            std::string::npos)
+      << same->text;
   EXPECT_FALSE(same->clear_saving);
 
   result.predictions[0].config.bucket_mb = 100;
@@ -647,8 +685,8 @@ TEST(WhatIfRecommend, TheRecordedSizeBeingFastestIsNoAdvice) {
   result.predictions[0].step_us = 1400;
   const auto same_there = analysis::recommendWhatIf(result);
   ASSERT_TRUE(same_there.has_value());
-  EXPECT_NE(same_there->text.find("the recorded size is the fastest of the sizes tried in this "
-                                  "scenario"),
+  EXPECT_NE(same_there->text.find("the recorded size is the fastest of the sizes predicted in "
+                                  "this scenario"),
             std::string::npos)
       << same_there->text;
   EXPECT_FALSE(same_there->clear_saving);
@@ -683,10 +721,17 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_FALSE(rec->clear_saving) << rec->text;
   EXPECT_EQ(rec->close_mb, (std::vector<double>{1, 25}));
   EXPECT_EQ(rec->host_bound_alike, 0U);
-  EXPECT_NE(rec->text.find("no size tried is clearly faster"), std::string::npos) << rec->text;
+  EXPECT_NE(rec->text.find("no size predicted is clearly faster"), std::string::npos)
+      << rec->text;
   EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure them and 5 MiB"),
             std::string::npos)
       << rec->text;
+  // Marked as a tie wherever the sizes are listed: no one size is called best.
+  EXPECT_EQ(analysis::predictionMark(rec, 1), "predicted fastest, tied");
+  EXPECT_EQ(analysis::predictionMark(rec, 0), "tied with the fastest");
+  EXPECT_EQ(analysis::predictionMark(rec, 2), "tied with the fastest");
+  EXPECT_EQ(analysis::predictionMark(rec, 3), "");
+  EXPECT_EQ(analysis::predictionMark(std::nullopt, 1), "");
 
   // Twice the model's error is a clear saving, and nothing is within it of the best.
   result.predictions[1].step_us = result.predictions[1].step_us_low =
@@ -697,6 +742,9 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_TRUE(clear->clear_saving) << clear->text;
   EXPECT_TRUE(clear->close_mb.empty());
   EXPECT_EQ(clear->text.find("cannot rank"), std::string::npos) << clear->text;
+  EXPECT_EQ(analysis::predictionMark(clear, 1), "predicted best");
+  for (std::size_t i : {0u, 2u, 3u})
+    EXPECT_EQ(analysis::predictionMark(clear, i), "");
 
   // Host-bound at the best and at 25 MiB: 25 MiB is counted as alike, not named.
   result.predictions[1].step_us = 1000 * (1 - e / 2);
@@ -708,6 +756,8 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_EQ(host->host_bound_alike, 1U);
   EXPECT_NE(host->text.find("At 1 other size the step is host-bound as well"), std::string::npos)
       << host->text;
+  EXPECT_EQ(analysis::predictionMark(host, 1), "predicted fastest, tied");
+  EXPECT_EQ(analysis::predictionMark(host, 2), "tied with the fastest");
 
   // Recorded without overlap, predicted with it: another scenario. The text says so, the saving
   // is against 25 MiB predicted with overlap, and the model's error is the scenario's.

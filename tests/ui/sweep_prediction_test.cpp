@@ -174,7 +174,11 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
   ASSERT_EQ(best->dataCount(), 1);
   EXPECT_DOUBLE_EQ(keys(best).front(),
                    f.panel.chartX(expected.predictions[*expected.best].config.bucket_mb));
-  EXPECT_TRUE(best->name().startsWith(QStringLiteral("predicted best (")))
+  // Named by its mark, as the CLI's table and the report mark it.
+  const auto mark =
+      analysis::predictionMark(analysis::recommendWhatIf(expected), *expected.best);
+  ASSERT_TRUE(mark.rfind("predicted ", 0) == 0) << mark;
+  EXPECT_TRUE(best->name().startsWith(QString::fromStdString(mark + " (")))
       << best->name().toStdString();
   const auto host_bound =
       static_cast<int>(std::count_if(expected.predictions.begin(), expected.predictions.end(),
@@ -477,7 +481,12 @@ TEST(SweepPredictionReport, ReportStatesTheCliPrediction) {
     const double mb = p.value("bucket_mb").toDouble();
     QString size = mb == 0 ? QStringLiteral("one allreduce per tensor")
                            : QString::number(mb, 'g', 6) + QStringLiteral(" MiB");
-    if (mb == best) size += QStringLiteral(" (predicted best)");
+    // The mark `predict --json` gives the size (the best's, and those tied with it).
+    if (const auto mark = p.value("mark").toString(); !mark.isEmpty())
+      size += QStringLiteral(" (%1)").arg(mark);
+    if (mb == best) {
+      EXPECT_TRUE(p.value("mark").toString().startsWith("predicted "));
+    }
     if (p.value("host_bound").toBool()) size += QStringLiteral(" (host-bound)");
     const QString row = QStringLiteral("| %1 | %2 | ").arg(size, ms(p.value("step_us").toDouble()));
     EXPECT_TRUE(text.contains(row)) << row.toStdString() << "\n" << text.toStdString();
