@@ -23,11 +23,14 @@ std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection
       if (!inSelection(selection, b.step)) continue;
       auto& m = per_id[b.id];
       m.bytes = m.samples == 0 || m.bytes == b.bytes ? b.bytes : -1;
+      const std::int32_t tensors = b.inferred ? -1 : b.tensors;
+      m.tensors = m.samples == 0 || m.tensors == tensors ? tensors : -1;
       m.id = b.id;
       ++m.samples;
       m.hidden_ns += static_cast<double>(b.end_ns - b.start_ns - b.exposed_ns);
       m.exposed_ns += static_cast<double>(b.exposed_ns);
       m.wait_ns += static_cast<double>(b.wait_ns);
+      m.ready_ns += static_cast<double>(readyFromStepStart(rank, b));
     }
   }
   std::vector<BucketMean> out;
@@ -35,6 +38,7 @@ std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection
     m.hidden_ns /= m.samples;
     m.exposed_ns /= m.samples;
     m.wait_ns /= m.samples;
+    m.ready_ns /= m.samples;
     out.push_back(m);
   }
   return out;

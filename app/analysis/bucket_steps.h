@@ -28,9 +28,13 @@ struct BucketMean {
   double hidden_ns = 0;      // mean of allreduce duration − exposed
   double exposed_ns = 0;     // mean exposed
   double wait_ns = 0;        // mean wait (allreduce start − ready)
+  double ready_ns = 0;       // mean ready time from the start of its step (readyFromStepStart)
   // The bucket's size when every sample has the same known size; -1 otherwise (unknown, or an
   // inferred bucket whose id holds different allreduces in different steps).
   std::int64_t bytes = -1;
+  // Its tensors when every sample has the same count from the trace's bucket list; -1 otherwise
+  // (an inferred bucket has no count).
+  std::int32_t tensors = -1;
 };
 std::vector<BucketMean> bucketMeans(const RunReport& report, const StepSelection& selection);
 

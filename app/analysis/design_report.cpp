@@ -1,6 +1,7 @@
 #include "app/analysis/design_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -92,10 +93,34 @@ Table headline(const DesignReportInput& in) {
   return t;
 }
 
-// The bucket table: the first rank's buckets in the steps the run summary covers (the steps the
-// app's Buckets tab shows), ready measured from the start of the bucket's step.
-// Buckets inferred from allreduce kernels (a trace without the bucket list) have no tensor
-// count: the column is left out, as the app's Buckets tab hides it, rather than a column of "?".
+// The bucket table: one row per bucket, the mean over the ranks and the steps the run summary
+// covers (bucketMeans, as `summary` and the Buckets tab's chart give them), ready measured from
+// the start of the bucket's step. Buckets inferred from allreduce kernels (a trace without the
+// bucket list) have no tensor count: the column is left out, as the app's Buckets tab hides it.
+Table bucketMeanTable(const DesignReportInput& in) {
+  const auto& report = *in.report;
+  const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
+  std::vector<std::string> head{"bucket"};
+  if (tensors) head.push_back("tensors");
+  for (const char* h : {"MiB", "samples", "ready (from step start)", "queued", "allreduce",
+                        "hidden", "exposed"})
+    head.push_back(h);
+  Table t{head};
+  const auto ns = [](double v) { return formatDuration(static_cast<TimeNs>(std::llround(v))); };
+  for (const auto& m : bucketMeans(report, selectSteps(report))) {
+    std::vector<std::string> row{std::to_string(m.id)};
+    if (tensors) row.push_back(m.tensors < 0 ? "varies" : std::to_string(m.tensors));
+    for (std::string cell : {m.bytes < 0 ? std::string("varies") : mib(m.bytes),
+                             std::to_string(m.samples), ns(m.ready_ns), ns(m.wait_ns),
+                             ns(m.hidden_ns + m.exposed_ns), ns(m.hidden_ns), ns(m.exposed_ns)})
+      row.push_back(std::move(cell));
+    t.push_back(std::move(row));
+  }
+  return t;
+}
+
+// The appendix's bucket table: the first rank's buckets step by step in the steps the run
+// summary covers (the rows of the app's Buckets tab for that rank).
 Table bucketTable(const DesignReportInput& in) {
   const auto& report = *in.report;
   const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
@@ -121,11 +146,22 @@ Table bucketTable(const DesignReportInput& in) {
   return t;
 }
 
-// What the bucket table covers, in one sentence.
+// What the bucket tables cover, in one sentence each.
 std::string bucketsCover(const DesignReportInput& in) {
   const auto& report = *in.report;
+  return "Mean per bucket over " + std::to_string(report.ranks.size()) +
+         (report.ranks.size() == 1 ? " rank" : " ranks") +
+         " and the steps covered (samples: ranks × steps). Steps covered: " +
+         selectSteps(report).rule +
+         ". Ready is measured from the start of the bucket's step; queued is from ready to the "
+         "allreduce's start. Each step's rows of rank " +
+         std::to_string(report.ranks.empty() ? 0 : report.ranks.front().rank) +
+         " are in the appendix.";
+}
+std::string bucketStepsCover(const DesignReportInput& in) {
+  const auto& report = *in.report;
   return "Rank " + std::to_string(report.ranks.empty() ? 0 : report.ranks.front().rank) +
-         ". Steps covered: " + selectSteps(report).rule +
+         ", every bucket of every step covered. Steps covered: " + selectSteps(report).rule +
          ". Ready is measured from the start of the bucket's step.";
 }
 
@@ -387,7 +423,8 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
-    s += "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(bucketTable(in));
+    s += "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" +
+         markdownTable(bucketMeanTable(in));
   }
   if (!in.sweep.empty()) {
     s += "## Bucket-size sweep\n\n" + mdEscape(sweepCovers(in)) + "\n\n" +
@@ -427,6 +464,10 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   s += "Numbers follow ddpscope's definitions (docs/METRICS.md): overlap = Σ|comm ∩ compute| / "
        "Σ|comm| over the ranks and the steps covered; the first of three or more steps is left "
        "out as warm-up.\n";
+  if (in.report) {
+    s += "\n## Appendix: buckets step by step\n\n" + mdEscape(bucketStepsCover(in)) + "\n\n" +
+         markdownTable(bucketTable(in));
+  }
   return s;
 }
 
@@ -453,7 +494,7 @@ std::string designReportHtml(const DesignReportInput& in) {
     if (!in.timeline_png.empty())
       s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
     s += "<h2>Buckets</h2>\n<p>" + htmlEscape(bucketsCover(in)) + "</p>\n" +
-         htmlTable(bucketTable(in));
+         htmlTable(bucketMeanTable(in));
   }
   if (!in.sweep.empty()) {
     s += "<h2>Bucket-size sweep</h2>\n<p>" + htmlEscape(sweepCovers(in)) + "</p>\n" +
@@ -497,6 +538,12 @@ std::string designReportHtml(const DesignReportInput& in) {
       s += "<img src=\"" + htmlEscape(in.compare_png) + "\" alt=\"Comparison\">\n";
   }
   if (!in.config.empty()) s += "<h2>Configuration</h2>\n" + htmlTable(configTable(in));
+  if (in.report) {
+    // Folded: a run of one allreduce per tensor has thousands of these rows.
+    s += "<h2>Appendix: buckets step by step</h2>\n<details><summary>" +
+         htmlEscape(bucketStepsCover(in)) + "</summary>\n" + htmlTable(bucketTable(in)) +
+         "</details>\n";
+  }
   s += "</body></html>\n";
   return s;
 }

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/bucket_steps.h"
+#include "app/analysis/design_report.h"
 #include "app/analysis/report_json.h"
 #include "tests/common/trace_builder.h"
 
@@ -308,6 +310,42 @@ TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
                      "  0     0     3.815     0 ns       2.00 µs    1.00 µs    "),
             std::string::npos)
       << all;
+}
+
+// The design report's Buckets section is one row per bucket, the means over the ranks and steps
+// (a run of one allreduce per tensor gave thousands of step rows there); each step's rows of the
+// first rank follow in an appendix. Bucket 0 of twoBuckets on two ranks: 2 tensors, 4,000,000 B,
+// ready 1 µs after its step's start, never queued, allreduce 2 µs with its second half exposed.
+TEST(Buckets, TheDesignReportGivesOneMeanRowPerBucketAndTheStepsInAnAppendix) {
+  trace::Run run;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    run.ranks.push_back(b.build());
+  }
+  const auto report = analysis::analyzeRun(run);
+  const auto means = analysis::bucketMeans(report, analysis::selectSteps(report));
+  ASSERT_EQ(means.size(), 2u);
+  EXPECT_EQ(means[0].tensors, 2);
+  EXPECT_DOUBLE_EQ(means[0].ready_ns, 1'000);
+  EXPECT_DOUBLE_EQ(means[1].ready_ns, 2'000);
+  analysis::DesignReportInput in;
+  in.report = &report;
+  const auto md = analysis::designReportMarkdown(in);
+  const auto buckets = md.find("## Buckets\n"), appendix = md.find("## Appendix: buckets step by");
+  ASSERT_NE(buckets, std::string::npos);
+  ASSERT_NE(appendix, std::string::npos);
+  EXPECT_LT(buckets, appendix);
+  const auto row0 = md.find("| 0 | 2 | 3.81 | 2 | 1.00 µs | 0 ns | 2.00 µs | 1.00 µs | 1.00 µs |");
+  EXPECT_GT(row0, buckets) << md;
+  EXPECT_LT(row0, appendix) << md;
+  // The appendix: step, bucket, tensors, MiB, ready, ... of rank 0 alone (one row per bucket).
+  EXPECT_NE(md.find("| 0 | 0 | 2 | 3.81 | 1.00 µs | 0 ns | 2.00 µs | 1.00 µs |", appendix),
+            std::string::npos)
+      << md.substr(appendix);
+  const auto html = analysis::designReportHtml(in);
+  EXPECT_NE(html.find("<details><summary>Rank 0, every bucket"), std::string::npos) << html;
 }
 
 // Steps whose figures print the same are one row of a rank's step table ("0–2") and one line

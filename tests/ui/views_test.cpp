@@ -99,11 +99,13 @@ struct TestSettings {
   ~TestSettings() { qunsetenv("DDPSCOPE_SETTINGS"); }
 };
 
-// The step numbers (first column) of the rows of the report's bucket table, and how many rows.
-std::set<int> reportBucketSteps(const QString& md, int* rows) {
+// The first column of the rows of a table of the report (the one under `heading`), and how many
+// rows.
+std::set<int> reportTableFirstColumn(const QString& md, const QString& heading, int* rows) {
   std::set<int> steps;
   *rows = 0;
-  const auto start = md.indexOf(QStringLiteral("## Buckets"));
+  const auto start = md.indexOf(heading);
+  if (start < 0) return steps;
   const auto end = md.indexOf(QStringLiteral("\n## "), start + 1);
   const QStringList lines = md.mid(start, end - start).split('\n');
   bool header_seen = false;
@@ -226,8 +228,20 @@ TEST(UiSteps, BucketsViewItsExportAndTheReportCoverTheSameSteps) {
     const QString text = QString::fromUtf8(md.readAll());
     EXPECT_TRUE(text.contains(QStringLiteral("Steps covered: ") + rule)) << text.toStdString();
     EXPECT_TRUE(text.contains(QStringLiteral("ready (from step start)")));
+    // Its Buckets section: one row per bucket (the means over ranks and steps, as the chart's).
+    int mean_rows = 0;
+    const auto ids = reportTableFirstColumn(text, QStringLiteral("## Buckets"), &mean_rows);
+    const auto means = analysis::bucketMeans(run->report, selection);
+    EXPECT_EQ(mean_rows, static_cast<int>(means.size()));
+    std::set<int> mean_ids;
+    for (const auto& m : means)
+      mean_ids.insert(m.id);
+    EXPECT_EQ(ids, mean_ids);
+    // Its appendix: the view's rows of rank 0, step by step.
     int report_rows = 0;
-    EXPECT_EQ(reportBucketSteps(text, &report_rows), view_steps);
+    EXPECT_EQ(reportTableFirstColumn(text, QStringLiteral("## Appendix: buckets step by step"),
+                                     &report_rows),
+              view_steps);
     EXPECT_EQ(report_rows, rank0_rows);
   }
 }
