@@ -835,6 +835,7 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
   if (options.rules) out.rules = options.rules->description();
+  out.hta_window = options.hta_compat;
   matchCollectives(run, acts, out);
   splitStepExposed(out, acts);
   // The steps' unions served only that split: freed rather than kept for the run's life.

@@ -53,11 +53,8 @@ Table headline(const DesignReportInput& in) {
        f.exposed});
   t.push_back({"DP efficiency", f.dp_efficiency});
   t.push_back({"GPU idle", f.gpu_idle});
-  char ar[32];
-  std::snprintf(ar, sizeof ar, "%.1f", s.allreduces_per_step);
   // Per step only when the run has steps (as summary --json says null).
-  t.push_back(
-      {"allreduces per step", s.hasSteps() ? std::string(ar) : std::string("n/a (no steps)")});
+  t.push_back({"allreduces per step", f.allreduces});
   // Exposed communication split by the collectives matched across ranks (whole trace, all ranks).
   const StragglerSummary late = summarizeStragglers(*in.report);
   if (late.exposed_wait_ns && late.exposed_transfer_ns) {
@@ -168,10 +165,8 @@ std::string bucketStepsCover(const DesignReportInput& in) {
 Table sweepTable(const std::vector<SweepPoint>& points) {
   Table t{{"bucket MiB", "step time", "overlap", "exposed / step", "allreduces / step", "steps"}};
   for (const auto& p : points) {
-    char ar[32];
-    std::snprintf(ar, sizeof ar, "%.1f", p.summary.allreduces_per_step);
     const auto f = runFigureText(p.summary);
-    t.push_back({mibNumberText(p.bucket_mb), f.step, f.overlap, f.exposed, ar, f.scope});
+    t.push_back({mibNumberText(p.bucket_mb), f.step, f.overlap, f.exposed, f.allreduces, f.scope});
   }
   return t;
 }

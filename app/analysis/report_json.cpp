@@ -565,6 +565,8 @@ std::string reportToJson(const RunReport& report) {
   writeRunSummary(j, summarizeRun(report));
   j.key("rules");  // how GPU activity was classified (docs/RULES.md)
   j.str(report.rules);
+  j.key("window");  // what the per-rank figures cover
+  j.str(report.hta_window ? "hta" : "whole trace");
   j.key("ranks");
   j.open('[');
   for (const auto& r : report.ranks)
@@ -810,8 +812,12 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
   s += "\n";
   if (!options.bucket_steps) s += bucketMeansText(report, summary);
   if (report.rules != "built-in") s += "classification rules: " + report.rules + "\n\n";
-  if (!report.ranks.empty())
-    s += "per rank, over the whole trace (steps: each step's own figures)\n\n";
+  if (!report.ranks.empty()) {
+    s += report.hta_window
+             ? "per rank, in Holistic Trace Analysis's window (--hta-compat: the events launched "
+               "before the last ProfilerStep# begins; steps: each step's own figures)\n\n"
+             : "per rank, over the whole trace (steps: each step's own figures)\n\n";
+  }
   for (const auto& r : report.ranks) {
     std::snprintf(line, sizeof line, "rank %d of %d  [%s]%s  %s\n", r.rank, r.world_size,
                   r.source == "sim"         ? "SIMULATED"

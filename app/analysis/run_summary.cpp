@@ -421,6 +421,14 @@ RunFigureText runFigureText(const RunSummary& s) {
   t.dp_efficiency =
       percentText(s.dp_efficiency ? std::optional(*s.dp_efficiency * 100) : std::nullopt, 1);
   t.gpu_idle = percentText(s.gpu_idle_pct, 1);
+  if (s.hasSteps()) {
+    char b[32];
+    const double n = s.allreduces_per_step;
+    std::snprintf(b, sizeof b, "%.*f", n == std::floor(n) ? 0 : 1, n);
+    t.allreduces = b;
+  } else {
+    t.allreduces = "n/a (no steps)";
+  }
   return t;
 }
 

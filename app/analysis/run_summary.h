@@ -113,6 +113,9 @@ struct RunFigureText {
   std::string exposed;        // "11.8 ms/step", or "23.4 ms" for a whole-trace summary
   std::string dp_efficiency;  // "94.7 %", or "n/a"
   std::string gpu_idle;       // "76.1 %", or "n/a"
+  // "14" (a whole number when every step has as many), "13.5" (a mean with a fraction), or
+  // "n/a (no steps)".
+  std::string allreduces;
 };
 RunFigureText runFigureText(const RunSummary& summary);
 // A percentage as the figures print it: `decimals` digits and " %", or "n/a".

@@ -225,6 +225,11 @@ TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
   EXPECT_EQ(t.dp_efficiency, "81.4 %");
   EXPECT_EQ(t.gpu_idle, "23.3 %");
   EXPECT_EQ(t.scope, "steps 1–2; step 0 left out as warm-up");
+  // A count of allreduces: whole when the steps agree ("2", not "2.0"), else the mean's tenth.
+  EXPECT_EQ(t.allreduces, "2");
+  auto fractional = s;
+  fractional.allreduces_per_step = 13.5;
+  EXPECT_EQ(analysis::runFigureText(fractional).allreduces, "13.5");
 }
 
 // A step whose exposed communication runs past its (host) range counts its whole time as
