@@ -341,6 +341,17 @@ std::string noPredictionLine(const std::string& why) {
 }
 
 // The warning a reader of an incomplete run must see before any number; "" when complete.
+// The run's warnings and each rank's ("rank 1: ..."), as `summary` gives them.
+std::vector<std::string> reportWarnings(const DesignReportInput& in) {
+  std::vector<std::string> out;
+  if (!in.report) return out;
+  out = in.report->warnings;
+  for (const auto& r : in.report->ranks)
+    for (const auto& w : r.warnings)
+      out.push_back("rank " + std::to_string(r.rank) + ": " + w);
+  return out;
+}
+
 std::string incompleteWarning(const DesignReportInput& in) {
   std::string ranks;
   if (in.report) {
@@ -415,6 +426,9 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   if (!in.configuration.empty()) s += "Configuration: " + mdEscape(in.configuration) + ".\n\n";
   if (const auto warning = incompleteWarning(in); !warning.empty())
     s += "> **" + mdEscape(warning) + "**\n\n";
+  // What the summary warns about (ranks missing, a trace with no events, ...), before any number.
+  for (const auto& w : reportWarnings(in))
+    s += "> Warning: " + mdEscape(w) + "\n\n";
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
@@ -483,6 +497,11 @@ std::string designReportHtml(const DesignReportInput& in) {
   if (const auto warning = incompleteWarning(in); !warning.empty()) {
     s += "<p style=\"border:2px solid #E69F00;padding:.5em\"><b>" + htmlEscape(warning) +
          "</b></p>\n";
+  }
+  {
+    for (const auto& w : reportWarnings(in))
+      s += "<p style=\"border:1px solid #E69F00;padding:.5em\">Warning: " + htmlEscape(w) +
+           "</p>\n";
   }
   if (in.report) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));

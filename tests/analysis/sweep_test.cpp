@@ -242,6 +242,30 @@ TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
   EXPECT_EQ(analysis::designReportMarkdown(in).find("INCOMPLETE"), std::string::npos);
 }
 
+// What the summary warns about is in the report too, before any number: here a rank missing.
+TEST(DesignReport, TheSummarysWarningsComeBeforeAnyNumber) {
+  auto run = smallSimulatedRun();
+  ASSERT_GE(run.ranks.size(), 2u);
+  run.ranks.pop_back();
+  const auto report = analysis::analyzeRun(run);
+  ASSERT_FALSE(report.warnings.empty());
+  analysis::DesignReportInput in;
+  in.report = &report;
+  for (const auto& doc : {analysis::designReportMarkdown(in), analysis::designReportHtml(in)}) {
+    const auto at = doc.find("Warning: " + report.warnings.front().substr(0, 20));
+    ASSERT_NE(at, std::string::npos) << doc;
+    EXPECT_LT(at, doc.find("Headline"));
+  }
+  // A rank's own warning, named by its rank: a trace with no events at all.
+  trace::Run empty;
+  empty.ranks.emplace_back();
+  const auto nothing = analysis::analyzeRun(empty);
+  in.report = &nothing;
+  const auto md = analysis::designReportMarkdown(in);
+  EXPECT_NE(md.find("> Warning: rank 0: this trace holds no events at all"), std::string::npos)
+      << md;
+}
+
 // One bucket per step: its allreduce waits for the whole backward pass, no compute is left to
 // hide it, and the summary says why; with several buckets it says nothing.
 TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
