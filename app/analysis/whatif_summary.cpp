@@ -13,9 +13,9 @@ namespace {
 std::string durationText(double us) {
   return formatDuration(static_cast<TimeNs>(std::llround(us * 1e3)));
 }
-std::string pctText(double v) {
+std::string pctText(double v, int decimals = 1) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.1f %%", v);
+  std::snprintf(b, sizeof b, "%.*f %%", decimals, v);
   return b;
 }
 // "one allreduce per tensor, 1, 2 and 5 MiB".
@@ -180,12 +180,18 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   const auto why = noBandReason(p);
   // A saving that rounds to nothing (under 0.05 %): "the same", and "a difference".
   const bool same = pctText(std::abs(r.saving_pct)) == pctText(0);
+  // A saving that reads as its limit ("2.0 % less ... within the model's own error (2.0 %)")
+  // is given a digit more, so that the sentence shows which side of the limit it is on.
+  const int digits =
+      !same && pctText(std::abs(r.saving_pct)) == pctText(std::max(r.band_pct, r.model_error_pct))
+          ? 2
+          : 1;
   // The band, or why there is none (a "±0.0 %" would read as a prediction exact to the digit).
   const std::string band =
       " (" +
       (why                                 ? *why
        : pctText(r.band_pct) == pctText(0) ? std::string("a band under ±0.05 %")
-                                           : "±" + pctText(r.band_pct)) +
+                                           : "±" + pctText(r.band_pct, digits)) +
       ")";
   if (recorded && base_in_scenario) {  // compared with itself: only its own figure
     t += " would take " + durationText(p.step_us) + " per step" + band;
@@ -199,8 +205,8 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     if (same)
       t += "the same as " + against + " to within 0.05 %";
     else
-      t += pctText(std::abs(r.saving_pct)) + (r.saving_pct >= 0 ? " less" : " more") + " than " +
-           against;
+      t += pctText(std::abs(r.saving_pct), digits) + (r.saving_pct >= 0 ? " less" : " more") +
+           " than " + against;
     t += band;
   }
   if (recorded) {
@@ -223,7 +229,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     t += ": no clear saving";  // why: the next sentence
   } else if (!r.clear_saving) {
     t += std::string(": a ") + (same ? "difference" : "saving") +
-         " within the band or the model's own error (" + pctText(r.model_error_pct) +
+         " within the band or the model's own error (" + pctText(r.model_error_pct, digits) +
          "), so no size predicted is clearly faster than the recorded configuration";
   }
   t += ".";
@@ -235,7 +241,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   if (!r.close_mb.empty()) {
     t +=
         " The prediction cannot rank sizes closer than its own error against the simulator (" +
-        pctText(r.model_error_pct) + "): " + sizeListText(r.close_mb) +
+        pctText(r.model_error_pct, digits) + "): " + sizeListText(r.close_mb) +
         (r.close_mb.size() == 1 ? " is" : " are") + " predicted within it of " +
         bucketSizeText(c.bucket_mb) + "; measure " +
         (r.close_mb.size() == 1 ? std::string("both") : "them and " + bucketSizeText(c.bucket_mb)) +

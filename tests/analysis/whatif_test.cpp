@@ -726,12 +726,26 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure them and 5 MiB"),
             std::string::npos)
       << rec->text;
+  // 1.8 % against a limit of 2.0 %: one digit tells them apart.
+  EXPECT_NE(rec->text.find("1.8 % less than the recorded"), std::string::npos) << rec->text;
   // Marked as a tie wherever the sizes are listed: no one size is called best.
   EXPECT_EQ(analysis::predictionMark(rec, 1), "predicted fastest, tied");
   EXPECT_EQ(analysis::predictionMark(rec, 0), "tied with the fastest");
   EXPECT_EQ(analysis::predictionMark(rec, 2), "tied with the fastest");
   EXPECT_EQ(analysis::predictionMark(rec, 3), "");
   EXPECT_EQ(analysis::predictionMark(std::nullopt, 1), "");
+
+  // Just under the limit, a saving that rounds to it is given a digit more, and so is the limit.
+  auto edge = result;
+  edge.predictions[1].step_us = edge.predictions[1].step_us_low =
+      edge.predictions[1].step_us_high = 1000 * (1 - e * 0.99);
+  const auto at_edge = analysis::recommendWhatIf(edge);
+  ASSERT_TRUE(at_edge.has_value());
+  EXPECT_FALSE(at_edge->clear_saving);
+  EXPECT_NE(at_edge->text.find("1.98 % less than the recorded"), std::string::npos)
+      << at_edge->text;
+  EXPECT_NE(at_edge->text.find("the model's own error (2.00 %)"), std::string::npos)
+      << at_edge->text;
 
   // Twice the model's error is a clear saving, and nothing is within it of the best.
   result.predictions[1].step_us = result.predictions[1].step_us_low =
