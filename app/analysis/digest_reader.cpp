@@ -254,6 +254,28 @@ Digest readDigest(const std::string& path) {
   return parseDigest(bytes.view(), path);
 }
 
+std::string digestConfigurationText(const Digest& d) {
+  std::string s = "from its digest · " +
+                  sourceText(d.ranks.empty() ? std::string_view("imported") : d.ranks.front().source);
+  const auto world = std::max(d.run.world_size, d.run.ranks);
+  s += " · " + (d.run.ranks < world ? std::to_string(d.run.ranks) + " of " : std::string()) +
+       std::to_string(world) + (world == 1 ? " rank" : " ranks");
+  if (d.run.bucket_setting.empty()) {
+    s += " · buckets not recorded";
+  } else {
+    s += " · buckets " + d.run.bucket_setting;
+    if (d.run.overlap_setting == false) s += ", not overlapped";
+  }
+  return s;
+}
+
+RunIdentity digestIdentity(const Digest& d) {
+  RunIdentity id;
+  id.source = d.ranks.empty() ? "imported" : d.ranks.front().source;
+  id.world_size = std::max(d.run.world_size, d.run.ranks);
+  return id;
+}
+
 bool isDigestFile(const std::string& path) {
   return trace::startsAsRunDigest(path);
 }

@@ -11,6 +11,7 @@
 
 #include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
+#include "app/analysis/sweep.h"
 
 namespace ddpscope::analysis {
 
@@ -54,6 +55,12 @@ struct Digest {
 Digest parseDigest(std::string_view json, const std::string& name);
 // Reads a digest file, gzip-compressed or not (detected by its bytes).
 Digest readDigest(const std::string& path);
+// The digest's run in one line, as runConfigurationText names a loaded run: "from its digest ·
+// simulated · 4 ranks · buckets 25 MiB (first 1 MiB)" (a digest keeps no model settings).
+std::string digestConfigurationText(const Digest& digest);
+// Its source and world size (its model is not known: not compared).
+RunIdentity digestIdentity(const Digest& digest);
+
 // Whether the file starts as a digest does ({"ddpscope_digest": ...), reading only its first
 // bytes (inflated when gzip); false for unreadable files. How the app tells a digest from a trace.
 bool isDigestFile(const std::string& path);

@@ -323,15 +323,18 @@ std::string unquoted(std::string_view raw) {
   return std::string(raw);
 }
 
+std::string sourceText(std::string_view source) {
+  return source == "sim"         ? "simulated"
+         : source == "cuda"      ? "CUDA (measured)"
+         : source == "predicted" ? "predicted (what-if replay, not a measurement)"
+                                 : "imported";
+}
+
 std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   if (run.ranks.empty()) return "no ranks";
   const trace::RankTrace& r = run.ranks.front();
   const auto& b = r.ddpscope;
-  const std::string source(r.source());
-  std::string s = source == "sim"         ? "simulated"
-                  : source == "cuda"      ? "CUDA (measured)"
-                  : source == "predicted" ? "predicted (what-if replay, not a measurement)"
-                                          : "imported";
+  std::string s = sourceText(r.source());
   if (const auto model = b.configValue("model"); !model.empty()) {
     s += " · " + unquoted(model);
     if (const auto l = b.configValue("layers"); !l.empty()) s += ", " + unquoted(l) + " layers";

@@ -134,6 +134,9 @@ std::string mibNumberText(double mib);
 // overlapped"; "1 of 2 ranks" when fewer ranks are loaded than the world has. Settings the trace
 // does not say are left out ("buckets not recorded").
 std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
+// A trace's source as the configuration line names it: "simulated", "CUDA (measured)",
+// "predicted (...)", "imported".
+std::string sourceText(std::string_view source);
 // The bucket cap a trace records: "25 MiB (first 1 MiB)", "per tensor", or "" when it records
 // none (imported traces).
 std::string bucketSettingText(const trace::DdpscopeBlock& block);

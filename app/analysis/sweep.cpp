@@ -69,7 +69,10 @@ SweepRecommendation recommendBucketSize(std::vector<SweepPoint>& points, double 
 }
 
 std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
-  const auto sa = summarizeRun(a), sb = summarizeRun(b);
+  return compareSummaries(summarizeRun(a), summarizeRun(b));
+}
+
+std::vector<ComparisonRow> compareSummaries(const RunSummary& sa, const RunSummary& sb) {
   std::vector<ComparisonRow> rows;
   // A run summarised over its whole trace (no steps) has no per-step figure: n/a, not 0.
   auto addTime = [&](const char* metric, std::optional<TimeNs> ox, std::optional<TimeNs> oy) {
@@ -128,30 +131,32 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b) {
   return rows;
 }
 
+RunIdentity runIdentity(const trace::Run& run) {
+  RunIdentity id;
+  if (run.ranks.empty()) return id;
+  const auto& first = run.ranks.front();
+  id.source = std::string(first.source());
+  id.model = std::string(first.ddpscope.configValue("model"));
+  for (const auto& rank : run.ranks)
+    id.world_size = std::max(id.world_size, rank.world_size);
+  return id;
+}
+
 std::string comparabilityWarning(const trace::Run& a, const trace::Run& b) {
   if (a.ranks.empty() || b.ranks.empty()) return {};
-  const auto& ra = a.ranks.front();
-  const auto& rb = b.ranks.front();
+  return comparabilityWarning(runIdentity(a), runIdentity(b));
+}
+
+std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
   std::vector<std::string> why;
-  if (ra.source() != rb.source())
-    why.push_back("sources differ (" + std::string(ra.source()) + " vs " +
-                  std::string(rb.source()) + ")");
-  const auto ma = ra.ddpscope.configValue("model"), mb = rb.ddpscope.configValue("model");
-  if (ma != mb) {
-    const auto name = [](std::string_view m) {
-      return m.empty() ? std::string("not recorded") : std::string(m);
-    };
-    why.push_back("models differ (" + name(ma) + " vs " + name(mb) + ")");
+  if (a.source != b.source) why.push_back("sources differ (" + a.source + " vs " + b.source + ")");
+  if (a.model && b.model && *a.model != *b.model) {
+    const auto name = [](const std::string& m) { return m.empty() ? "not recorded" : m; };
+    why.push_back("models differ (" + name(*a.model) + " vs " + name(*b.model) + ")");
   }
-  const auto world = [](const trace::Run& r) {
-    std::int32_t w = 0;
-    for (const auto& rank : r.ranks)
-      w = std::max(w, rank.world_size);
-    return w;
-  };
-  if (world(a) != world(b))
-    why.push_back("world sizes differ (" + std::to_string(world(a)) + " vs " +
-                  std::to_string(world(b)) + ")");
+  if (a.world_size != b.world_size)
+    why.push_back("world sizes differ (" + std::to_string(a.world_size) + " vs " +
+                  std::to_string(b.world_size) + ")");
   if (why.empty()) return {};
   std::string s = "Not like for like: ";
   for (std::size_t i = 0; i < why.size(); ++i)

@@ -38,10 +38,23 @@ struct ComparisonRow {
   std::string a, b, delta;  // formatted
   double a_value = 0, b_value = 0;
 };
-// The run summaries of a and b side by side (summarizeRun), the steps each covers first.
+// Two run summaries side by side, the steps each covers first: the one definition of the rows
+// (a run's summary from its traces, summarizeRun, or from its digest, as written).
+std::vector<ComparisonRow> compareSummaries(const RunSummary& a, const RunSummary& b);
+// compareSummaries of summarizeRun(a) and summarizeRun(b).
 std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b);
+
+// What two runs must share to compare like for like.
+struct RunIdentity {
+  std::string source;                // "sim", "cuda", "imported", ...
+  std::optional<std::string> model;  // "" when not recorded; none when not known (a digest)
+  std::int32_t world_size = 0;
+};
+RunIdentity runIdentity(const trace::Run& run);
 // Why two runs may not be comparable, in words ("" when they are of one source and model):
-// a different source (simulated vs measured vs imported), model or world size.
+// a different source (simulated vs measured vs imported), model or world size. A model not
+// known on either side is not compared.
+std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b);
 std::string comparabilityWarning(const trace::Run& a, const trace::Run& b);
 
 }  // namespace ddpscope::analysis

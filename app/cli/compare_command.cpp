@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "app/analysis/analysis.h"
+#include "app/analysis/digest_reader.h"
 #include "app/analysis/report_json.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/sweep.h"
@@ -20,14 +21,40 @@ CLI::App* addCompareCommand(CLI::App& app, CompareArgs& a) {
   c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
   c->add_option("--rules", a.rules_file,
                 "Classification rules to apply before the built-in ones (docs/RULES.md)");
-  c->add_option("A", a.a, "The first run: a trace file or a run folder")->required();
-  c->add_option("B", a.b, "The second run, set against the first")->required();
+  c->add_option("A", a.a, "The first run: a trace file, a run folder or a run digest")
+      ->required();
+  c->add_option("B", a.b, "The second run, set against the first (a trace, folder or digest)")
+      ->required();
   return c;
 }
 
 namespace {
 
-void runJson(std::string& o, const char* key, const std::string& path, const trace::Run& run) {
+// What compare needs of a run: its summary, its configuration line and what like for like
+// compares; from its traces (loaded, analysed, dropped) or from its digest (as written).
+struct ComparedRun {
+  analysis::RunSummary summary;
+  std::string configuration;
+  analysis::RunIdentity identity;
+};
+
+ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
+  ComparedRun c;
+  if (analysis::isDigestFile(path)) {
+    const auto digest = analysis::readDigest(path);
+    c.summary = digest.run;
+    c.configuration = analysis::digestConfigurationText(digest);
+    c.identity = analysis::digestIdentity(digest);
+    return c;
+  }
+  const trace::Run run = trace::loadRun({path});
+  c.summary = analysis::summarizeRun(analysis::analyzeRun(run, options));
+  c.configuration = analysis::runConfigurationText(run);
+  c.identity = analysis::runIdentity(run);
+  return c;
+}
+
+void runJson(std::string& o, const char* key, const std::string& path, const ComparedRun& run) {
   trace::appendJsonString(o, key);
   o += ": {";
   trace::appendJsonString(o, "path");
@@ -36,7 +63,7 @@ void runJson(std::string& o, const char* key, const std::string& path, const tra
   o += ", ";
   trace::appendJsonString(o, "configuration");
   o += ": ";
-  trace::appendJsonString(o, analysis::runConfigurationText(run));
+  trace::appendJsonString(o, run.configuration);
   o += "}";
 }
 
@@ -45,14 +72,12 @@ void runJson(std::string& o, const char* key, const std::string& path, const tra
 int runCompare(const CompareArgs& args) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
-  // Both runs stay loaded to the end (their configuration text and the like-for-like warning
-  // read their traces): two runs' memory, as the app's Compare tab holds them.
-  const trace::Run a = trace::loadRun({args.a});
-  const auto report_a = analysis::analyzeRun(a, options);
-  const trace::Run b = trace::loadRun({args.b});
-  const auto report_b = analysis::analyzeRun(b, options);
-  const auto rows = analysis::compareRuns(report_a, report_b);
-  const std::string warning = analysis::comparabilityWarning(a, b);
+  // One run at a time: a run's traces are dropped once its summary is known, so two big runs
+  // never share the memory. A digest is read as written (its rules were chosen when it was made).
+  const ComparedRun a = comparedRun(args.a, options);
+  const ComparedRun b = comparedRun(args.b, options);
+  const auto rows = analysis::compareSummaries(a.summary, b.summary);
+  const std::string warning = analysis::comparabilityWarning(a.identity, b.identity);
   if (args.json) {
     std::string o = "{";
     runJson(o, "a", args.a, a);
@@ -98,8 +123,8 @@ int runCompare(const CompareArgs& args) {
     std::cout << o;
     return 0;
   }
-  std::cout << "A: " << args.a << "\n   " << analysis::runConfigurationText(a) << "\n";
-  std::cout << "B: " << args.b << "\n   " << analysis::runConfigurationText(b) << "\n";
+  std::cout << "A: " << args.a << "\n   " << a.configuration << "\n";
+  std::cout << "B: " << args.b << "\n   " << b.configuration << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   std::cout << "\n";
   // Widths in characters, as padded counts them: "–" and "µ" are one each.
