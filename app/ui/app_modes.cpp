@@ -14,6 +14,7 @@
 #include "app/analysis/bucket_steps.h"
 #include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
+#include "app/ui/compare_panel.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
 #include "app/ui/run_load_job.h"
@@ -160,7 +161,25 @@ int exportAndSay(MainWindow& window, const QString& what, const QString& file, d
 }
 }  // namespace
 
-int exportHeadless(const QString& file, const QStringList& paths, double scale) {
+namespace {
+// "steps 0–7" or "steps 1, 3 and 4": the step numbers of a rank, for a message.
+QString stepNumbersText(const std::vector<trace::StepRange>& steps) {
+  if (steps.empty()) return QStringLiteral("no step markers");
+  bool consecutive = true;
+  for (std::size_t i = 1; i < steps.size(); ++i)
+    consecutive = consecutive && steps[i].number == steps[i - 1].number + 1;
+  if (steps.size() == 1) return QStringLiteral("step %1").arg(steps.front().number);
+  if (consecutive)
+    return QStringLiteral("steps %1–%2").arg(steps.front().number).arg(steps.back().number);
+  QStringList n;
+  for (const auto& s : steps)
+    n << QString::number(s.number);
+  return QStringLiteral("steps ") + n.join(QStringLiteral(", "));
+}
+}  // namespace
+
+int exportHeadless(const QString& file, const QStringList& paths, double scale,
+                   std::optional<int> step) {
   if (!exportNameOk(file)) return 2;
   if (paths.isEmpty()) {
     err(QStringLiteral("--export needs at least one trace file or run folder"));
@@ -168,10 +187,28 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale) 
   }
   MainWindow window;
   if (!openUnattended(window, paths)) return 1;
+  if (step) {
+    // One step of the first rank, start to end, as "Go to step" shows it.
+    const auto run = window.session()->current();
+    const auto& steps = run->run.ranks.front().steps;
+    const auto s = std::find_if(steps.begin(), steps.end(),
+                                [&](const trace::StepRange& r) { return r.number == *step; });
+    if (s == steps.end()) {
+      err(QStringLiteral("--step %1: rank %2 of this run has %3; give one of them")
+              .arg(*step)
+              .arg(run->run.ranks.front().rank)
+              .arg(stepNumbersText(steps)));
+      return 2;
+    }
+    window.session()->setViewRange({s->start, s->end});
+    window.timeline()->searchBar()->stepBox()->setValue(s->number);
+    settle(window);
+  }
   return exportAndSay(window, QStringLiteral("timeline"), file, scale);
 }
 
-int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale) {
+int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,
+                          std::optional<int> step) {
   if (!exportNameOk(file)) return 2;
   MainWindow window;
   if (!openUnattended(window, {a})) return 1;
@@ -179,6 +216,19 @@ int exportCompareHeadless(const QString& file, const QString& a, const QString& 
   if (window.openRunIndex({b}) < 0 && !loadInto(window, {b})) return 1;
   window.openForComparison(a, b);  // both are open: shown in the Compare tab
   settle(window);
+  if (step) {
+    ComparePanel* compare = window.comparePanel();
+    compare->setStep(*step);
+    settle(window);
+    if (compare->step() != *step) {
+      err(QStringLiteral("--step %1: not a step both runs have (A: %2, B: %3); give one of "
+                         "those they share")
+              .arg(*step)
+              .arg(stepNumbersText(compare->runA()->run.ranks.front().steps),
+                   stepNumbersText(compare->runB()->run.ranks.front().steps)));
+      return 2;
+    }
+  }
   return exportAndSay(window, QStringLiteral("chart"), file, scale);
 }
 

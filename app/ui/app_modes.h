@@ -3,6 +3,7 @@
 // the docs, and rendering to a PNG when there is no display.
 
 #include <QString>
+#include <optional>
 #include <QStringList>
 
 namespace ddpscope::ui {
@@ -14,14 +15,19 @@ QString sampleRunPath();
 // True when a window can be shown: DISPLAY, WAYLAND_DISPLAY or an explicit QT_QPA_PLATFORM.
 bool hasDisplay();
 
-// `ddpscope --export FILE PATH...`: renders the default timeline view to FILE (.png/.svg/.pdf).
-// Returns the exit status; errors go to stderr.
-int exportHeadless(const QString& file, const QStringList& paths, double scale);
+// `ddpscope --export FILE [--step N] PATH...`: renders the default timeline view to FILE
+// (.png/.svg/.pdf), or with a step, the timeline of step N of the first rank (its start to its
+// end, titled with that window's own figures). Returns the exit status (2 when the run has no
+// step N, naming the steps it has); errors go to stderr.
+int exportHeadless(const QString& file, const QStringList& paths, double scale,
+                   std::optional<int> step = std::nullopt);
 
-// `ddpscope --compare --export FILE A B`: opens the runs A and B (each a trace file or a run
-// folder) as the Compare tab shows them and writes that tab's chart to FILE. Exit status 0, 1
-// (cannot load or write) or 2 (bad file name); errors go to stderr.
-int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale);
+// `ddpscope --compare --export FILE [--step N] A B`: opens the runs A and B (each a trace file or
+// a run folder) as the Compare tab shows them, aligned at step N when given, and writes that
+// tab's chart to FILE. Exit status 0, 1 (cannot load or write) or 2 (bad file name, or a step
+// the two runs do not share); errors go to stderr.
+int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,
+                          std::optional<int> step = std::nullopt);
 
 // `ddpscope --report DIR PATH...`: writes the design report of the run in PATH... (report.md,
 // report.html, figures) to DIR, as the Run menu's "Export design report" does. Exit status

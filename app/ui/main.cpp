@@ -43,6 +43,11 @@ void addOptions(QCommandLineParser& parser) {
        QStringLiteral("Render the default view (with --compare: the Compare tab's chart) to FILE "
                       "(.png, .svg or .pdf) and exit."),
        QStringLiteral("FILE")});
+  parser.addOption(
+      {QStringLiteral("step"),
+       QStringLiteral("With --export: the timeline of step N of the first rank (with --compare: "
+                      "both runs aligned at step N)."),
+       QStringLiteral("N")});
   parser.addOption({QStringLiteral("scale"),
                     QStringLiteral("PNG scale factor for --export (default 2)."),
                     QStringLiteral("S"), QStringLiteral("2")});
@@ -118,6 +123,23 @@ int main(int argc, char** argv) {
         return 2;
       }
 
+  std::optional<int> step;
+  if (parser.isSet(QStringLiteral("step"))) {
+    bool ok = false;
+    const int n = parser.value(QStringLiteral("step")).toInt(&ok);
+    if (!ok || n < 0) {
+      std::fprintf(stderr, "ddpscope: --step must be a step number (0 or more), got '%s'\n",
+                   qPrintable(parser.value(QStringLiteral("step"))));
+      return 2;
+    }
+    if (!exporting) {
+      std::fprintf(stderr,
+                   "ddpscope: --step goes with --export (the figure of one step); in the window, "
+                   "the search bar's \"Go to step\" shows a step\n");
+      return 2;
+    }
+    step = n;
+  }
   if (parser.isSet(QStringLiteral("export"))) {
     bool ok = false;
     const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
@@ -129,8 +151,8 @@ int main(int argc, char** argv) {
     }
     if (compare)
       return exportCompareHeadless(parser.value(QStringLiteral("export")), paths[0], paths[1],
-                                   scale);
-    return exportHeadless(parser.value(QStringLiteral("export")), paths, scale);
+                                   scale, step);
+    return exportHeadless(parser.value(QStringLiteral("export")), paths, scale, step);
   }
   if (parser.isSet(QStringLiteral("report")))
     return reportHeadless(parser.value(QStringLiteral("report")), paths);
