@@ -131,8 +131,10 @@ QHBoxLayout* ComparePanel::buildPickers() {
 }
 
 void ComparePanel::setUpPlot() {
-  // Layout: title A, lanes of A, title B, lanes of B; B's time axis follows A's.
+  // Layout: title A, lanes of A, title B, lanes of B; B's time axis follows A's; the legend of
+  // both runs' colours under them once runs are shown (showAligned).
   plot_->legend->setVisible(false);
+  plot_->legend->setIconSize(14, 10);
   QCPAxisRect* rect_a = plot_->axisRect();
   auto* rect_b = new QCPAxisRect(plot_);
   plot_->plotLayout()->insertRow(0);
@@ -287,6 +289,8 @@ void ComparePanel::rebuild() {
   if (!a_ || !b_) {
     title_a->setText(tr("Open or run two runs to compare them"));
     title_b->setText(QString());
+    plot_->legend->clearItems();
+    showLegendBelow(plot_, false);
     plot_->replot(QCustomPlot::rpQueuedReplot);
     return;
   }
@@ -363,10 +367,13 @@ void ComparePanel::showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b,
   syncing_ = false;
   keyAxis(rect_a)->setRange(static_cast<double>(origin_a) - 0.03 * length,
                             static_cast<double>(origin_a) + 1.05 * length);
-  // Room for every lane at its height, the titles and the time axes.
+  // What the colours mean, in either run (the timeline's legend, one definition).
+  fillLaneLegend(plot_->legend, {&a_->timeline, &b_->timeline});
+  showLegendBelow(plot_, plot_->legend->itemCount() > 0);
+  // Room for every lane at its height, the titles, the time axes and the legend.
   const double lanes =
       rect_a->axis(QCPAxis::atLeft)->range().size() + rect_b->axis(QCPAxis::atLeft)->range().size();
-  plot_->setMinimumHeight(static_cast<int>(lanes) + 170);
+  plot_->setMinimumHeight(static_cast<int>(lanes) + 170 + legendHeight());
   keyAxis(rect_a)->setLabel(axis_label);
   keyAxis(rect_b)->setLabel(axis_label);
   applyPlotTheme(plot_, PlotTheme::System);
@@ -389,6 +396,18 @@ bool ComparePanel::exportChart(const QString& path, double scale, QString* error
   return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
     return renderChart(format, scale, out, why);
   });
+}
+
+QStringList ComparePanel::legendTexts() const {
+  QStringList out;
+  if (!plot_->legend->visible()) return out;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<SwatchLegendItem*>(plot_->legend->item(i))) out << item->text();
+  return out;
+}
+
+int ComparePanel::legendHeight() const {
+  return plot_->legend->visible() ? plot_->legend->minimumOuterSizeHint().height() : 0;
 }
 
 FigureTable ComparePanel::figureTable() const {
@@ -420,7 +439,8 @@ bool ComparePanel::renderChart(ExportFormat format, double scale, QByteArray* ou
     const int width = std::max(plot_->width(), 1200);
     const TableRow table(plot_, figureTable(), width);
     ok = renderPlot(plot_, format, std::max(width, table.width()),
-                    static_cast<int>(lanes) + 200 + table.height(), scale, out, error);
+                    static_cast<int>(lanes) + 200 + legendHeight() + table.height(), scale, out,
+                    error);
   }
   applyPlotTheme(plot_, PlotTheme::System);
   plot_->replot(QCustomPlot::rpQueuedReplot);

@@ -55,6 +55,8 @@ class ComparePanel : public QWidget, public ChartExport {
   // What an exported chart carries under the lanes: each run's configuration, the warning when
   // they are not like for like, the table (rows()) and the step note.
   FigureTable figureTable() const;
+  // The legend under the lanes (what the colours mean in either run), when shown.
+  QStringList legendTexts() const;
 
  private:
   QHBoxLayout* buildPickers();  // A, B and the step they are aligned at
@@ -69,6 +71,7 @@ class ComparePanel : public QWidget, public ChartExport {
                    const QString& axis_label);
   void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
   void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
+  int legendHeight() const;  // the room the legend takes under the lanes (0 when hidden)
 
   Session* session_;
   QComboBox* box_a_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
@@ -249,6 +250,55 @@ void LanePlottable::drawMatches(QCPPainter* painter, int left, int top_px, int l
       painter->drawRect(QRect(x0, top_px + 1, w, std::max(2, lane_h - 2)));
     }
   }
+}
+
+void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& timelines) {
+  legend->clearItems();
+  bool compute = false, memory = false, sync = false;
+  std::vector<analysis::CollectiveKind> kinds;
+  std::vector<std::uint8_t> host_styles;
+  for (const TimelineModel* t : timelines) {
+    compute = compute || t->has_compute;
+    memory = memory || t->has_memory;
+    sync = sync || t->has_sync;
+    kinds.insert(kinds.end(), t->kinds_present.begin(), t->kinds_present.end());
+    host_styles.insert(host_styles.end(), t->host_styles.begin(), t->host_styles.end());
+  }
+  // In their own order (CollectiveKind, style), each once.
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+  std::sort(host_styles.begin(), host_styles.end());
+  host_styles.erase(std::unique(host_styles.begin(), host_styles.end()), host_styles.end());
+  auto add = [legend](const QColor& c, const QString& text, bool band = false) {
+    legend->addItem(new SwatchLegendItem(legend, c, text, band));
+  };
+  if (compute) add(colours::kCompute, QObject::tr("compute"));
+  if (memory) add(colours::kMemory, QObject::tr("memory"));
+  if (sync) add(colours::kSync, QObject::tr("sync"));
+  for (const auto kind : kinds)
+    add(collectiveKindColour(kind),
+        kind == analysis::CollectiveKind::Unknown
+            ? QObject::tr("communication (kind not named)")
+            : QString::fromUtf8(analysis::collectiveKindName(kind).data()));
+  if (!kinds.empty()) {
+    add(collectiveKindColour(kinds.front()), QObject::tr("communication exposed (band)"), true);
+    add(colours::kCommHidden, QObject::tr("hidden (overlap strip)"));
+    add(colours::kCommExposed, QObject::tr("exposed (overlap strip)"));
+  }
+  // The host lanes' colours, on a row of their own.
+  const int gpu_items = legend->itemCount();
+  for (const auto st : host_styles) {
+    static const std::map<int, const char*> kNames = {
+        {kStyleHostOp, "CPU op"},
+        {kStyleHostAnnotation, "annotation"},
+        {kStyleHostLaunch, "CUDA runtime/driver call"},
+        {kStyleHostComm, "DDP / nccl range"},
+        {kStyleHostDataLoader, "data loading"},
+        {kStyleGpuAnnotation, "GPU annotation"}};
+    add(styleColour(st), QObject::tr(kNames.at(st)));
+  }
+  legend->setWrap(host_styles.empty() ? 0 : std::max(gpu_items, 1));
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
 }
 
 SwatchLegendItem::SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text,

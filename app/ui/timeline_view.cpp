@@ -437,42 +437,12 @@ QMenu* TimelineView::laneMenu(const LanePlottable* lp, QWidget* parent) {
 void TimelineView::updateLegend() {
   // The colours the lanes use for this run: the roles present, each collective kind present
   // (communication lanes are coloured by kind), and the overlap strip's hidden and exposed.
-  plot_->legend->clearItems();
   if (!run_) {
+    plot_->legend->clearItems();
     showLegendBelow(plot_, false);
     return;
   }
-  const auto& t = run_->timeline;
-  auto add = [this](const QColor& c, const QString& text, bool band = false) {
-    plot_->legend->addItem(new SwatchLegendItem(plot_->legend, c, text, band));
-  };
-  if (t.has_compute) add(colours::kCompute, tr("compute"));
-  if (t.has_memory) add(colours::kMemory, tr("memory"));
-  if (t.has_sync) add(colours::kSync, tr("sync"));
-  for (const auto kind : t.kinds_present)
-    add(collectiveKindColour(kind),
-        kind == analysis::CollectiveKind::Unknown
-            ? tr("communication (kind not named)")
-            : QString::fromUtf8(analysis::collectiveKindName(kind).data()));
-  if (!t.kinds_present.empty()) {
-    add(collectiveKindColour(t.kinds_present.front()), tr("communication exposed (band)"), true);
-    add(colours::kCommHidden, tr("hidden (overlap strip)"));
-    add(colours::kCommExposed, tr("exposed (overlap strip)"));
-  }
-  // The host lanes' colours, on a row of their own.
-  const int gpu_items = plot_->legend->itemCount();
-  for (const auto st : t.host_styles) {
-    static const std::map<int, const char*> kNames = {
-        {kStyleHostOp, "CPU op"},
-        {kStyleHostAnnotation, "annotation"},
-        {kStyleHostLaunch, "CUDA runtime/driver call"},
-        {kStyleHostComm, "DDP / nccl range"},
-        {kStyleHostDataLoader, "data loading"},
-        {kStyleGpuAnnotation, "GPU annotation"}};
-    add(styleColour(st), tr(kNames.at(st)));
-  }
-  plot_->legend->setWrap(t.host_styles.empty() ? 0 : std::max(gpu_items, 1));
-  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
+  fillLaneLegend(plot_->legend, {&run_->timeline});
   showLegendBelow(plot_, plot_->legend->itemCount() > 0);
 }
 

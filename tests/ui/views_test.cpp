@@ -47,6 +47,7 @@
 #include "app/ui/session.h"
 #include "app/ui/summary_model.h"
 #include "app/ui/summary_panel.h"
+#include "app/ui/timeline_view.h"
 #include "tests/ui/ui_test_app.h"
 
 using namespace ddpscope;
@@ -269,6 +270,13 @@ TEST(UiSteps, CompareAlignsAtAStepTheFiguresCover) {
   EXPECT_TRUE(compare->stepNote().contains(QString::fromStdString(a->summary.selection.rule)))
       << compare->stepNote().toStdString();
   EXPECT_EQ(compare->table()->model()->rowCount(), static_cast<int>(compare->rows().size()));
+
+  // A legend under the lanes says what the colours mean: every colour of the timeline's own
+  // legend for the run shown there is in it (one definition, fillLaneLegend).
+  const QStringList legend = compare->legendTexts();
+  EXPECT_TRUE(legend.contains(QStringLiteral("hidden (overlap strip)"))) << legend.join(", ").toStdString();
+  for (const QString& item : w.timeline()->legendTexts())
+    EXPECT_TRUE(legend.contains(item)) << item.toStdString();
 
   // The exported chart carries the table under the lanes: the same rows, each run's
   // configuration above, the step note below; the chart's layout is left as it was.
