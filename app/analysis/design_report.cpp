@@ -452,6 +452,7 @@ std::string designReportMarkdown(const DesignReportInput& in) {
       s += markdownTable(designReportPredictionTable(w));
       for (const auto& n : noBandNotes(w))
         s += mdEscape(n) + "\n\n";
+      if (const auto note = hostBoundNote(w)) s += "Host-bound sizes: " + mdEscape(*note) + ".\n\n";
       if (const auto rec = recommendWhatIf(w))
         s += "**Predicted recommendation.** " + mdEscape(rec->text) + "\n\n";
       s += "Fitted network costs (time = α + β · bytes, predicted):\n\n" +
@@ -530,6 +531,8 @@ std::string designReportHtml(const DesignReportInput& in) {
       s += htmlTable(designReportPredictionTable(w));
       for (const auto& n : noBandNotes(w))
         s += "<p>" + htmlEscape(n) + "</p>\n";
+      if (const auto note = hostBoundNote(w))
+        s += "<p>Host-bound sizes: " + htmlEscape(*note) + ".</p>\n";
       if (const auto rec = recommendWhatIf(w))
         s += "<p><b>Predicted recommendation.</b> " + htmlEscape(rec->text) + "</p>\n";
       s += "<p>Fitted network costs (time = α + β · bytes, predicted):</p>\n" +

@@ -95,6 +95,16 @@ std::optional<std::string> noBandReason(const Prediction& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> hostBoundNote(const WhatIfResult& result) {
+  for (const auto& p : result.predictions)
+    if (p.host_bound && p.exposed_comm_us > 0)
+      return std::string(
+          "the host's own time sets the step, and the GPU waits for its next "
+          "launches; the exposed communication of such a size runs in that wait, so it does not "
+          "add to the step (the bucket size changes it little)");
+  return std::nullopt;
+}
+
 std::vector<std::string> noBandReasons(const WhatIfResult& result) {
   std::vector<std::string> out;
   for (const auto& p : result.predictions)

@@ -84,6 +84,10 @@ std::optional<std::string> noBandReason(const Prediction& p);
 // The noBandReason of the result's predictions, each reason once, in order of first appearance
 // (what the CLI and the report state once after their tables).
 std::vector<std::string> noBandReasons(const WhatIfResult& result);
+// Why a host-bound size can show exposed communication that does not lengthen its step, when a
+// prediction is host-bound with communication exposed (the CLI's table and the design report
+// state it once after the table); none otherwise.
+std::optional<std::string> hostBoundNote(const WhatIfResult& result);
 
 // "25 MiB" or "one allreduce per tensor" (0).
 std::string bucketSizeText(double bucket_mb);

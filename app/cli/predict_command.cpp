@@ -389,6 +389,7 @@ std::string toText(const WhatIfResult& r) {
     // For the rows that say "none" (not every host-bound one: a host-bound size can have a band).
     for (const auto& why : noBandReasons(r))
       o << "band \"none\": " << why << "\n";
+    if (const auto note = hostBoundNote(r)) o << "(host-bound): " << *note << "\n";
     if (r.best) {
       const auto& p = r.predictions[*r.best];
       const auto mark = predictionMark(rec, *r.best);

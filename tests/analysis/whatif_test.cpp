@@ -559,6 +559,13 @@ TEST(DesignReport, PredictionSectionShowsItsFigureOrWhyThereIsNone) {
   EXPECT_EQ(count(md, "| none (host-bound) |"), 2u) << md;
   EXPECT_EQ(count(md, "No band: host-bound: the host's own time sets the step"), 1u) << md;
   EXPECT_EQ(count(html, "No band: host-bound: the host's own time sets the step"), 1u);
+  // Their exposed communication (15 ms and more a step) is explained once: it runs while the
+  // GPU waits for the host.
+  for (const auto* doc : {&md, &html})
+    EXPECT_EQ(count(*doc, "Host-bound sizes: the host's own time sets the step, and the GPU "
+                          "waits for its next launches"),
+              1u)
+        << *doc;
 
   in.whatif = nullptr;
   in.whatif_missing = "the prediction was cancelled";
