@@ -1,8 +1,12 @@
 #include "app/cli/compare_command.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "app/analysis/analysis.h"
@@ -35,8 +39,20 @@ namespace {
 struct ComparedRun {
   analysis::RunSummary summary;
   std::string configuration;
+  std::string configuration_without_buckets;  // what a sweep's runs must share
   analysis::RunIdentity identity;
+  std::optional<double> bucket_mb;  // the recorded cap, when the run says it
+  bool from_digest = false;         // a digest keeps fewer settings than its traces
 };
+
+// The cap a digest's bucket setting states ("25 MiB (first 1 MiB)", "per tensor").
+std::optional<double> capOfSetting(const std::string& setting) {
+  if (setting == "per tensor") return 0.0;
+  char* end = nullptr;
+  const double v = std::strtod(setting.c_str(), &end);
+  if (end == setting.c_str() || std::string_view(end).rfind(" MiB", 0) != 0) return std::nullopt;
+  return v;
+}
 
 ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
   ComparedRun c;
@@ -45,12 +61,23 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     c.summary = digest.run;
     c.configuration = analysis::digestConfigurationText(digest);
     c.identity = analysis::digestIdentity(digest);
+    c.bucket_mb = capOfSetting(digest.run.bucket_setting);
+    c.from_digest = true;
+    const auto cut = c.configuration.find(" · buckets ");
+    c.configuration_without_buckets = c.configuration.substr(0, cut);
     return c;
   }
   const trace::Run run = trace::loadRun({path});
   c.summary = analysis::summarizeRun(analysis::analyzeRun(run, options));
   c.configuration = analysis::runConfigurationText(run);
+  c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
+  if (!run.ranks.empty()) {
+    const auto mb = std::string(run.ranks.front().ddpscope.configValue("bucket_mb"));
+    char* end = nullptr;
+    const double v = std::strtod(mb.c_str(), &end);
+    if (!mb.empty() && end != mb.c_str() && *end == '\0') c.bucket_mb = v;
+  }
   return c;
 }
 
@@ -139,6 +166,167 @@ int runCompare(const CompareArgs& args) {
   for (const auto& r : rows)
     std::cout << "  " << analysis::padded(r.metric, metric_w + 2) << analysis::padded(r.a, a_w + 2)
               << analysis::padded(r.b, b_w + 2) << r.delta << "\n";
+  return 0;
+}
+
+CLI::App* addSweepCommand(CLI::App& app, SweepArgs& a) {
+  auto* c = app.add_subcommand(
+      "sweep", "Measured runs at several bucket sizes side by side, and the fastest");
+  c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
+  c->add_option("--rules", a.rules_file,
+                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+  c->add_option("RUN", a.runs,
+                "Runs (trace files, run folders or digests), one per bucket size; MB=PATH gives "
+                "the size of a run that does not record it (an imported trace)")
+      ->required();
+  return c;
+}
+
+int runSweep(const SweepArgs& args) {
+  analysis::AnalysisOptions options;
+  options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
+  // The sizes stated before anything is read: a bad one fails at once.
+  std::vector<std::pair<std::optional<double>, std::string>> given;
+  for (const auto& r : args.runs) {
+    const auto eq = r.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      given.emplace_back(std::nullopt, r);
+      continue;
+    }
+    const std::string mb = r.substr(0, eq);
+    char* end = nullptr;
+    const double v = std::strtod(mb.c_str(), &end);
+    if (end == mb.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v)) {
+      // Not a size: a path with '=' in its name.
+      given.emplace_back(std::nullopt, r);
+      continue;
+    }
+    given.emplace_back(v, r.substr(eq + 1));
+  }
+  std::vector<analysis::SweepPoint> points;
+  std::vector<bool> from_digest;
+  std::string warning;
+  analysis::RunIdentity first_identity;
+  for (const auto& [stated, path] : given) {
+    const ComparedRun run = comparedRun(path, options);
+    const auto mb = stated ? stated : run.bucket_mb;
+    if (!mb) {
+      std::cerr << "ddpscope-cli sweep: " << path
+                << " does not record its bucket size: give it as MB=" << path
+                << " (25=" << path << " for PyTorch DDP's default)\n";
+      return 2;
+    }
+    for (const auto& p : points)
+      if (p.bucket_mb == *mb) {
+        std::cerr << "ddpscope-cli sweep: two runs at " << analysis::mibNumberText(*mb)
+                  << " MiB: " << p.label << " and " << path << "; give one run per size\n";
+        return 2;
+      }
+    if (points.empty()) {
+      first_identity = run.identity;
+    } else if (warning.empty()) {
+      warning = analysis::comparabilityWarning(first_identity, run.identity);
+    }
+    analysis::SweepPoint point;
+    point.bucket_mb = *mb;
+    point.summary = run.summary;
+    point.label = path;
+    point.configuration = run.configuration_without_buckets;
+    points.push_back(std::move(point));
+    from_digest.push_back(run.from_digest);
+  }
+  // Like for like but for the bucket size: the same settings otherwise (model, backend, ranks),
+  // among the runs read from their traces (a digest's line names fewer settings).
+  const std::string* reference = nullptr;
+  for (std::size_t i = 0; i < points.size() && warning.empty(); ++i) {
+    if (from_digest[i]) continue;
+    if (reference == nullptr) {
+      reference = &points[i].configuration;
+    } else if (points[i].configuration != *reference) {
+      warning = "Not like for like: the runs differ in more than their bucket size (" + *reference +
+                " vs " + points[i].configuration +
+                "). Differences may come from these, not from the bucket size.";
+    }
+  }
+  // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
+  const auto rec = analysis::recommendBucketSize(points, -1);
+  if (args.json) {
+    std::string o = "{";
+    trace::appendJsonString(o, "measured");
+    o += ": true, ";
+    trace::appendJsonString(o, "points");
+    o += ": [";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto& p = points[i];
+      const auto f = analysis::runFigureText(p.summary);
+      o += i ? ", {" : "{";
+      trace::appendJsonString(o, "bucket_mb");
+      o += ": ";
+      trace::appendDouble(o, p.bucket_mb);
+      for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"path", &p.label},
+                                 {"configuration", &p.configuration},
+                                 {"step_rule", &p.summary.selection.rule},
+                                 {"step", &f.step},
+                                 {"overlap", &f.overlap},
+                                 {"exposed", &f.exposed},
+                                 {"allreduces_per_step", &f.allreduces}}) {
+        o += ", ";
+        trace::appendJsonString(o, k);
+        o += ": ";
+        trace::appendJsonString(o, *v);
+      }
+      o += ", ";
+      trace::appendJsonString(o, "step_us");
+      o += ": ";
+      if (p.summary.hasSteps())
+        trace::appendDouble(o, static_cast<double>(p.summary.step_ns) / 1e3);
+      else
+        o += "null";
+      o += "}";
+    }
+    o += "], ";
+    trace::appendJsonString(o, "best_mb");
+    o += ": ";
+    trace::appendDouble(o, rec.best_mb);
+    o += ", ";
+    trace::appendJsonString(o, "warning");
+    o += ": ";
+    if (warning.empty())
+      o += "null";
+    else
+      trace::appendJsonString(o, warning);
+    o += ", ";
+    trace::appendJsonString(o, "text");
+    o += ": ";
+    trace::appendJsonString(o, rec.text);
+    o += "}\n";
+    std::cout << o;
+    return 0;
+  }
+  std::cout << "sweep (measured): " << points.size() << (points.size() == 1 ? " run" : " runs")
+            << ", " << points.front().configuration << "\n";
+  if (!warning.empty()) std::cout << "warning: " << warning << "\n";
+  std::cout << "\n";
+  std::vector<std::vector<std::string>> rows{
+      {"bucket MiB", "step time", "overlap", "exposed", "allreduces/step", "steps", "run"}};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    const auto f = analysis::runFigureText(p.summary);
+    rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb),
+                    f.step, f.overlap, f.exposed, f.allreduces, f.scope,
+                    p.label + (i == rec.best ? "  <- fastest" : "")});
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c + 1 < r.size(); ++c)
+      widths[c] = std::max(widths[c], analysis::textColumns(r[c]));
+  for (const auto& r : rows) {
+    std::string line = "  ";
+    for (std::size_t c = 0; c + 1 < r.size(); ++c)
+      line += analysis::padded(r[c], widths[c] + 2);
+    std::cout << line << r.back() << "\n";
+  }
+  std::cout << "\n" << rec.text << "\n";
   return 0;
 }
 

@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
   auto* digest = ddpscope::cli::addDigestCommand(app, digest_args);
   ddpscope::cli::CompareArgs compare_args;
   auto* compare = ddpscope::cli::addCompareCommand(app, compare_args);
+  ddpscope::cli::SweepArgs sweep_args;
+  auto* sweep = ddpscope::cli::addSweepCommand(app, sweep_args);
   // Argument errors name the program, as every other message does.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "ddpscope-cli: " + std::string(e.what()) + "\nRun with --help for more information.\n";
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
   const auto named = [&](const CLI::App* s) { return s->get_name() == argv[1]; };
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
     std::cerr << "ddpscope-cli: unknown command '" << argv[1]
-              << "'; the commands are summary, convert, predict, digest and compare (ddpscope-cli "
+              << "'; the commands are summary, convert, predict, digest, compare and sweep "
+                 "(ddpscope-cli "
                  "--help)\n";
     return 2;
   }
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
     if (*predict) return ddpscope::cli::runPredict(predict_args);
     if (*digest) return ddpscope::cli::runDigest(digest_args);
     if (*compare) return ddpscope::cli::runCompare(compare_args);
+    if (*sweep) return ddpscope::cli::runSweep(sweep_args);
   } catch (const analysis::RulesError& e) {
     std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
     return 2;
