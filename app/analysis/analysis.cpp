@@ -835,7 +835,11 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
   if (options.rules) out.rules = options.rules->description();
-  out.hta_window = options.hta_compat;
+  // In HTA's window when it cut a trace somewhere (a trace without ProfilerStep# is kept whole,
+  // with a warning saying so).
+  out.hta_window =
+      options.hta_compat && std::any_of(acts.begin(), acts.end(),
+                                        [](const RankActivity& a) { return !a.included.empty(); });
   matchCollectives(run, acts, out);
   splitStepExposed(out, acts);
   // The steps' unions served only that split: freed rather than kept for the run's life.

@@ -261,8 +261,8 @@ struct RunReport {
   // traces that disagree on the world size (files of different runs opened together).
   Completeness completeness;
   std::string rules = "built-in";  // the classification rules used (ClassRules::description)
-  // The figures are in Holistic Trace Analysis's window (AnalysisOptions::hta_compat), not over
-  // each whole trace.
+  // The figures are in Holistic Trace Analysis's window (AnalysisOptions::hta_compat, and some
+  // trace had a ProfilerStep# to cut at), not over each whole trace.
   bool hta_window = false;
   std::vector<MatchedCollective> matched;  // collectives matched across ranks, in time order
   std::string matched_by;                  // how they were matched, in words; "" when none

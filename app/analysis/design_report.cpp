@@ -99,8 +99,8 @@ Table bucketMeanTable(const DesignReportInput& in) {
   const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
   std::vector<std::string> head{"bucket"};
   if (tensors) head.push_back("tensors");
-  for (const char* h : {"MiB", "samples", "ready (from step start)", "queued", "allreduce",
-                        "hidden", "exposed"})
+  for (const char* h :
+       {"MiB", "samples", "ready (from step start)", "queued", "allreduce", "hidden", "exposed"})
     head.push_back(h);
   Table t{head};
   const auto ns = [](double v) { return formatDuration(static_cast<TimeNs>(std::llround(v))); };
@@ -340,18 +340,23 @@ std::string noPredictionLine(const std::string& why) {
   return "No prediction in this report: " + why + ". The report was written without it.";
 }
 
-// The warning a reader of an incomplete run must see before any number; "" when complete.
-// The run's warnings and each rank's ("rank 1: ..."), as `summary` gives them.
+std::string incompleteWarning(const DesignReportInput& in);
+
+// The run's warnings and each rank's ("rank 1: ..."), as `summary` gives them, but the one about
+// traces cut short when the INCOMPLETE RUN banner (incompleteWarning) names them already.
 std::vector<std::string> reportWarnings(const DesignReportInput& in) {
   std::vector<std::string> out;
   if (!in.report) return out;
-  out = in.report->warnings;
+  const bool banner = !incompleteWarning(in).empty();
+  for (const auto& w : in.report->warnings)
+    if (!banner || w.find(" cut short (") == std::string::npos) out.push_back(w);
   for (const auto& r : in.report->ranks)
     for (const auto& w : r.warnings)
       out.push_back("rank " + std::to_string(r.rank) + ": " + w);
   return out;
 }
 
+// The warning a reader of an incomplete run must see before any number; "" when complete.
 std::string incompleteWarning(const DesignReportInput& in) {
   std::string ranks;
   if (in.report) {
@@ -432,8 +437,8 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
-    s += "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" +
-         markdownTable(bucketMeanTable(in));
+    s +=
+        "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(bucketMeanTable(in));
   }
   if (!in.sweep.empty()) {
     s += "## Bucket-size sweep\n\n" + mdEscape(sweepCovers(in)) + "\n\n" +
@@ -501,8 +506,8 @@ std::string designReportHtml(const DesignReportInput& in) {
   }
   {
     for (const auto& w : reportWarnings(in))
-      s += "<p style=\"border:1px solid #E69F00;padding:.5em\">Warning: " + htmlEscape(w) +
-           "</p>\n";
+      s +=
+          "<p style=\"border:1px solid #E69F00;padding:.5em\">Warning: " + htmlEscape(w) + "</p>\n";
   }
   if (in.report) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));

@@ -198,7 +198,8 @@ struct WhatIfConfig {
 // Whether the run was recorded with communication overlapping backward: false only when its
 // trace says so (ddpscope's "overlap": false); an imported trace is taken as DDP's overlapped way.
 bool recordedOverlap(const trace::Run& run);
-// The run's own scenario as a configuration: its overlap, the other settings as recorded.
+// The run's own scenario as a configuration for a sweep of bucket sizes (whatIfSweepConfigs sets
+// each size): its overlap, its world size, no scaling.
 WhatIfConfig whatIfBase(const trace::Run& run);
 
 struct PredictedBucket {

@@ -101,7 +101,7 @@ std::optional<std::string> hostBoundNote(const WhatIfResult& result) {
       return std::string(
           "the host's own time sets the step, and the GPU waits for its next "
           "launches; the exposed communication of such a size runs in that wait, so it does not "
-          "add to the step (the bucket size changes it little)");
+          "add to the step (the bucket size changes the step little there)");
   return std::nullopt;
 }
 
@@ -122,7 +122,7 @@ std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::si
     return "predicted best";
   }
   return std::find(r->tied.begin(), r->tied.end(), i) != r->tied.end() ? "tied with the fastest"
-                                                                         : std::string();
+                                                                       : std::string();
 }
 
 std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) {
@@ -223,12 +223,13 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
     r.clear_saving = false;
     // "Predicted", never "tried": nothing was run at the other sizes.
     const bool alone = result.predictions.size() == 1;
-    t += base_in_scenario
-             ? (alone ? ": the only size predicted in this scenario"
-                      : ": the recorded size is the fastest of the sizes predicted in this scenario")
-             : (alone ? ": the only size predicted (the difference is the replay's own error)"
-                      : ": the recorded size is the fastest of the sizes predicted (the "
-                        "difference is the replay's own error)");
+    t +=
+        base_in_scenario
+            ? (alone ? ": the only size predicted in this scenario"
+                     : ": the recorded size is the fastest of the sizes predicted in this scenario")
+            : (alone ? ": the only size predicted (the difference is the replay's own error)"
+                     : ": the recorded size is the fastest of the sizes predicted (the "
+                       "difference is the replay's own error)");
   } else if (r.saving_pct <= 0) {
     t += ": no size predicted is faster than the recorded configuration";
   } else if (p.host_bound && within_error && why) {

@@ -25,8 +25,7 @@ CLI::App* addCompareCommand(CLI::App& app, CompareArgs& a) {
   c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
   c->add_option("--rules", a.rules_file,
                 "Classification rules to apply before the built-in ones (docs/RULES.md)");
-  c->add_option("A", a.a, "The first run: a trace file, a run folder or a run digest")
-      ->required();
+  c->add_option("A", a.a, "The first run: a trace file, a run folder or a run digest")->required();
   c->add_option("B", a.b, "The second run, set against the first (a trace, folder or digest)")
       ->required();
   return c;
@@ -57,6 +56,10 @@ std::optional<double> capOfSetting(const std::string& setting) {
 ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
   ComparedRun c;
   if (analysis::isDigestFile(path)) {
+    if (options.rules && options.rules->userRuleCount() > 0)
+      std::cerr << "note: " << path
+                << " is a run digest: its figures are those of the rules it was made with, not "
+                   "--rules (make the digest again with --rules to apply them)\n";
     const auto digest = analysis::readDigest(path);
     c.summary = digest.run;
     c.configuration = analysis::digestConfigurationText(digest);
@@ -212,8 +215,8 @@ int runSweep(const SweepArgs& args) {
     const auto mb = stated ? stated : run.bucket_mb;
     if (!mb) {
       std::cerr << "ddpscope-cli sweep: " << path
-                << " does not record its bucket size: give it as MB=" << path
-                << " (25=" << path << " for PyTorch DDP's default)\n";
+                << " does not record its bucket size: give it as MB=" << path << " (25=" << path
+                << " for PyTorch DDP's default)\n";
       return 2;
     }
     for (const auto& p : points)
@@ -312,8 +315,8 @@ int runSweep(const SweepArgs& args) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     const auto f = analysis::runFigureText(p.summary);
-    rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb),
-                    f.step, f.overlap, f.exposed, f.allreduces, f.scope,
+    rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb), f.step,
+                    f.overlap, f.exposed, f.allreduces, f.scope,
                     p.label + (i == rec.best ? "  <- fastest" : "")});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);

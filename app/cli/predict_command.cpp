@@ -376,8 +376,7 @@ std::string toText(const WhatIfResult& r) {
           [&] {
             // The marks in columns of their own, nothing after the last one.
             std::string tail = padded(std::to_string(p.buckets), 8) +
-                               padded(p.host_bound ? "(host-bound)" : "", 14) +
-                               [&] {
+                               padded(p.host_bound ? "(host-bound)" : "", 14) + [&] {
                                  const auto mark = predictionMark(rec, i);
                                  return mark.empty() ? mark : "<- " + mark;
                                }();
@@ -393,9 +392,9 @@ std::string toText(const WhatIfResult& r) {
     if (r.best) {
       const auto& p = r.predictions[*r.best];
       const auto mark = predictionMark(rec, *r.best);
-      o << "\n" << (mark.empty() ? std::string("predicted fastest") : mark) << ": "
-        << bucketSizeText(p.config.bucket_mb) << ", predicted step "
-        << us(p.step_us);
+      o << "\n"
+        << (mark.empty() ? std::string("predicted fastest") : mark) << ": "
+        << bucketSizeText(p.config.bucket_mb) << ", predicted step " << us(p.step_us);
       if (const auto vs = replayErrorPct(p.step_us, r.base_step_us))
         o << " (" << signedText(*vs, 1) << " vs recorded)";
       o << "\n";

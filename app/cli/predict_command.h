@@ -16,8 +16,8 @@ struct PredictArgs {
   std::optional<std::string> bucket_mb;  // comma list; none: the app's sweep sizes
   std::string first_bucket_mb;
   std::optional<std::int32_t> world_size;  // none: as recorded
-  bool overlap = false;     // --overlap
-  bool no_overlap = false;  // --no-overlap; neither: as recorded
+  bool overlap = false;                    // --overlap
+  bool no_overlap = false;                 // --no-overlap; neither: as recorded
   double network_scale = 1;
   double compute_scale = 1;
   std::string rules_file;

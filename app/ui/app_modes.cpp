@@ -9,6 +9,7 @@
 #include <QTextStream>
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
@@ -188,20 +189,31 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
   MainWindow window;
   if (!openUnattended(window, paths)) return 1;
   if (step) {
-    // One step of the first rank, start to end, as "Go to step" shows it.
+    // Step N of the first rank, from its first range's start to its last one's end (a step may
+    // be marked by several ranges), without the margin "Go to step" adds: the title's window
+    // figures are then the step's own.
     const auto run = window.session()->current();
-    const auto& steps = run->run.ranks.front().steps;
-    const auto s = std::find_if(steps.begin(), steps.end(),
-                                [&](const trace::StepRange& r) { return r.number == *step; });
-    if (s == steps.end()) {
-      err(QStringLiteral("--step %1: rank %2 of this run has %3; give one of them")
-              .arg(*step)
-              .arg(run->run.ranks.front().rank)
-              .arg(stepNumbersText(steps)));
+    const auto& first = run->run.ranks.front();
+    trace::TimeNs lo = std::numeric_limits<trace::TimeNs>::max();
+    trace::TimeNs hi = std::numeric_limits<trace::TimeNs>::min();
+    for (const auto& s : first.steps)
+      if (s.number == *step) {
+        lo = std::min(lo, s.start);
+        hi = std::max(hi, s.end);
+      }
+    if (hi < lo) {
+      err(first.steps.empty()
+              ? QStringLiteral("--step %1: this run has no step markers (ProfilerStep# ranges): "
+                               "export it without --step")
+                    .arg(*step)
+              : QStringLiteral("--step %1: rank %2 of this run has %3; give one of them")
+                    .arg(*step)
+                    .arg(first.rank)
+                    .arg(stepNumbersText(first.steps)));
       return 2;
     }
-    window.session()->setViewRange({s->start, s->end});
-    window.timeline()->searchBar()->stepBox()->setValue(s->number);
+    window.session()->setViewRange({lo, hi});
+    window.timeline()->searchBar()->stepBox()->setValue(*step);
     settle(window);
   }
   return exportAndSay(window, QStringLiteral("timeline"), file, scale);

@@ -3,8 +3,8 @@
 // the docs, and rendering to a PNG when there is no display.
 
 #include <QString>
-#include <optional>
 #include <QStringList>
+#include <optional>
 
 namespace ddpscope::ui {
 

@@ -324,8 +324,11 @@ void ComparePanel::rebuild() {
     return;
   }
   auto title = [this](const QString& tag, const LoadedRun& run, const analysis::StepReport& s) {
-    return tr("%1: %2 [%3] · rank 0, step %4: %5 · overlap %6 · exposed %7")
+    // The first rank loaded (rank 0 when it is): its lanes are the ones drawn.
+    const std::int32_t rank = run.report.ranks.empty() ? 0 : run.report.ranks.front().rank;
+    return tr("%1: %2 [%3] · rank %4, step %5: %6 · overlap %7 · exposed %8")
         .arg(tag, run.name, sourceBadge(run.source()))
+        .arg(rank)
         .arg(s.step)
         .arg(formatTime(s.dur_ns), formatPct(s.metrics.overlap_pct, 1),
              formatTime(s.metrics.exposed_ns));
@@ -416,7 +419,8 @@ FigureTable ComparePanel::figureTable() const {
   table.above << tr("A: %1 — %2")
                      .arg(a_->name, QString::fromStdString(analysis::runConfigurationText(a_->run)))
               << tr("B: %1 — %2")
-                     .arg(b_->name, QString::fromStdString(analysis::runConfigurationText(b_->run)));
+                     .arg(b_->name,
+                          QString::fromStdString(analysis::runConfigurationText(b_->run)));
   table.warning = warningText();
   for (int c = 0; c < model_->columnCount(); ++c)
     table.header << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();

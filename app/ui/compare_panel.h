@@ -70,7 +70,7 @@ class ComparePanel : public QWidget, public ChartExport {
   void showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b, trace::TimeNs length,
                    const QString& axis_label);
   void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
-  void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
+  void fillTable();          // analysis::compareRuns of A and B, and whether they are like for like
   int legendHeight() const;  // the room the legend takes under the lanes (0 when hidden)
 
   Session* session_;

@@ -146,13 +146,16 @@ void LanePlottable::draw(QCPPainter* painter) {
       // A figure being exported (QCustomPlot paints those without its caches) cannot be
       // zoomed: no advice to.
       const bool figure = painter->modes().testFlag(QCPPainter::pmNoCaching);
-      QString text = n == 1 ? QObject::tr("1 deeper level hidden at this zoom: every range in "
-                                          "it is under a pixel wide")
-                            : QObject::tr("%1 deeper levels hidden at this zoom: every range in "
-                                          "them is under a pixel wide")
+      QString text = n == 1 ? QObject::tr(
+                                  "1 deeper level hidden at this zoom: every range in "
+                                  "it is under a pixel wide")
+                            : QObject::tr(
+                                  "%1 deeper levels hidden at this zoom: every range in "
+                                  "them is under a pixel wide")
                                   .arg(n);
       if (!figure)
-        text += n == 1 ? QObject::tr(" (zoom in to see it)") : QObject::tr(" (zoom in to see them)");
+        text +=
+            n == 1 ? QObject::tr(" (zoom in to see it)") : QObject::tr(" (zoom in to see them)");
       painter->drawText(QRect(left + 6, top_px, rect->width() - 12, lane_h),
                         Qt::AlignVCenter | Qt::AlignLeft, text);
       painter->restore();

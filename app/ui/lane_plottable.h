@@ -84,16 +84,16 @@ class LanePlottable : public QCPAbstractPlottable {
   mutable std::vector<DrawBox> match_cache_;
 };
 
-// A legend entry of the timeline: a swatch of a colour and its meaning (the timeline's lanes are
-// not QCustomPlot graphs, so they have no legend items of their own). `band` draws the swatch
-// with the exposed-communication band along its bottom.
-class SwatchLegendItem;
-
 // Fills `legend` (cleared first) with what the lanes' colours mean in these timelines, each
 // colour once whichever timeline draws it: the roles present, each collective kind, the
 // exposed band and the overlap strip, then the host lanes' colours on a row of their own (the
-// legend wraps there). The timeline and the Compare tab's chart both call it.
+// legend wraps there). The timeline and the Compare tab's chart both call it (the Compare chart
+// draws one rank of each run; its legend is of the runs' colours).
 void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& timelines);
+
+// A legend entry of the timeline: a swatch of a colour and its meaning (the timeline's lanes are
+// not QCustomPlot graphs, so they have no legend items of their own). `band` draws the swatch
+// with the exposed-communication band along its bottom.
 
 class SwatchLegendItem : public QCPAbstractLegendItem {
   Q_OBJECT

@@ -260,9 +260,7 @@ class TableRow::Element : public QCPLayoutElement {
   QSize minimumOuterSizeHint() const override {
     return {tableWidth() + 2 * kMargin, contentHeight() + 16};
   }
-  QSize maximumOuterSizeHint() const override {
-    return {QWIDGETSIZE_MAX, contentHeight() + 16};
-  }
+  QSize maximumOuterSizeHint() const override { return {QWIDGETSIZE_MAX, contentHeight() + 16}; }
 
  protected:
   void draw(QCPPainter* painter) override {
@@ -287,12 +285,11 @@ class TableRow::Element : public QCPLayoutElement {
         int x = area.left();
         for (std::size_t c = 0; c < columns_.size(); ++c) {
           const int w = columns_[c];
-          const QString text = static_cast<qsizetype>(c) < row.size()
-                                   ? row[static_cast<qsizetype>(c)]
-                                   : QString();
+          const QString text =
+              static_cast<qsizetype>(c) < row.size() ? row[static_cast<qsizetype>(c)] : QString();
           // The metric left-aligned, the figures right-aligned (their units line up).
-          const QRect cell = c == 0 ? QRect(x + 4, y, w - kPad / 2, rh)
-                                    : QRect(x, y, w - kPad / 2, rh);
+          const QRect cell =
+              c == 0 ? QRect(x + 4, y, w - kPad / 2, rh) : QRect(x, y, w - kPad / 2, rh);
           painter->drawText(cell, Qt::AlignVCenter | (c == 0 ? Qt::AlignLeft : Qt::AlignRight),
                             text);
           x += w;

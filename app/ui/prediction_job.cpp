@@ -26,8 +26,9 @@ PredictionResult predictBlocking(std::shared_ptr<const LoadedRun> run,
     activities.reserve(run->run.ranks.size());
     for (const auto& rank : run->run.ranks)
       activities.push_back(analysis::rankActivity(rank, options));
-    out.whatif = analysis::predictWhatIf(run->run, run->report, activities,
-                                         analysis::whatIfSweepConfigs(sizes, analysis::whatIfBase(run->run)));
+    out.whatif = analysis::predictWhatIf(
+        run->run, run->report, activities,
+        analysis::whatIfSweepConfigs(sizes, analysis::whatIfBase(run->run)));
     out.recommendation = analysis::recommendWhatIf(out.whatif);
   } catch (const std::exception& e) {
     out.error = QString::fromStdString(e.what());

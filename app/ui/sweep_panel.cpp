@@ -510,7 +510,7 @@ void SweepPanel::replot() {
     label->position->setTypeY(QCPItemPosition::ptPlotCoords);
     label->position->setCoords(0.99, y);
     label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-    label->setText(tr("within the model's error (%1 %) of the predicted best")
+    label->setText(tr("within the model's error (%1 %) of the fastest predicted size")
                        .arg(rec.model_error_pct, 0, 'f', 1));
     label->setFont(QFont(font().family(), 8));
     label->setColor(colours::kPredicted);

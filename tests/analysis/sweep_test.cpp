@@ -234,6 +234,8 @@ TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {
     EXPECT_LT(warning, doc.find("Headline"));
     EXPECT_NE(doc.find("flagged incomplete: rank 1."), std::string::npos);
     EXPECT_NE(doc.find("The agent failed: exit status 1."), std::string::npos);
+    // Said once: the summary's own warning about the trace cut short is not repeated.
+    EXPECT_EQ(doc.find("cut short ("), std::string::npos) << doc;
   }
   in.incomplete_note.clear();
   run.ranks[1].ddpscope.incomplete = false;

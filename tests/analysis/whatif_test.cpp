@@ -562,8 +562,9 @@ TEST(DesignReport, PredictionSectionShowsItsFigureOrWhyThereIsNone) {
   // Their exposed communication (15 ms and more a step) is explained once: it runs while the
   // GPU waits for the host.
   for (const auto* doc : {&md, &html})
-    EXPECT_EQ(count(*doc, "Host-bound sizes: the host's own time sets the step, and the GPU "
-                          "waits for its next launches"),
+    EXPECT_EQ(count(*doc,
+                    "Host-bound sizes: the host's own time sets the step, and the GPU "
+                    "waits for its next launches"),
               1u)
         << *doc;
 
@@ -728,8 +729,7 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   EXPECT_FALSE(rec->clear_saving) << rec->text;
   EXPECT_EQ(rec->close_mb, (std::vector<double>{1, 25}));
   EXPECT_EQ(rec->host_bound_alike, 0U);
-  EXPECT_NE(rec->text.find("no size predicted is clearly faster"), std::string::npos)
-      << rec->text;
+  EXPECT_NE(rec->text.find("no size predicted is clearly faster"), std::string::npos) << rec->text;
   EXPECT_NE(rec->text.find("1 and 25 MiB are predicted within it of 5 MiB; measure them and 5 MiB"),
             std::string::npos)
       << rec->text;
@@ -744,8 +744,8 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
 
   // Just under the limit, a saving that rounds to it is given a digit more, and so is the limit.
   auto edge = result;
-  edge.predictions[1].step_us = edge.predictions[1].step_us_low =
-      edge.predictions[1].step_us_high = 1000 * (1 - e * 0.99);
+  edge.predictions[1].step_us = edge.predictions[1].step_us_low = edge.predictions[1].step_us_high =
+      1000 * (1 - e * 0.99);
   const auto at_edge = analysis::recommendWhatIf(edge);
   ASSERT_TRUE(at_edge.has_value());
   EXPECT_FALSE(at_edge->clear_saving);

@@ -64,8 +64,9 @@ analysis::WhatIfResult expectedWhatIf(const LoadedRun& run) {
   options.rules = run.rules;
   std::vector<analysis::RankActivity> activities;
   const auto report = analysis::analyzeRun(run.run, options, &activities);
-  return analysis::predictWhatIf(run.run, report, activities,
-                                 analysis::whatIfSweepConfigs(analysis::defaultSweepSizes()));
+  return analysis::predictWhatIf(
+      run.run, report, activities,
+      analysis::whatIfSweepConfigs(analysis::defaultSweepSizes(), analysis::whatIfBase(run.run)));
 }
 
 // The report's predicted figure (the Sweep tab's chart off-screen): pixels of the predicted band's
@@ -175,8 +176,7 @@ void checkCurve(Panel& f, const LoadedRun& run, const analysis::WhatIfResult& ex
   EXPECT_DOUBLE_EQ(keys(best).front(),
                    f.panel.chartX(expected.predictions[*expected.best].config.bucket_mb));
   // Named by its mark, as the CLI's table and the report mark it.
-  const auto mark =
-      analysis::predictionMark(analysis::recommendWhatIf(expected), *expected.best);
+  const auto mark = analysis::predictionMark(analysis::recommendWhatIf(expected), *expected.best);
   ASSERT_TRUE(mark.rfind("predicted ", 0) == 0) << mark;
   EXPECT_TRUE(best->name().startsWith(QString::fromStdString(mark + " (")))
       << best->name().toStdString();
