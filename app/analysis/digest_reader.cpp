@@ -138,6 +138,9 @@ RunSummary readRun(const Reader& r, element run) {
   // Per step with steps; per rank over the whole trace without (RunSummary keeps either in one).
   s.exposed_ns_per_step = s.hasSteps() ? r.micros(run, "exposed_comm_per_step_us").value_or(0)
                                        : r.micros(run, "exposed_comm_us").value_or(0);
+  // Added within version 2: absent from the digests written before it.
+  if (r.has(run, "exposed_wait_per_step_us"))
+    s.exposed_wait_ns_per_step = r.micros(run, "exposed_wait_per_step_us");
   s.dp_efficiency = r.number(run, "dp_efficiency");
   s.gpu_idle_pct = r.number(run, "gpu_idle_pct");
   s.allreduces_per_step = r.number(run, "allreduces_per_step").value_or(0);

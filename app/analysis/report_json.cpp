@@ -446,6 +446,11 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
   j.key("exposed_comm_per_step_us");  // null for a whole-trace summary
   j.optional(rs.hasSteps() ? std::optional(static_cast<double>(rs.exposed_ns_per_step) / 1000.0)
                            : std::nullopt);
+  // Of it, waiting for a late rank (matched collectives); null without steps or matching.
+  j.key("exposed_wait_per_step_us");
+  j.optional(rs.exposed_wait_ns_per_step
+                 ? std::optional(static_cast<double>(*rs.exposed_wait_ns_per_step) / 1000.0)
+                 : std::nullopt);
   j.key("exposed_comm_us");  // per rank over the whole trace, for a whole-trace summary
   j.optional(rs.hasSteps() ? std::nullopt
                            : std::optional(static_cast<double>(rs.exposed_ns_per_step) / 1000.0));

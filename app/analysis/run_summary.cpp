@@ -166,6 +166,8 @@ struct StepTotals {
   TimeNs dp_exposed = 0, dp_time = 0;  // over the steps with GPU work
   double allreduces = 0;
   std::int64_t samples = 0;  // (rank, step) pairs added
+  TimeNs exposed_wait = 0;         // over the steps whose collectives were matched
+  std::int64_t wait_samples = 0;   // (rank, step) pairs with an exposed wait figure
 
   void add(const StepReport& st) {
     ++samples;
@@ -176,6 +178,10 @@ struct StepTotals {
     dur += st.dur_ns;
     busy += st.metrics.busy_ns;
     idle += stepIdleNs(st);
+    if (st.breakdown.exposed_wait_ns) {
+      exposed_wait += *st.breakdown.exposed_wait_ns;
+      ++wait_samples;
+    }
     if (st.dp_efficiency) {                              // a step with GPU work
       dp_exposed += st.dur_ns - st.compute_critical_ns;  // the step's exposed, at most its time
       dp_time += st.dur_ns;
@@ -186,6 +192,10 @@ struct StepTotals {
     return 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
   }
   TimeNs exposedPerStep() const { return samples ? exposed / samples : 0; }
+  std::optional<TimeNs> exposedWaitPerStep() const {
+    if (wait_samples == 0) return std::nullopt;
+    return exposed_wait / wait_samples;
+  }
   std::optional<double> dpEfficiency() const {
     if (dp_time <= 0) return std::nullopt;
     return 1.0 - static_cast<double>(dp_exposed) / static_cast<double>(dp_time);
@@ -275,6 +285,7 @@ RunSummary summarizeRun(const RunReport& report) {
   s.step_ns = slowest_sum / static_cast<TimeNs>(steps.size());
   s.overlap_pct = totals.overlapPct();
   s.exposed_ns_per_step = totals.exposedPerStep();
+  s.exposed_wait_ns_per_step = totals.exposedWaitPerStep();
   s.allreduces_per_step =
       totals.samples ? totals.allreduces / static_cast<double>(totals.samples) : 0;
   s.dp_efficiency = totals.dpEfficiency();

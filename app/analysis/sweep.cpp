@@ -114,6 +114,11 @@ std::vector<ComparisonRow> compareSummaries(const RunSummary& sa, const RunSumma
   addNumber("overlap", sa.overlap_pct, sb.overlap_pct, " %", 2, " pp");
   addTime("exposed communication / step", perStep(sa, sa.exposed_ns_per_step),
           perStep(sb, sb.exposed_ns_per_step));
+  // Of it, waiting for a late rank: what a straggler adds, which no bucket size removes; a row
+  // only when either run matched its collectives across ranks.
+  if (sa.exposed_wait_ns_per_step || sb.exposed_wait_ns_per_step)
+    addTime("  of which waiting for a late rank", sa.exposed_wait_ns_per_step,
+            sb.exposed_wait_ns_per_step);
   // A count: whole numbers unless a run's steps differ in it (a mean with a fraction).
   const auto whole = [](double v) { return v == std::floor(v); };
   addNumber("allreduces / step", perStep(sa, sa.allreduces_per_step),

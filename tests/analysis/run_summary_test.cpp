@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include "app/analysis/report_json.h"
+#include "app/analysis/sweep.h"
+
 using namespace ddpscope;
 using analysis::RankReport;
 using analysis::RunReport;
@@ -230,6 +233,49 @@ TEST(RunSummary, FiguresPoolRanksAndStepsAndTheStepTimeIsTheSlowestRanks) {
   auto fractional = s;
   fractional.allreduces_per_step = 13.5;
   EXPECT_EQ(analysis::runFigureText(fractional).allreduces, "13.5");
+}
+
+// The exposed part waiting for a late rank, per step: the mean over ranks × selected steps of the
+// steps' exposed wait (the warm-up step left out); none when nothing was matched. Compare gives
+// it a row only then.
+//   rank 0: steps 1, 2 wait 10, 20; rank 1: 30, 40 -> (10 + 20 + 30 + 40) / 4 = 25
+TEST(RunSummary, ExposedWaitingForALateRankPerStep) {
+  auto waited = [](StepReport st, analysis::TimeNs wait) {
+    st.breakdown.exposed_wait_ns = wait;
+    st.breakdown.exposed_transfer_ns = st.metrics.exposed_ns - wait;
+    return st;
+  };
+  RunReport rep;
+  rep.ranks.push_back(rank(0, {waited(step(0, 999, 500, 0, 1), 400),
+                               waited(step(1, 100, 40, 0, 70), 10),
+                               waited(step(2, 120, 40, 0, 120), 20)}));
+  rep.ranks.push_back(rank(1, {waited(step(0, 999, 500, 0, 1), 400),
+                               waited(step(1, 110, 60, 0, 50), 30),
+                               waited(step(2, 100, 60, 0, 90), 40)}));
+  rep.completeness.world_size = 2;
+  const auto s = analysis::summarizeRun(rep);
+  ASSERT_TRUE(s.exposed_wait_ns_per_step);
+  EXPECT_EQ(*s.exposed_wait_ns_per_step, 25);
+  EXPECT_NE(analysis::reportToJson(rep).find("\"exposed_wait_per_step_us\": 0.025"),
+            std::string::npos);
+
+  RunReport unmatched = rep;
+  for (auto& r : unmatched.ranks)
+    for (auto& st : r.steps)
+      st.breakdown.exposed_wait_ns.reset();
+  const auto u = analysis::summarizeRun(unmatched);
+  EXPECT_FALSE(u.exposed_wait_ns_per_step);
+  const auto row = [](const std::vector<analysis::ComparisonRow>& rows) {
+    return std::find_if(rows.begin(), rows.end(), [](const analysis::ComparisonRow& r) {
+      return r.metric.find("waiting for a late rank") != std::string::npos;
+    });
+  };
+  const auto with = analysis::compareSummaries(u, s);
+  ASSERT_NE(row(with), with.end());
+  EXPECT_EQ(row(with)->a, "n/a");
+  EXPECT_EQ(row(with)->b, "25 ns");
+  const auto without = analysis::compareSummaries(u, u);
+  EXPECT_EQ(row(without), without.end());
 }
 
 // A step whose exposed communication runs past its (host) range counts its whole time as
