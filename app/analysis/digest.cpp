@@ -1,4 +1,5 @@
 #include "app/analysis/digest.h"
+#include "app/analysis/step_breakdown.h"
 
 #include <algorithm>
 #include <atomic>
@@ -99,6 +100,8 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
       k.end += t.base_time_ns;
     }
     p.exposed = shifted(subtract(act.comm, act.compute), t.base_time_ns);
+    for (const auto& e : stepExposed(p.report, act))
+      p.step_exposed.push_back(shifted(e, t.base_time_ns));
     p.file = file;
     p.written_by_ddpscope = recordedByDdpscope(t);
     p.origin = imported.origin;
@@ -183,6 +186,12 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
       applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r]);
   }
   out.matched = std::move(matching.matched);
+  // Each step's exposed part inside waits, as analyzeRun splits it (the run summary's
+  // exposed_wait_ns_per_step).
+  std::vector<std::vector<IntervalSet>> step_exposed;
+  for (const auto& p : parts)
+    step_exposed.push_back(p.step_exposed);
+  splitStepExposed(out, step_exposed);
   out.matched_by = std::move(matching.matched_by);
   for (auto& w : matching.warnings)
     out.warnings.push_back(std::move(w));
@@ -479,6 +488,9 @@ std::string encodePartials(const std::vector<RankPartial>& parts) {
       w.pod(k.ref);
     }
     putIntervals(w, p.exposed);
+    w.pod<std::uint64_t>(p.step_exposed.size());
+    for (const auto& e : p.step_exposed)
+      putIntervals(w, e);
     w.str(p.file.name);
     w.pod(p.file.bytes);
     w.pod(p.file.hash);
@@ -518,6 +530,9 @@ std::vector<RankPartial> decodePartials(std::string_view bytes) {
       k.ref = r.pod<EventRef>();
     }
     p.exposed = getIntervals(r);
+    p.step_exposed.resize(r.count());
+    for (auto& e : p.step_exposed)
+      e = getIntervals(r);
     p.file.name = r.str();
     p.file.bytes = r.pod<std::uint64_t>();
     p.file.hash = r.pod<std::uint64_t>();

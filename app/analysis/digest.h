@@ -45,6 +45,9 @@ struct RankPartial {
   RankReport report;
   std::vector<CollectiveTiming> timings;
   IntervalSet exposed;  // ∪comm \ ∪compute (model time + base): for the matched split
+  // Per step of report.steps, its exposed communication (stepExposed, model time + base): for
+  // the matched split per step (splitStepExposed), as a run's analysis makes it.
+  std::vector<IntervalSet> step_exposed;
   DigestFile file;
   bool written_by_ddpscope = false;
   trace::RankTrace identity;  // the trace without its events: to refuse files of other runs

@@ -272,6 +272,16 @@ std::string digestConfigurationText(const Digest& d) {
   return s;
 }
 
+std::vector<TimeNs> digestStepTimes(const Digest& d) {
+  std::vector<std::vector<std::pair<std::int32_t, TimeNs>>> per_rank;
+  for (const auto& r : d.ranks) {
+    auto& steps = per_rank.emplace_back();
+    for (const auto& st : r.steps)
+      steps.emplace_back(st.step, st.dur_ns);
+  }
+  return selectedStepTimes(per_rank, d.run.selection);
+}
+
 RunIdentity digestIdentity(const Digest& d) {
   RunIdentity id;
   id.source = d.ranks.empty() ? "imported" : d.ranks.front().source;

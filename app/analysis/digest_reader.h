@@ -60,6 +60,8 @@ Digest readDigest(const std::string& path);
 std::string digestConfigurationText(const Digest& digest);
 // Its source and world size (its model is not known: not compared).
 RunIdentity digestIdentity(const Digest& digest);
+// selectedStepTimes of the digest's ranks over its run summary's steps.
+std::vector<TimeNs> digestStepTimes(const Digest& digest);
 
 // Whether the file starts as a digest does ({"ddpscope_digest": ...), reading only its first
 // bytes (inflated when gzip); false for unreadable files. How the app tells a digest from a trace.

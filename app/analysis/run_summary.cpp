@@ -165,9 +165,9 @@ struct StepTotals {
   TimeNs comm = 0, hidden = 0, exposed = 0, dur = 0, busy = 0, idle = 0;
   TimeNs dp_exposed = 0, dp_time = 0;  // over the steps with GPU work
   double allreduces = 0;
-  std::int64_t samples = 0;  // (rank, step) pairs added
-  TimeNs exposed_wait = 0;         // over the steps whose collectives were matched
-  std::int64_t wait_samples = 0;   // (rank, step) pairs with an exposed wait figure
+  std::int64_t samples = 0;       // (rank, step) pairs added
+  TimeNs exposed_wait = 0;        // over the steps whose collectives were matched
+  std::int64_t wait_samples = 0;  // (rank, step) pairs with an exposed wait figure
 
   void add(const StepReport& st) {
     ++samples;
@@ -229,6 +229,44 @@ RankFigures rankFigures(const RankReport& r, const StepSelection& sel) {
 }
 
 }  // namespace
+
+std::vector<TimeNs> selectedStepTimes(
+    const std::vector<std::vector<std::pair<std::int32_t, TimeNs>>>& per_rank_steps,
+    const StepSelection& selection) {
+  std::vector<TimeNs> out;
+  if (selection.whole_trace) return out;
+  for (const std::int32_t n : selection.used) {
+    TimeNs slowest = 0;
+    for (const auto& steps : per_rank_steps)
+      for (const auto& [step, dur] : steps)
+        if (step == n) slowest = std::max(slowest, dur);
+    out.push_back(slowest);
+  }
+  return out;
+}
+
+std::vector<TimeNs> selectedStepTimes(const RunReport& report, const StepSelection& selection) {
+  std::vector<std::vector<std::pair<std::int32_t, TimeNs>>> per_rank;
+  for (const auto& r : report.ranks) {
+    auto& steps = per_rank.emplace_back();
+    for (const auto& st : r.steps)
+      steps.emplace_back(st.step, st.dur_ns);
+  }
+  return selectedStepTimes(per_rank, selection);
+}
+
+std::optional<TimeNs> stepTimeSpread(const std::vector<TimeNs>& step_times) {
+  if (step_times.size() < 2) return std::nullopt;
+  double mean = 0;
+  for (const TimeNs t : step_times)
+    mean += static_cast<double>(t);
+  mean /= static_cast<double>(step_times.size());
+  double sq = 0;
+  for (const TimeNs t : step_times)
+    sq += (static_cast<double>(t) - mean) * (static_cast<double>(t) - mean);
+  return static_cast<TimeNs>(
+      std::llround(std::sqrt(sq / static_cast<double>(step_times.size() - 1))));
+}
 
 std::vector<StepMean> stepMeans(const RunReport& report) {
   std::map<std::int32_t, StepMean> by_step;

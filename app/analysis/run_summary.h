@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "app/analysis/analysis.h"
@@ -60,6 +61,16 @@ struct StepMean {
   TimeNs exposed_ns = 0;
 };
 std::vector<StepMean> stepMeans(const RunReport& report);
+
+// Per selected step, in step order, the step time as the run summary's step_ns averages it: the
+// slowest rank's. `per_rank_steps` gives each rank's (step, duration) pairs.
+std::vector<TimeNs> selectedStepTimes(
+    const std::vector<std::vector<std::pair<std::int32_t, TimeNs>>>& per_rank_steps,
+    const StepSelection& selection);
+std::vector<TimeNs> selectedStepTimes(const RunReport& report, const StepSelection& selection);
+// The step-to-step spread of a run's step time: the standard deviation of those step times
+// (n − 1 in the denominator); none with fewer than two steps.
+std::optional<TimeNs> stepTimeSpread(const std::vector<TimeNs>& step_times);
 
 struct RunSummary {
   std::int32_t ranks = 0;       // ranks with a trace

@@ -143,18 +143,34 @@ std::vector<RankWaits> rankWaits(const RunReport& report) {
   return out;
 }
 
+std::vector<IntervalSet> stepExposed(const RankReport& rank, const RankActivity& activity) {
+  std::vector<IntervalSet> out;
+  const auto& unions = activity.steps;
+  for (std::size_t s = 0; s < rank.steps.size() && s < unions.size(); ++s) {
+    const auto& st = rank.steps[s];
+    out.push_back(
+        clip(subtract(unions[s].comm, unions[s].compute), st.start_ns, st.start_ns + st.dur_ns));
+  }
+  return out;
+}
+
 void splitStepExposed(RunReport& report, const std::vector<RankActivity>& activities) {
   if (!matchedSplitKnown(report)) return;  // a rank not loaded may be the one waited for
+  std::vector<std::vector<IntervalSet>> exposed;
+  for (std::size_t r = 0; r < report.ranks.size() && r < activities.size(); ++r)
+    exposed.push_back(stepExposed(report.ranks[r], activities[r]));
+  splitStepExposed(report, exposed);
+}
+
+void splitStepExposed(RunReport& report, const std::vector<std::vector<IntervalSet>>& exposed) {
+  if (!matchedSplitKnown(report)) return;
   const auto waits = rankWaits(report);
-  for (std::size_t r = 0; r < report.ranks.size() && r < activities.size(); ++r) {
+  for (std::size_t r = 0; r < report.ranks.size() && r < exposed.size(); ++r) {
     if (!waits[r].involved) continue;
     auto& steps = report.ranks[r].steps;
-    const auto& unions = activities[r].steps;
-    for (std::size_t s = 0; s < steps.size() && s < unions.size(); ++s) {
+    for (std::size_t s = 0; s < steps.size() && s < exposed[r].size(); ++s) {
       auto& st = steps[s];
-      const auto exposed =
-          clip(subtract(unions[s].comm, unions[s].compute), st.start_ns, st.start_ns + st.dur_ns);
-      const TimeNs wait = intersectionLength(exposed, waits[r].waits);
+      const TimeNs wait = intersectionLength(exposed[r][s], waits[r].waits);
       st.breakdown.exposed_wait_ns = wait;
       st.breakdown.exposed_transfer_ns = st.breakdown.exposed_comm_ns - wait;
     }

@@ -52,6 +52,12 @@ std::vector<RankWaits> rankWaits(const RunReport& report);
 // waits) and the rest, for the ranks in a matched collective; `activities` in report order,
 // with their steps' unions (analyzeRank).
 void splitStepExposed(RunReport& report, const std::vector<RankActivity>& activities);
+// Each step's exposed communication (its communication not under its computation, clipped to
+// the step's range): what splitStepExposed intersects with the rank's waits.
+std::vector<IntervalSet> stepExposed(const RankReport& rank, const RankActivity& activity);
+// splitStepExposed from each rank's stepExposed, in the times of report.matched (the digest's
+// ranks, read apart, keep only these).
+void splitStepExposed(RunReport& report, const std::vector<std::vector<IntervalSet>>& exposed);
 
 // The sum of each part of the breakdown over every rank and the selected steps (none for a
 // whole-trace summary).

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -40,8 +42,12 @@ struct ComparedRun {
   std::string configuration;
   std::string configuration_without_buckets;  // what a sweep's runs must share
   analysis::RunIdentity identity;
-  std::optional<double> bucket_mb;  // the recorded cap, when the run says it
-  bool from_digest = false;         // a digest keeps fewer settings than its traces
+  std::optional<double> bucket_mb;           // the recorded cap, when the run says it
+  bool from_digest = false;                  // a digest keeps fewer settings than its traces
+  std::vector<analysis::TimeNs> step_times;  // per selected step (selectedStepTimes)
+  // The settings the trace records but its bucket caps and step count (ddpscope's
+  // configuration: a straggler, jitter, ...), as written; none for a digest or an import.
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 
 // The cap a digest's bucket setting states ("25 MiB (first 1 MiB)", "per tensor").
@@ -66,12 +72,19 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     c.identity = analysis::digestIdentity(digest);
     c.bucket_mb = capOfSetting(digest.run.bucket_setting);
     c.from_digest = true;
+    c.step_times = analysis::digestStepTimes(digest);
     const auto cut = c.configuration.find(" · buckets ");
     c.configuration_without_buckets = c.configuration.substr(0, cut);
     return c;
   }
   const trace::Run run = trace::loadRun({path});
-  c.summary = analysis::summarizeRun(analysis::analyzeRun(run, options));
+  const auto report = analysis::analyzeRun(run, options);
+  c.summary = analysis::summarizeRun(report);
+  c.step_times = analysis::selectedStepTimes(report, c.summary.selection);
+  if (!run.ranks.empty())
+    for (const auto& [key, value] : run.ranks.front().ddpscope.config)
+      if (key != "bucket_mb" && key != "first_bucket_mb" && key != "steps")
+        c.settings.emplace_back(key, value);
   c.configuration = analysis::runConfigurationText(run);
   c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
@@ -185,6 +198,31 @@ CLI::App* addSweepCommand(CLI::App& app, SweepArgs& a) {
   return c;
 }
 
+namespace {
+
+// The sweep's mark of each run: the fastest, and the runs whose step time is within the larger
+// of the two runs' step-to-step spreads of it (not told apart by these measurements).
+struct SweepTies {
+  std::size_t best = 0;
+  std::vector<std::size_t> tied;
+};
+
+SweepTies sweepTies(const std::vector<analysis::SweepPoint>& points,
+                    const std::vector<std::optional<analysis::TimeNs>>& spreads) {
+  SweepTies t;
+  for (std::size_t i = 1; i < points.size(); ++i)
+    if (points[i].summary.step_ns < points[t.best].summary.step_ns) t.best = i;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (i == t.best) continue;
+    const analysis::TimeNs gap = points[i].summary.step_ns - points[t.best].summary.step_ns;
+    const analysis::TimeNs spread = std::max(spreads[i].value_or(0), spreads[t.best].value_or(0));
+    if (gap <= spread) t.tied.push_back(i);
+  }
+  return t;
+}
+
+}  // namespace
+
 int runSweep(const SweepArgs& args) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
@@ -192,31 +230,52 @@ int runSweep(const SweepArgs& args) {
   std::vector<std::pair<std::optional<double>, std::string>> given;
   for (const auto& r : args.runs) {
     const auto eq = r.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      given.emplace_back(std::nullopt, r);
+    std::error_code ec;
+    if (eq == std::string::npos || eq == 0 || std::filesystem::exists(r, ec)) {
+      given.emplace_back(std::nullopt, r);  // a path (one with '=' in its name too)
       continue;
     }
     const std::string mb = r.substr(0, eq);
     char* end = nullptr;
     const double v = std::strtod(mb.c_str(), &end);
-    if (end == mb.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v)) {
-      // Not a size: a path with '=' in its name.
-      given.emplace_back(std::nullopt, r);
-      continue;
+    if (end == mb.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v) || v > (1 << 20)) {
+      std::cerr << "ddpscope-cli sweep: '" << mb << "' in " << r
+                << " is not a bucket size in MiB (give MB=PATH, as 25=" << r.substr(eq + 1)
+                << ")\n";
+      return 2;
     }
     given.emplace_back(v, r.substr(eq + 1));
   }
   std::vector<analysis::SweepPoint> points;
-  std::vector<bool> from_digest;
-  std::string warning;
-  analysis::RunIdentity first_identity;
+  std::vector<std::optional<analysis::TimeNs>> spreads;
+  std::vector<ComparedRun> runs;
+  std::set<std::string> seen;
   for (const auto& [stated, path] : given) {
-    const ComparedRun run = comparedRun(path, options);
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(path, ec).string();
+    if (!seen.insert(ec ? path : canonical).second) {
+      std::cerr << "ddpscope-cli sweep: " << path << " is given twice; give each run once\n";
+      return 2;
+    }
+    ComparedRun run = comparedRun(path, options);
+    if (stated && run.bucket_mb && *run.bucket_mb != *stated) {
+      std::cerr << "ddpscope-cli sweep: " << path << " records bucket size "
+                << analysis::mibNumberText(*run.bucket_mb) << " MiB, not "
+                << analysis::mibNumberText(*stated) << " as given; give it without "
+                << analysis::mibNumberText(*stated) << "=\n";
+      return 2;
+    }
     const auto mb = stated ? stated : run.bucket_mb;
     if (!mb) {
       std::cerr << "ddpscope-cli sweep: " << path
                 << " does not record its bucket size: give it as MB=" << path << " (25=" << path
                 << " for PyTorch DDP's default)\n";
+      return 2;
+    }
+    if (!run.summary.hasSteps()) {
+      std::cerr << "ddpscope-cli sweep: " << path
+                << " has no training steps (no ProfilerStep# ranges): a sweep compares step "
+                   "times; leave it out\n";
       return 2;
     }
     for (const auto& p : points)
@@ -225,34 +284,104 @@ int runSweep(const SweepArgs& args) {
                   << " MiB: " << p.label << " and " << path << "; give one run per size\n";
         return 2;
       }
-    if (points.empty()) {
-      first_identity = run.identity;
-    } else if (warning.empty()) {
-      warning = analysis::comparabilityWarning(first_identity, run.identity);
-    }
     analysis::SweepPoint point;
     point.bucket_mb = *mb;
     point.summary = run.summary;
     point.label = path;
     point.configuration = run.configuration_without_buckets;
     points.push_back(std::move(point));
-    from_digest.push_back(run.from_digest);
+    spreads.push_back(analysis::stepTimeSpread(run.step_times));
+    runs.push_back(std::move(run));
   }
-  // Like for like but for the bucket size: the same settings otherwise (model, backend, ranks),
-  // among the runs read from their traces (a digest's line names fewer settings).
-  const std::string* reference = nullptr;
-  for (std::size_t i = 0; i < points.size() && warning.empty(); ++i) {
-    if (from_digest[i]) continue;
+  // Like for like but for the bucket size: source, model and world size; overlap; and every
+  // other setting a run of the agent records (a straggler, jitter, ...), between the runs read
+  // from their traces (a digest keeps fewer settings).
+  std::vector<std::string> why;
+  const auto differs = [&](const std::string& what) {
+    if (std::find(why.begin(), why.end(), what) == why.end()) why.push_back(what);
+  };
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (const auto w = analysis::comparabilityWarning(runs.front().identity, runs[i].identity);
+        !w.empty()) {
+      // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
+      constexpr std::string_view kHead = "Not like for like: ";
+      const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
+      differs(w.substr(from, w.find(". Differences") - from) + " (" + points[i].label + ")");
+    }
+    // Overlap where both runs say it (an imported trace does not).
+    const auto& oa = runs.front().summary.overlap_setting;
+    const auto& ob = runs[i].summary.overlap_setting;
+    if (oa && ob && *oa != *ob)
+      differs("overlap differs (" + points.front().label + ": " + (*oa ? "on" : "off") + ", " +
+              points[i].label + ": " + (*ob ? "on" : "off") + ")");
+  }
+  const ComparedRun* reference = nullptr;
+  for (const auto& r : runs) {
+    if (r.from_digest) continue;
     if (reference == nullptr) {
-      reference = &points[i].configuration;
-    } else if (points[i].configuration != *reference) {
-      warning = "Not like for like: the runs differ in more than their bucket size (" + *reference +
-                " vs " + points[i].configuration +
-                "). Differences may come from these, not from the bucket size.";
+      reference = &r;
+      continue;
+    }
+    for (const auto& [key, value] : r.settings) {
+      const auto it = std::find_if(reference->settings.begin(), reference->settings.end(),
+                                   [&](const auto& kv) { return kv.first == key; });
+      const std::string was = it == reference->settings.end() ? "not set" : it->second;
+      if (was != value) differs("setting " + key + " differs (" + was + " vs " + value + ")");
     }
   }
+  std::string warning;
+  if (!why.empty()) {
+    warning = "Not like for like: ";
+    for (std::size_t i = 0; i < why.size(); ++i)
+      warning += (i ? "; " : "") + why[i];
+    warning += ". Differences may come from these, not from the bucket size.";
+  }
+  // The ties before the points are sorted by size: indices follow the sort below.
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return points[x].bucket_mb < points[y].bucket_mb;
+  });
+  {
+    std::vector<analysis::SweepPoint> p2;
+    std::vector<std::optional<analysis::TimeNs>> s2;
+    for (const auto i : order) {
+      p2.push_back(points[i]);
+      s2.push_back(spreads[i]);
+    }
+    points = std::move(p2);
+    spreads = std::move(s2);
+  }
+  const SweepTies ties = sweepTies(points, spreads);
   // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
   const auto rec = analysis::recommendBucketSize(points, -1);
+  std::string text = rec.text;
+  if (!ties.tied.empty()) {
+    std::vector<double> sizes;
+    for (const auto i : ties.tied)
+      sizes.push_back(points[i].bucket_mb);
+    std::string list;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      list +=
+          (i == 0                  ? ""
+           : i + 1 == sizes.size() ? " and "
+                                   : ", ") +
+          (sizes[i] == 0 ? std::string("per tensor") : analysis::mibNumberText(sizes[i]) + " MiB");
+    text +=
+        " Measured within the step-to-step spread of it (the larger of the two runs' "
+        "standard deviations over their steps): " +
+        list +
+        "; these runs do not tell them apart: run more steps, or repeat the runs, to choose "
+        "among them.";
+  }
+  const auto mark = [&](std::size_t i) -> std::string {
+    if (i == ties.best) return ties.tied.empty() ? "fastest" : "fastest, tied";
+    return std::find(ties.tied.begin(), ties.tied.end(), i) != ties.tied.end() ? "tied" : "";
+  };
+  const auto spreadText = [&](std::size_t i) {
+    return spreads[i] ? "±" + analysis::formatDuration(*spreads[i]) : std::string("n/a");
+  };
   if (args.json) {
     std::string o = "{";
     trace::appendJsonString(o, "measured");
@@ -262,6 +391,7 @@ int runSweep(const SweepArgs& args) {
     for (std::size_t i = 0; i < points.size(); ++i) {
       const auto& p = points[i];
       const auto f = analysis::runFigureText(p.summary);
+      const std::string m = mark(i);
       o += i ? ", {" : "{";
       trace::appendJsonString(o, "bucket_mb");
       o += ": ";
@@ -272,7 +402,8 @@ int runSweep(const SweepArgs& args) {
                                  {"step", &f.step},
                                  {"overlap", &f.overlap},
                                  {"exposed", &f.exposed},
-                                 {"allreduces_per_step", &f.allreduces}}) {
+                                 {"allreduces_per_step", &f.allreduces},
+                                 {"mark", &m}}) {
         o += ", ";
         trace::appendJsonString(o, k);
         o += ": ";
@@ -281,8 +412,12 @@ int runSweep(const SweepArgs& args) {
       o += ", ";
       trace::appendJsonString(o, "step_us");
       o += ": ";
-      if (p.summary.hasSteps())
-        trace::appendDouble(o, static_cast<double>(p.summary.step_ns) / 1e3);
+      trace::appendDouble(o, static_cast<double>(p.summary.step_ns) / 1e3);
+      o += ", ";
+      trace::appendJsonString(o, "step_spread_us");
+      o += ": ";
+      if (spreads[i])
+        trace::appendDouble(o, static_cast<double>(*spreads[i]) / 1e3);
       else
         o += "null";
       o += "}";
@@ -301,7 +436,7 @@ int runSweep(const SweepArgs& args) {
     o += ", ";
     trace::appendJsonString(o, "text");
     o += ": ";
-    trace::appendJsonString(o, rec.text);
+    trace::appendJsonString(o, text);
     o += "}\n";
     std::cout << o;
     return 0;
@@ -310,14 +445,15 @@ int runSweep(const SweepArgs& args) {
             << ", " << points.front().configuration << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   std::cout << "\n";
-  std::vector<std::vector<std::string>> rows{
-      {"bucket MiB", "step time", "overlap", "exposed", "allreduces/step", "steps", "run"}};
+  std::vector<std::vector<std::string>> rows{{"bucket MiB", "step time", "spread", "overlap",
+                                              "exposed", "allreduces/step", "steps", "run"}};
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     const auto f = analysis::runFigureText(p.summary);
+    const std::string m = mark(i);
     rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb), f.step,
-                    f.overlap, f.exposed, f.allreduces, f.scope,
-                    p.label + (i == rec.best ? "  <- fastest" : "")});
+                    spreadText(i), f.overlap, f.exposed, f.allreduces, f.scope,
+                    p.label + (m.empty() ? "" : "  <- " + m)});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& r : rows)
@@ -329,7 +465,8 @@ int runSweep(const SweepArgs& args) {
       line += analysis::padded(r[c], widths[c] + 2);
     std::cout << line << r.back() << "\n";
   }
-  std::cout << "\n" << rec.text << "\n";
+  std::cout << "(spread: the standard deviation of the step time over the steps covered)\n";
+  std::cout << "\n" << text << "\n";
   return 0;
 }
 

@@ -246,12 +246,12 @@ TEST(RunSummary, ExposedWaitingForALateRankPerStep) {
     return st;
   };
   RunReport rep;
-  rep.ranks.push_back(rank(0, {waited(step(0, 999, 500, 0, 1), 400),
-                               waited(step(1, 100, 40, 0, 70), 10),
-                               waited(step(2, 120, 40, 0, 120), 20)}));
-  rep.ranks.push_back(rank(1, {waited(step(0, 999, 500, 0, 1), 400),
-                               waited(step(1, 110, 60, 0, 50), 30),
-                               waited(step(2, 100, 60, 0, 90), 40)}));
+  rep.ranks.push_back(
+      rank(0, {waited(step(0, 999, 500, 0, 1), 400), waited(step(1, 100, 40, 0, 70), 10),
+               waited(step(2, 120, 40, 0, 120), 20)}));
+  rep.ranks.push_back(
+      rank(1, {waited(step(0, 999, 500, 0, 1), 400), waited(step(1, 110, 60, 0, 50), 30),
+               waited(step(2, 100, 60, 0, 90), 40)}));
   rep.completeness.world_size = 2;
   const auto s = analysis::summarizeRun(rep);
   ASSERT_TRUE(s.exposed_wait_ns_per_step);
