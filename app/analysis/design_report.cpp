@@ -123,7 +123,8 @@ Table bucketTable(const DesignReportInput& in) {
   const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
   std::vector<std::string> head{"step", "bucket"};
   if (tensors) head.push_back("tensors");
-  for (const char* h : {"MiB", "ready (from step start)", "queued", "duration", "exposed", "busbw"})
+  for (const char* h : {"MiB", "ready (from step start)", "queued", "duration", "exposed",
+                        "busbw (waiting included)"})
     head.push_back(h);
   Table t{head};
   if (report.ranks.empty()) return t;

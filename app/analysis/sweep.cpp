@@ -87,9 +87,16 @@ std::vector<ComparisonRow> compareSummaries(const RunSummary& sa, const RunSumma
                     "",     static_cast<double>(x), static_cast<double>(y)};
     const TimeNs d = y - x;
     r.delta = (d > 0 ? "+" : d < 0 ? "-" : "") + formatDuration(d >= 0 ? d : -d);
-    if (x > 0)
+    if (x > 0) {
+      // A change of over 10× reads as a ratio ("×3140"), not as "+313960.3 %".
+      const double ratio = static_cast<double>(y) / static_cast<double>(x);
+      char b[32];
+      std::snprintf(b, sizeof b, "%.0f", ratio);
       r.delta +=
-          " (" + signedText(100.0 * static_cast<double>(d) / static_cast<double>(x), 1) + ")";
+          ratio > 10
+              ? std::string(" (×") + b + ")"
+              : " (" + signedText(100.0 * static_cast<double>(d) / static_cast<double>(x), 1) + ")";
+    }
     rows.push_back(r);
   };
   auto addNumber = [&](const char* metric, std::optional<double> x, std::optional<double> y,

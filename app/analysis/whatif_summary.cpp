@@ -119,6 +119,8 @@ std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::si
   if (i == r->prediction) {
     if (!r->tied.empty()) return "predicted fastest, tied";
     if (r->unloaded_ranks_late) return "predicted fastest, ranks late";
+    // Faster than the recorded configuration by less than the band or the model's error.
+    if (!r->clear_saving && !r->best_is_recorded) return "predicted fastest, not clearly faster";
     return "predicted best";
   }
   return std::find(r->tied.begin(), r->tied.end(), i) != r->tied.end() ? "tied with the fastest"
@@ -180,6 +182,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   // no change of size to advise.
   const bool recorded = result.base_bucket_mb && c.bucket_mb == *result.base_bucket_mb &&
                         (!scenario_changed || base_in_scenario);
+  r.best_is_recorded = recorded;
   std::string t = "Predicted";
   if (c.overlap != result.model.recorded_overlap)
     t += c.overlap ? " with overlap (the run was recorded without)"

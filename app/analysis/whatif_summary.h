@@ -55,6 +55,8 @@ struct WhatIfRecommendation {
   // The predictions of close_mb and of the host-bound alike (indices in WhatIfResult::predictions):
   // the sizes the prediction does not rank against the best.
   std::vector<std::size_t> tied;
+  // The best is the recorded size (in the recorded scenario, or in the changed one).
+  bool best_is_recorded = false;
   // Ranks not loaded were late by more than kWhatIfLatePeerPct of the step (WhatIfModel's virtual
   // peer): a straggler whose own work after the last allreduce this trace does not show, so no
   // saving is called clear.
@@ -67,7 +69,9 @@ struct WhatIfRecommendation {
 // fastest size when the prediction ranks it first; "predicted fastest, tied" when other sizes
 // are predicted within the model's error of it, and "tied with the fastest" for those;
 // "predicted fastest, ranks late" when ranks not loaded were late (their own time is not in the
-// trace); "" for every other size, and for all when there is no recommendation.
+// trace); "predicted fastest, not clearly faster" when it is another size than the recorded one
+// and its saving over the recorded configuration is within the band or the model's error; ""
+// for every other size, and for all when there is no recommendation.
 std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::size_t i);
 
 // A lag of the ranks not loaded above this share of the recorded step marks them as late.

@@ -749,6 +749,16 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   const auto at_edge = analysis::recommendWhatIf(edge);
   ASSERT_TRUE(at_edge.has_value());
   EXPECT_FALSE(at_edge->clear_saving);
+  // 5 MiB alone, the recorded 25 MiB not predicted: nothing is tied with it, but it is not
+  // clearly faster than the recorded run either, so it is not called best.
+  auto alone = edge;
+  alone.predictions = {edge.predictions[1]};
+  alone.best = 0;
+  const auto single = analysis::recommendWhatIf(alone);
+  ASSERT_TRUE(single.has_value());
+  EXPECT_TRUE(single->tied.empty());
+  EXPECT_FALSE(single->clear_saving);
+  EXPECT_EQ(analysis::predictionMark(single, 0), "predicted fastest, not clearly faster");
   EXPECT_NE(at_edge->text.find("1.98 % less than the recorded"), std::string::npos)
       << at_edge->text;
   EXPECT_NE(at_edge->text.find("the model's own error (2.00 %)"), std::string::npos)
