@@ -123,8 +123,7 @@ Table bucketTable(const DesignReportInput& in) {
   const bool tensors = !report.ranks.empty() && !report.ranks.front().buckets_inferred;
   std::vector<std::string> head{"step", "bucket"};
   if (tensors) head.push_back("tensors");
-  for (const char* h : {"MiB", "ready (from step start)", "queued", "duration", "exposed",
-                        "busbw (waiting included)"})
+  for (const char* h : {"MiB", "ready (from step start)", "queued", "duration", "exposed", "busbw"})
     head.push_back(h);
   Table t{head};
   if (report.ranks.empty()) return t;

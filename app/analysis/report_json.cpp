@@ -809,8 +809,9 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
   const RunSummary summary = summarizeRun(report);
   s += runSummaryText(summary);
   if (report.hta_window)
-    s += "  in Holistic Trace Analysis's window (--hta-compat): the last step, launched from its "
-         "start on, is left out, so the steps covered differ from the whole trace's\n";
+    s += "  in Holistic Trace Analysis's window (--hta-compat): work launched from the last "
+         "ProfilerStep#'s start on is left out, so that step is not covered (and with under 3 "
+         "steps left, none is dropped as warm-up)\n";
   // The late rank belongs to the run's reading, not only to the matched-collectives section.
   if (const StragglerSummary st = summarizeStragglers(report); st.late_rank) {
     s += "  late rank " + std::to_string(*st.late_rank) + ": the last to start " +

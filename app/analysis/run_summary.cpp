@@ -192,9 +192,10 @@ struct StepTotals {
     return 100.0 * static_cast<double>(hidden) / static_cast<double>(comm);
   }
   TimeNs exposedPerStep() const { return samples ? exposed / samples : 0; }
+  // Over every (rank, step) pair, as exposedPerStep: a step with no matched collective waited 0.
   std::optional<TimeNs> exposedWaitPerStep() const {
     if (wait_samples == 0) return std::nullopt;
-    return exposed_wait / wait_samples;
+    return exposed_wait / samples;
   }
   std::optional<double> dpEfficiency() const {
     if (dp_time <= 0) return std::nullopt;

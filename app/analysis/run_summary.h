@@ -87,8 +87,8 @@ struct RunSummary {
   // exposed communication (then it is not "per step": see selection.whole_trace).
   TimeNs exposed_ns_per_step = 0;
   // Of it, the part inside waits for a late rank (the steps' exposed_wait_ns, matched collectives):
-  // Σ / (ranks × selected steps) over those with the figure; none without steps or when no
-  // collective was matched across ranks (one rank loaded, no communication).
+  // Σ / (ranks × selected steps), a step without the figure counting 0; none without steps or
+  // when no collective was matched across ranks (one rank loaded, no communication).
   std::optional<TimeNs> exposed_wait_ns_per_step;
   // Σ compute-only critical path / Σ step time over ranks × selected steps (a fraction: 1 − Σ
   // exposed / Σ step time, each step's exposed counted up to its step time); none without steps

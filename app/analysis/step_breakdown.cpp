@@ -172,7 +172,9 @@ void splitStepExposed(RunReport& report, const std::vector<std::vector<IntervalS
       auto& st = steps[s];
       const TimeNs wait = intersectionLength(exposed[r][s], waits[r].waits);
       st.breakdown.exposed_wait_ns = wait;
-      st.breakdown.exposed_transfer_ns = st.breakdown.exposed_comm_ns - wait;
+      // The step's exposed communication is the set's length (a digest's decoded steps carry
+      // no breakdown to subtract from).
+      st.breakdown.exposed_transfer_ns = totalLength(exposed[r][s]) - wait;
     }
   }
 }

@@ -124,7 +124,7 @@ std::vector<ComparisonRow> compareSummaries(const RunSummary& sa, const RunSumma
   // Of it, waiting for a late rank: what a straggler adds, which no bucket size removes; a row
   // only when either run matched its collectives across ranks.
   if (sa.exposed_wait_ns_per_step || sb.exposed_wait_ns_per_step)
-    addTime("  of which waiting for a late rank", sa.exposed_wait_ns_per_step,
+    addTime("exposed waiting for a late rank / step", sa.exposed_wait_ns_per_step,
             sb.exposed_wait_ns_per_step);
   // A count: whole numbers unless a run's steps differ in it (a mean with a fraction).
   const auto whole = [](double v) { return v == std::floor(v); };

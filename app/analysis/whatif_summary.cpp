@@ -120,7 +120,8 @@ std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::si
     if (!r->tied.empty()) return "predicted fastest, tied";
     if (r->unloaded_ranks_late) return "predicted fastest, ranks late";
     // Faster than the recorded configuration by less than the band or the model's error.
-    if (!r->clear_saving && !r->best_is_recorded) return "predicted fastest, not clearly faster";
+    if (!r->clear_saving && !r->best_is_recorded)
+      return "predicted fastest, not clearly faster than recorded";
     return "predicted best";
   }
   return std::find(r->tied.begin(), r->tied.end(), i) != r->tied.end() ? "tied with the fastest"
@@ -153,6 +154,7 @@ std::optional<WhatIfRecommendation> recommendWhatIf(const WhatIfResult& result) 
   if (scenario_changed) r.model_error_pct = kWhatIfScenarioModelErrorPct;
   const double base = base_in_scenario ? base_in_scenario->step_us : result.base_step_us;
   r.baseline_step_us = base;
+  r.baseline_in_scenario = base_in_scenario != nullptr;
   r.saving_pct = 100.0 * (base - p.step_us) / base;
   r.band_pct = 100.0 * std::max(p.step_us - p.step_us_low, p.step_us_high - p.step_us) / p.step_us;
   r.clear_saving = r.saving_pct > std::max(r.band_pct, r.model_error_pct);

@@ -57,6 +57,9 @@ struct WhatIfRecommendation {
   std::vector<std::size_t> tied;
   // The best is the recorded size (in the recorded scenario, or in the changed one).
   bool best_is_recorded = false;
+  // The saving is against the recorded size predicted in a changed scenario (baseline_step_us),
+  // not against the recorded run.
+  bool baseline_in_scenario = false;
   // Ranks not loaded were late by more than kWhatIfLatePeerPct of the step (WhatIfModel's virtual
   // peer): a straggler whose own work after the last allreduce this trace does not show, so no
   // saving is called clear.
@@ -69,9 +72,9 @@ struct WhatIfRecommendation {
 // fastest size when the prediction ranks it first; "predicted fastest, tied" when other sizes
 // are predicted within the model's error of it, and "tied with the fastest" for those;
 // "predicted fastest, ranks late" when ranks not loaded were late (their own time is not in the
-// trace); "predicted fastest, not clearly faster" when it is another size than the recorded one
-// and its saving over the recorded configuration is within the band or the model's error; ""
-// for every other size, and for all when there is no recommendation.
+// trace); "predicted fastest, not clearly faster than recorded" when it is another size than the
+// recorded one and its saving over the recorded configuration is within the band or the model's
+// error; "" for every other size, and for all when there is no recommendation.
 std::string predictionMark(const std::optional<WhatIfRecommendation>& r, std::size_t i);
 
 // A lag of the ranks not loaded above this share of the recorded step marks them as late.

@@ -21,12 +21,19 @@
 
 namespace ddpscope::cli {
 
+namespace {
+// The options compare and sweep share: --json and --rules.
+void addJsonAndRules(CLI::App* c, bool& json, std::string& rules_file) {
+  c->add_flag("--json", json, "Print JSON (the fields of docs/CLI.md)");
+  c->add_option("--rules", rules_file,
+                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+}
+}  // namespace
+
 CLI::App* addCompareCommand(CLI::App& app, CompareArgs& a) {
   auto* c = app.add_subcommand(
       "compare", "Two runs side by side: step time, overlap, exposed communication, ... (A → B)");
-  c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
-  c->add_option("--rules", a.rules_file,
-                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+  addJsonAndRules(c, a.json, a.rules_file);
   c->add_option("A", a.a, "The first run: a trace file, a run folder or a run digest")->required();
   c->add_option("B", a.b, "The second run, set against the first (a trace, folder or digest)")
       ->required();
@@ -81,10 +88,17 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
   const auto report = analysis::analyzeRun(run, options);
   c.summary = analysis::summarizeRun(report);
   c.step_times = analysis::selectedStepTimes(report, c.summary.selection);
+  // The producer's settings every rank shares (not a tracer's per-rank counts), but those a sweep
+  // varies or says otherwise: its caps, its steps, the run's id, overlap and model (compared on
+  // their own).
   if (!run.ranks.empty())
-    for (const auto& [key, value] : run.ranks.front().ddpscope.config)
-      if (key != "bucket_mb" && key != "first_bucket_mb" && key != "steps")
-        c.settings.emplace_back(key, value);
+    for (const auto key : trace::runSettingKeys()) {
+      if (key == "bucket_mb" || key == "first_bucket_mb" || key == "steps" || key == "run_id" ||
+          key == "overlap" || key == "model")
+        continue;
+      const auto value = run.ranks.front().ddpscope.configValue(key);
+      if (!value.empty()) c.settings.emplace_back(std::string(key), std::string(value));
+    }
   c.configuration = analysis::runConfigurationText(run);
   c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
@@ -95,6 +109,16 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     if (!mb.empty() && end != mb.c_str() && *end == '\0') c.bucket_mb = v;
   }
   return c;
+}
+
+// "warning": the like-for-like warning, or null when there is none.
+void appendWarning(std::string& o, const std::string& warning) {
+  trace::appendJsonString(o, "warning");
+  o += ": ";
+  if (warning.empty())
+    o += "null";
+  else
+    trace::appendJsonString(o, warning);
 }
 
 void runJson(std::string& o, const char* key, const std::string& path, const ComparedRun& run) {
@@ -127,12 +151,7 @@ int runCompare(const CompareArgs& args) {
     o += ", ";
     runJson(o, "b", args.b, b);
     o += ", ";
-    trace::appendJsonString(o, "warning");
-    o += ": ";
-    if (warning.empty())
-      o += "null";
-    else
-      trace::appendJsonString(o, warning);
+    appendWarning(o, warning);
     o += ", ";
     trace::appendJsonString(o, "rows");
     o += ": [";
@@ -188,9 +207,7 @@ int runCompare(const CompareArgs& args) {
 CLI::App* addSweepCommand(CLI::App& app, SweepArgs& a) {
   auto* c = app.add_subcommand(
       "sweep", "Measured runs at several bucket sizes side by side, and the fastest");
-  c->add_flag("--json", a.json, "Print JSON (the fields of docs/CLI.md)");
-  c->add_option("--rules", a.rules_file,
-                "Classification rules to apply before the built-in ones (docs/RULES.md)");
+  addJsonAndRules(c, a.json, a.rules_file);
   c->add_option("RUN", a.runs,
                 "Runs (trace files, run folders or digests), one per bucket size; MB=PATH gives "
                 "the size of a run that does not record it (an imported trace)")
@@ -200,23 +217,29 @@ CLI::App* addSweepCommand(CLI::App& app, SweepArgs& a) {
 
 namespace {
 
-// The sweep's mark of each run: the fastest, and the runs whose step time is within the larger
-// of the two runs' step-to-step spreads of it (not told apart by these measurements).
+// The sweep's mark of each run: the fastest, and the runs whose mean step time is within twice
+// the standard error of the difference of the two means (σ/√n of each run's steps): not told
+// apart by these measurements; more steps, or repeated runs, narrow it.
 struct SweepTies {
   std::size_t best = 0;
   std::vector<std::size_t> tied;
 };
 
 SweepTies sweepTies(const std::vector<analysis::SweepPoint>& points,
-                    const std::vector<std::optional<analysis::TimeNs>>& spreads) {
+                    const std::vector<std::optional<analysis::TimeNs>>& spreads,
+                    const std::vector<std::size_t>& steps) {
   SweepTies t;
   for (std::size_t i = 1; i < points.size(); ++i)
     if (points[i].summary.step_ns < points[t.best].summary.step_ns) t.best = i;
+  const auto se2 = [&](std::size_t i) {
+    const double s = static_cast<double>(spreads[i].value_or(0));
+    return steps[i] > 0 ? s * s / static_cast<double>(steps[i]) : 0.0;
+  };
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (i == t.best) continue;
-    const analysis::TimeNs gap = points[i].summary.step_ns - points[t.best].summary.step_ns;
-    const analysis::TimeNs spread = std::max(spreads[i].value_or(0), spreads[t.best].value_or(0));
-    if (gap <= spread) t.tied.push_back(i);
+    const auto gap =
+        static_cast<double>(points[i].summary.step_ns - points[t.best].summary.step_ns);
+    if (gap <= 2 * std::sqrt(se2(i) + se2(t.best))) t.tied.push_back(i);
   }
   return t;
 }
@@ -248,6 +271,7 @@ int runSweep(const SweepArgs& args) {
   }
   std::vector<analysis::SweepPoint> points;
   std::vector<std::optional<analysis::TimeNs>> spreads;
+  std::vector<std::size_t> step_counts;
   std::vector<ComparedRun> runs;
   std::set<std::string> seen;
   for (const auto& [stated, path] : given) {
@@ -291,6 +315,7 @@ int runSweep(const SweepArgs& args) {
     point.configuration = run.configuration_without_buckets;
     points.push_back(std::move(point));
     spreads.push_back(analysis::stepTimeSpread(run.step_times));
+    step_counts.push_back(run.step_times.size());
     runs.push_back(std::move(run));
   }
   // Like for like but for the bucket size: source, model and world size; overlap; and every
@@ -315,18 +340,30 @@ int runSweep(const SweepArgs& args) {
       differs("overlap differs (" + points.front().label + ": " + (*oa ? "on" : "off") + ", " +
               points[i].label + ": " + (*ob ? "on" : "off") + ")");
   }
-  const ComparedRun* reference = nullptr;
-  for (const auto& r : runs) {
-    if (r.from_digest) continue;
-    if (reference == nullptr) {
-      reference = &r;
+  // Each setting either run records, both ways.
+  std::optional<std::size_t> reference;
+  const auto valueOf = [](const ComparedRun& r, const std::string& key) -> std::string {
+    for (const auto& [k, v] : r.settings)
+      if (k == key) return v;
+    return "not recorded";
+  };
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].from_digest) continue;
+    if (!reference) {
+      reference = i;
       continue;
     }
-    for (const auto& [key, value] : r.settings) {
-      const auto it = std::find_if(reference->settings.begin(), reference->settings.end(),
-                                   [&](const auto& kv) { return kv.first == key; });
-      const std::string was = it == reference->settings.end() ? "not set" : it->second;
-      if (was != value) differs("setting " + key + " differs (" + was + " vs " + value + ")");
+    const auto& a = runs[*reference];
+    const auto& b = runs[i];
+    std::vector<std::string> keys;
+    for (const auto* r : {&a, &b})
+      for (const auto& kv : r->settings)
+        if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+    for (const auto& key : keys) {
+      const auto va = valueOf(a, key), vb = valueOf(b, key);
+      if (!trace::sameSettingValue(va, vb))
+        differs(key + " differs (" + points[*reference].label + ": " + va + ", " + points[i].label +
+                ": " + vb + ")");
     }
   }
   std::string warning;
@@ -346,14 +383,17 @@ int runSweep(const SweepArgs& args) {
   {
     std::vector<analysis::SweepPoint> p2;
     std::vector<std::optional<analysis::TimeNs>> s2;
+    std::vector<std::size_t> n2;
     for (const auto i : order) {
       p2.push_back(points[i]);
       s2.push_back(spreads[i]);
+      n2.push_back(step_counts[i]);
     }
     points = std::move(p2);
     spreads = std::move(s2);
+    step_counts = std::move(n2);
   }
-  const SweepTies ties = sweepTies(points, spreads);
+  const SweepTies ties = sweepTies(points, spreads, step_counts);
   // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
   const auto rec = analysis::recommendBucketSize(points, -1);
   std::string text = rec.text;
@@ -369,8 +409,8 @@ int runSweep(const SweepArgs& args) {
                                    : ", ") +
           (sizes[i] == 0 ? std::string("per tensor") : analysis::mibNumberText(sizes[i]) + " MiB");
     text +=
-        " Measured within the step-to-step spread of it (the larger of the two runs' "
-        "standard deviations over their steps): " +
+        " Measured within the noise of it (twice the standard error of the difference of the "
+        "two runs' mean step times): " +
         list +
         "; these runs do not tell them apart: run more steps, or repeat the runs, to choose "
         "among them.";
@@ -427,12 +467,7 @@ int runSweep(const SweepArgs& args) {
     o += ": ";
     trace::appendDouble(o, rec.best_mb);
     o += ", ";
-    trace::appendJsonString(o, "warning");
-    o += ": ";
-    if (warning.empty())
-      o += "null";
-    else
-      trace::appendJsonString(o, warning);
+    appendWarning(o, warning);
     o += ", ";
     trace::appendJsonString(o, "text");
     o += ": ";
@@ -465,7 +500,8 @@ int runSweep(const SweepArgs& args) {
       line += analysis::padded(r[c], widths[c] + 2);
     std::cout << line << r.back() << "\n";
   }
-  std::cout << "(spread: the standard deviation of the step time over the steps covered)\n";
+  std::cout << "(spread: the standard deviation of the step time over the steps covered; a size "
+               "within twice the standard error of the difference of the means is tied)\n";
   std::cout << "\n" << text << "\n";
   return 0;
 }

@@ -397,9 +397,10 @@ std::string toText(const WhatIfResult& r) {
         << bucketSizeText(p.config.bucket_mb) << ", predicted step " << us(p.step_us);
       // Against what the sentence below measures the saving by: in another scenario, the
       // recorded size predicted in it (not the recorded run, which had none of the changes).
-      if (rec && rec->baseline_step_us != rec->recorded_step_us && rec->baseline_step_us > 0)
-        o << " (" << signedText(-rec->saving_pct, 1) << " vs the recorded size in this scenario)";
-      else if (const auto vs = replayErrorPct(p.step_us, r.base_step_us))
+      if (rec && rec->baseline_in_scenario) {
+        if (!rec->best_is_recorded)
+          o << " (" << signedText(-rec->saving_pct, 1) << " vs the recorded size in this scenario)";
+      } else if (const auto vs = replayErrorPct(p.step_us, r.base_step_us))
         o << " (" << signedText(*vs, 1) << " vs recorded)";
       o << "\n";
     }

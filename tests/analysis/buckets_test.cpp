@@ -15,6 +15,20 @@ using ddpscope::testing::TraceBuilder;
 using ddpscope::testing::twoBuckets;
 using trace::EventKind;
 
+namespace {
+// twoBuckets on ranks 0 and 1 of a world of 2.
+trace::Run twoRanksOfTwoBuckets() {
+  trace::Run run;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto b = twoBuckets();
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    run.ranks.push_back(b.build());
+  }
+  return run;
+}
+}  // namespace
+
 TEST(Buckets, FromOurMetadata) {
   auto b = twoBuckets();
   const auto t = b.build();
@@ -286,14 +300,7 @@ TEST(RunReport, AStepWithoutGpuWorkHasNoDpEfficiency) {
 // asked. Bucket 0 of twoBuckets on two ranks: 4,000,000 B, ready at 1 µs, allreduce 1–3 µs with
 // its second half exposed.
 TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
-  trace::Run run;
-  for (int rank = 0; rank < 2; ++rank) {
-    auto b = twoBuckets();
-    b.trace().rank = rank;
-    b.trace().world_size = 2;
-    run.ranks.push_back(b.build());
-  }
-  const auto report = analysis::analyzeRun(run);
+  const auto report = analysis::analyzeRun(twoRanksOfTwoBuckets());
   const std::string text = analysis::reportToText(report);
   EXPECT_NE(text.find("buckets: mean per bucket over the ranks and "), std::string::npos) << text;
   EXPECT_NE(text.find("  id    MiB       samples  queued     allreduce  hidden     exposed\n"
@@ -317,14 +324,7 @@ TEST(Buckets, TheTextGivesOneMeanRowPerBucketAndEveryStepOnRequest) {
 // first rank follow in an appendix. Bucket 0 of twoBuckets on two ranks: 2 tensors, 4,000,000 B,
 // ready 1 µs after its step's start, never queued, allreduce 2 µs with its second half exposed.
 TEST(Buckets, TheDesignReportGivesOneMeanRowPerBucketAndTheStepsInAnAppendix) {
-  trace::Run run;
-  for (int rank = 0; rank < 2; ++rank) {
-    auto b = twoBuckets();
-    b.trace().rank = rank;
-    b.trace().world_size = 2;
-    run.ranks.push_back(b.build());
-  }
-  const auto report = analysis::analyzeRun(run);
+  const auto report = analysis::analyzeRun(twoRanksOfTwoBuckets());
   const auto means = analysis::bucketMeans(report, analysis::selectSteps(report));
   ASSERT_EQ(means.size(), 2u);
   EXPECT_EQ(means[0].tensors, 2);

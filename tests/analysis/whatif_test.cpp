@@ -758,7 +758,8 @@ TEST(WhatIfRecommend, SizesCloserThanTheModelsErrorAreNamedNotRanked) {
   ASSERT_TRUE(single.has_value());
   EXPECT_TRUE(single->tied.empty());
   EXPECT_FALSE(single->clear_saving);
-  EXPECT_EQ(analysis::predictionMark(single, 0), "predicted fastest, not clearly faster");
+  EXPECT_EQ(analysis::predictionMark(single, 0),
+            "predicted fastest, not clearly faster than recorded");
   EXPECT_NE(at_edge->text.find("1.98 % less than the recorded"), std::string::npos)
       << at_edge->text;
   EXPECT_NE(at_edge->text.find("the model's own error (2.00 %)"), std::string::npos)

@@ -106,6 +106,14 @@ std::string shown(std::string_view raw) {
 }
 }  // namespace
 
+std::span<const std::string_view> runSettingKeys() {
+  return kRunIdentityKeys;
+}
+
+bool sameSettingValue(std::string_view a, std::string_view b) {
+  return sameSetting(a, b);
+}
+
 std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankTrace& b) {
   if (a.source() != b.source())
     return "its source is " + std::string(b.source()) + ", not " + std::string(a.source());

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "importer.h"
@@ -54,6 +56,10 @@ void refuseRepeatedFiles(const std::vector<std::string>& files);
 // distributed backend or producer setting such as the bucket size), in words naming the
 // setting ("its bucket_mb is 100, not 5"); none when they can.
 std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankTrace& b);
+// The producer's settings every rank of a run shares (the keys runIdentityDifference compares),
+// and whether two raw JSON values of one are the same ("25", "25.0" and "2.5e1" are).
+std::span<const std::string_view> runSettingKeys();
+bool sameSettingValue(std::string_view a, std::string_view b);
 
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
