@@ -773,6 +773,13 @@ bool recordedByDdpscope(const trace::RankTrace& rank) {
   return rank.ddpscope.present && rank.ddpscope.source != "imported";
 }
 
+std::string cutShortWarning(const std::vector<std::int32_t>& ranks) {
+  const bool one = ranks.size() == 1;
+  return std::string(one ? "the trace of rank " : "the traces of ranks ") + rankRanges(ranks) +
+         (one ? " is cut short (its" : " are cut short (their") +
+         " producer stopped before the run finished); the numbers cover only what was recorded";
+}
+
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
   if (out.ranks.empty()) return;
   auto& c = out.completeness;
@@ -785,14 +792,7 @@ void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
     if (r.incomplete) c.incomplete_ranks.push_back(r.rank);
   }
   std::sort(c.incomplete_ranks.begin(), c.incomplete_ranks.end());
-  if (!c.incomplete_ranks.empty()) {
-    const bool one = c.incomplete_ranks.size() == 1;
-    out.warnings.push_back(std::string(one ? "the trace of rank " : "the traces of ranks ") +
-                           rankRanges(c.incomplete_ranks) +
-                           (one ? " is cut short (its" : " are cut short (their") +
-                           " producer stopped before the run finished); the numbers cover only "
-                           "what was recorded");
-  }
+  if (!c.incomplete_ranks.empty()) out.warnings.push_back(cutShortWarning(c.incomplete_ranks));
   c.missing_is_incomplete = written_by_ddpscope || out.ranks.size() > 1;
   if (declared.size() > 1) {  // a size the trace did not say is not a disagreement
     std::string list;

@@ -302,6 +302,8 @@ RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& opti
 // world, incomplete traces, disagreeing world sizes. `written_by_ddpscope`: some trace of the run
 // was written by ddpscope (then a missing rank makes the run incomplete).
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
+// Its warning about the traces of `ranks` (sorted) cut short.
+std::string cutShortWarning(const std::vector<std::int32_t>& ranks);
 // Whether ddpscope recorded this trace (its agent, simulated or on a GPU): a ddpscope block whose
 // source is not "imported" (what `convert` writes for a trace it imported).
 bool recordedByDdpscope(const trace::RankTrace& rank);

@@ -347,9 +347,11 @@ std::string incompleteWarning(const DesignReportInput& in);
 std::vector<std::string> reportWarnings(const DesignReportInput& in) {
   std::vector<std::string> out;
   if (!in.report) return out;
-  const bool banner = !incompleteWarning(in).empty();
+  const auto& cut = in.report->completeness.incomplete_ranks;
+  const std::string said =
+      !cut.empty() && !incompleteWarning(in).empty() ? cutShortWarning(cut) : std::string();
   for (const auto& w : in.report->warnings)
-    if (!banner || w.find(" cut short (") == std::string::npos) out.push_back(w);
+    if (w != said) out.push_back(w);
   for (const auto& r : in.report->ranks)
     for (const auto& w : r.warnings)
       out.push_back("rank " + std::to_string(r.rank) + ": " + w);

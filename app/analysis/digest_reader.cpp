@@ -257,12 +257,13 @@ Digest readDigest(const std::string& path) {
   return parseDigest(bytes.view(), path);
 }
 
-std::string digestConfigurationText(const Digest& d) {
+std::string digestConfigurationText(const Digest& d, bool with_buckets) {
   std::string s = "from its digest · " + sourceText(d.ranks.empty() ? std::string_view("imported")
                                                                     : d.ranks.front().source);
   const auto world = std::max(d.run.world_size, d.run.ranks);
   s += " · " + (d.run.ranks < world ? std::to_string(d.run.ranks) + " of " : std::string()) +
        std::to_string(world) + (world == 1 ? " rank" : " ranks");
+  if (!with_buckets) return s;
   if (d.run.bucket_setting.empty()) {
     s += " · buckets not recorded";
   } else {

@@ -57,7 +57,7 @@ Digest parseDigest(std::string_view json, const std::string& name);
 Digest readDigest(const std::string& path);
 // The digest's run in one line, as runConfigurationText names a loaded run: "from its digest ·
 // simulated · 4 ranks · buckets 25 MiB (first 1 MiB)" (a digest keeps no model settings).
-std::string digestConfigurationText(const Digest& digest);
+std::string digestConfigurationText(const Digest& digest, bool with_buckets = true);
 // Its source and world size (its model is not known: not compared).
 RunIdentity digestIdentity(const Digest& digest);
 // selectedStepTimes of the digest's ranks over its run summary's steps.

@@ -433,6 +433,16 @@ std::string bucketSettingText(const trace::DdpscopeBlock& b) {
   return s;
 }
 
+std::optional<double> configNumber(const trace::DdpscopeBlock& b, std::string_view key) {
+  const auto v = b.configValue(key);
+  if (v.empty()) return std::nullopt;
+  try {
+    return std::stod(std::string(v));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<bool> overlapSetting(const trace::DdpscopeBlock& b) {
   const auto v = b.configValue("overlap");
   if (v == "true") return true;

@@ -157,6 +157,8 @@ std::string sourceText(std::string_view source);
 std::string bucketSettingText(const trace::DdpscopeBlock& block);
 // Whether the trace records allreduces overlapped with backward; none when it does not say.
 std::optional<bool> overlapSetting(const trace::DdpscopeBlock& block);
+// A numeric setting of the configuration ("bucket_mb"); none when absent or not a number.
+std::optional<double> configNumber(const trace::DdpscopeBlock& block, std::string_view key);
 
 // "steps 5–6" / "steps 1, 3 and 4" / "step 2": a sorted list of step numbers in words.
 std::string stepListText(const std::vector<std::int32_t>& steps);

@@ -26,16 +26,6 @@ using trace::TrackKind;
 constexpr double kUs = 1e-3;  // ns -> µs
 constexpr TimeNs kNoLaunch = std::numeric_limits<TimeNs>::min();
 
-std::optional<double> configNumber(const trace::DdpscopeBlock& b, std::string_view key) {
-  const auto v = b.configValue(key);
-  if (v.empty()) return std::nullopt;
-  try {
-    return std::stod(std::string(v));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 std::string fmt(const char* f, double v) {
   char buf[96];
   std::snprintf(buf, sizeof buf, f, v);
@@ -327,7 +317,7 @@ bool isEventApiName(const std::string& n) {
 }  // namespace
 
 bool recordedOverlap(const trace::Run& run) {
-  return run.ranks.empty() || run.ranks.front().ddpscope.configValue("overlap") != "false";
+  return run.ranks.empty() || overlapSetting(run.ranks.front().ddpscope) != false;
 }
 
 WhatIfConfig whatIfBase(const trace::Run& run) {

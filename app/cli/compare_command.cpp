@@ -80,8 +80,7 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     c.bucket_mb = capOfSetting(digest.run.bucket_setting);
     c.from_digest = true;
     c.step_times = analysis::digestStepTimes(digest);
-    const auto cut = c.configuration.find(" · buckets ");
-    c.configuration_without_buckets = c.configuration.substr(0, cut);
+    c.configuration_without_buckets = analysis::digestConfigurationText(digest, false);
     return c;
   }
   const trace::Run run = trace::loadRun({path});
@@ -102,12 +101,8 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
   c.configuration = analysis::runConfigurationText(run);
   c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
-  if (!run.ranks.empty()) {
-    const auto mb = std::string(run.ranks.front().ddpscope.configValue("bucket_mb"));
-    char* end = nullptr;
-    const double v = std::strtod(mb.c_str(), &end);
-    if (!mb.empty() && end != mb.c_str() && *end == '\0') c.bucket_mb = v;
-  }
+  if (!run.ranks.empty())
+    c.bucket_mb = analysis::configNumber(run.ranks.front().ddpscope, "bucket_mb");
   return c;
 }
 
@@ -225,20 +220,26 @@ struct SweepTies {
   std::vector<std::size_t> tied;
 };
 
-SweepTies sweepTies(const std::vector<analysis::SweepPoint>& points,
-                    const std::vector<std::optional<analysis::TimeNs>>& spreads,
-                    const std::vector<std::size_t>& steps) {
+// One run of a sweep: its point (size, summary, label), what was read, its step time's spread.
+struct SweepRun {
+  analysis::SweepPoint point;
+  ComparedRun run;
+  std::optional<analysis::TimeNs> spread;  // stepTimeSpread of run.step_times
+};
+
+SweepTies sweepTies(const std::vector<SweepRun>& runs) {
   SweepTies t;
-  for (std::size_t i = 1; i < points.size(); ++i)
-    if (points[i].summary.step_ns < points[t.best].summary.step_ns) t.best = i;
+  const auto step = [&](std::size_t i) { return runs[i].point.summary.step_ns; };
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    if (step(i) < step(t.best)) t.best = i;
   const auto se2 = [&](std::size_t i) {
-    const double s = static_cast<double>(spreads[i].value_or(0));
-    return steps[i] > 0 ? s * s / static_cast<double>(steps[i]) : 0.0;
+    const double s = static_cast<double>(runs[i].spread.value_or(0));
+    const auto n = runs[i].run.step_times.size();
+    return n > 0 ? s * s / static_cast<double>(n) : 0.0;
   };
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
     if (i == t.best) continue;
-    const auto gap =
-        static_cast<double>(points[i].summary.step_ns - points[t.best].summary.step_ns);
+    const auto gap = static_cast<double>(step(i) - step(t.best));
     if (gap <= 2 * std::sqrt(se2(i) + se2(t.best))) t.tied.push_back(i);
   }
   return t;
@@ -269,10 +270,7 @@ int runSweep(const SweepArgs& args) {
     }
     given.emplace_back(v, r.substr(eq + 1));
   }
-  std::vector<analysis::SweepPoint> points;
-  std::vector<std::optional<analysis::TimeNs>> spreads;
-  std::vector<std::size_t> step_counts;
-  std::vector<ComparedRun> runs;
+  std::vector<SweepRun> runs;
   std::set<std::string> seen;
   for (const auto& [stated, path] : given) {
     std::error_code ec;
@@ -302,21 +300,20 @@ int runSweep(const SweepArgs& args) {
                    "times; leave it out\n";
       return 2;
     }
-    for (const auto& p : points)
-      if (p.bucket_mb == *mb) {
+    for (const auto& r : runs)
+      if (r.point.bucket_mb == *mb) {
         std::cerr << "ddpscope-cli sweep: two runs at " << analysis::mibNumberText(*mb)
-                  << " MiB: " << p.label << " and " << path << "; give one run per size\n";
+                  << " MiB: " << r.point.label << " and " << path << "; give one run per size\n";
         return 2;
       }
-    analysis::SweepPoint point;
-    point.bucket_mb = *mb;
-    point.summary = run.summary;
-    point.label = path;
-    point.configuration = run.configuration_without_buckets;
-    points.push_back(std::move(point));
-    spreads.push_back(analysis::stepTimeSpread(run.step_times));
-    step_counts.push_back(run.step_times.size());
-    runs.push_back(std::move(run));
+    SweepRun entry;
+    entry.point.bucket_mb = *mb;
+    entry.point.summary = run.summary;
+    entry.point.label = path;
+    entry.point.configuration = run.configuration_without_buckets;
+    entry.spread = analysis::stepTimeSpread(run.step_times);
+    entry.run = std::move(run);
+    runs.push_back(std::move(entry));
   }
   // Like for like but for the bucket size: source, model and world size; overlap; and every
   // other setting a run of the agent records (a straggler, jitter, ...), between the runs read
@@ -326,19 +323,21 @@ int runSweep(const SweepArgs& args) {
     if (std::find(why.begin(), why.end(), what) == why.end()) why.push_back(what);
   };
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    if (const auto w = analysis::comparabilityWarning(runs.front().identity, runs[i].identity);
+    const auto& first = runs.front();
+    const auto& other = runs[i];
+    if (const auto w = analysis::comparabilityWarning(first.run.identity, other.run.identity);
         !w.empty()) {
       // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
       constexpr std::string_view kHead = "Not like for like: ";
       const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
-      differs(w.substr(from, w.find(". Differences") - from) + " (" + points[i].label + ")");
+      differs(w.substr(from, w.find(". Differences") - from) + " (" + other.point.label + ")");
     }
     // Overlap where both runs say it (an imported trace does not).
-    const auto& oa = runs.front().summary.overlap_setting;
-    const auto& ob = runs[i].summary.overlap_setting;
+    const auto& oa = first.run.summary.overlap_setting;
+    const auto& ob = other.run.summary.overlap_setting;
     if (oa && ob && *oa != *ob)
-      differs("overlap differs (" + points.front().label + ": " + (*oa ? "on" : "off") + ", " +
-              points[i].label + ": " + (*ob ? "on" : "off") + ")");
+      differs("overlap differs (" + first.point.label + ": " + (*oa ? "on" : "off") + ", " +
+              other.point.label + ": " + (*ob ? "on" : "off") + ")");
   }
   // Each setting either run records, both ways.
   std::optional<std::size_t> reference;
@@ -348,13 +347,13 @@ int runSweep(const SweepArgs& args) {
     return "not recorded";
   };
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].from_digest) continue;
+    if (runs[i].run.from_digest) continue;
     if (!reference) {
       reference = i;
       continue;
     }
-    const auto& a = runs[*reference];
-    const auto& b = runs[i];
+    const auto& a = runs[*reference].run;
+    const auto& b = runs[i].run;
     std::vector<std::string> keys;
     for (const auto* r : {&a, &b})
       for (const auto& kv : r->settings)
@@ -362,8 +361,8 @@ int runSweep(const SweepArgs& args) {
     for (const auto& key : keys) {
       const auto va = valueOf(a, key), vb = valueOf(b, key);
       if (!trace::sameSettingValue(va, vb))
-        differs(key + " differs (" + points[*reference].label + ": " + va + ", " + points[i].label +
-                ": " + vb + ")");
+        differs(key + " differs (" + runs[*reference].point.label + ": " + va + ", " +
+                runs[i].point.label + ": " + vb + ")");
     }
   }
   std::string warning;
@@ -373,27 +372,14 @@ int runSweep(const SweepArgs& args) {
       warning += (i ? "; " : "") + why[i];
     warning += ". Differences may come from these, not from the bucket size.";
   }
-  // The ties before the points are sorted by size: indices follow the sort below.
-  std::vector<std::size_t> order(points.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return points[x].bucket_mb < points[y].bucket_mb;
+  // In order of size, as the table lists them (sizes are distinct).
+  std::sort(runs.begin(), runs.end(), [](const SweepRun& x, const SweepRun& y) {
+    return x.point.bucket_mb < y.point.bucket_mb;
   });
-  {
-    std::vector<analysis::SweepPoint> p2;
-    std::vector<std::optional<analysis::TimeNs>> s2;
-    std::vector<std::size_t> n2;
-    for (const auto i : order) {
-      p2.push_back(points[i]);
-      s2.push_back(spreads[i]);
-      n2.push_back(step_counts[i]);
-    }
-    points = std::move(p2);
-    spreads = std::move(s2);
-    step_counts = std::move(n2);
-  }
-  const SweepTies ties = sweepTies(points, spreads, step_counts);
+  std::vector<analysis::SweepPoint> points;
+  for (const auto& r : runs)
+    points.push_back(r.point);
+  const SweepTies ties = sweepTies(runs);
   // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
   const auto rec = analysis::recommendBucketSize(points, -1);
   std::string text = rec.text;
@@ -420,7 +406,7 @@ int runSweep(const SweepArgs& args) {
     return std::find(ties.tied.begin(), ties.tied.end(), i) != ties.tied.end() ? "tied" : "";
   };
   const auto spreadText = [&](std::size_t i) {
-    return spreads[i] ? "±" + analysis::formatDuration(*spreads[i]) : std::string("n/a");
+    return runs[i].spread ? "±" + analysis::formatDuration(*runs[i].spread) : std::string("n/a");
   };
   if (args.json) {
     std::string o = "{";
@@ -456,8 +442,8 @@ int runSweep(const SweepArgs& args) {
       o += ", ";
       trace::appendJsonString(o, "step_spread_us");
       o += ": ";
-      if (spreads[i])
-        trace::appendDouble(o, static_cast<double>(*spreads[i]) / 1e3);
+      if (runs[i].spread)
+        trace::appendDouble(o, static_cast<double>(*runs[i].spread) / 1e3);
       else
         o += "null";
       o += "}";

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
+#include "app/analysis/run_summary.h"
 #include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/compare_panel.h"
@@ -163,19 +164,14 @@ int exportAndSay(MainWindow& window, const QString& what, const QString& file, d
 }  // namespace
 
 namespace {
-// "steps 0–7" or "steps 1, 3 and 4": the step numbers of a rank, for a message.
+// The step numbers of a rank in words, for a message (analysis::stepListText: "steps 4–6").
 QString stepNumbersText(const std::vector<trace::StepRange>& steps) {
-  if (steps.empty()) return QStringLiteral("no step markers");
-  bool consecutive = true;
-  for (std::size_t i = 1; i < steps.size(); ++i)
-    consecutive = consecutive && steps[i].number == steps[i - 1].number + 1;
-  if (steps.size() == 1) return QStringLiteral("step %1").arg(steps.front().number);
-  if (consecutive)
-    return QStringLiteral("steps %1–%2").arg(steps.front().number).arg(steps.back().number);
-  QStringList n;
+  std::vector<std::int32_t> numbers;
   for (const auto& s : steps)
-    n << QString::number(s.number);
-  return QStringLiteral("steps ") + n.join(QStringLiteral(", "));
+    numbers.push_back(s.number);
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  return QString::fromStdString(analysis::stepListText(numbers));
 }
 }  // namespace
 
