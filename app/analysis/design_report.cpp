@@ -143,6 +143,15 @@ Table bucketTable(const DesignReportInput& in) {
   return t;
 }
 
+// What the single-step figures draw.
+std::string stepFiguresCover(const DesignReportInput& in) {
+  const bool one = in.step_figures.size() == 1;
+  return std::string(one ? "One step drawn on its own" : "Single steps drawn on their own") +
+         ": every rank's lanes over the window of rank " + std::to_string(in.step_figures_rank) +
+         "'s step, " + (one ? "titled" : "each titled") +
+         " with that window's figures. A step's time is its slowest rank's.";
+}
+
 // What the bucket tables cover, in one sentence each.
 std::string bucketsCover(const DesignReportInput& in) {
   const auto& report = *in.report;
@@ -439,6 +448,9 @@ std::string designReportMarkdown(const DesignReportInput& in) {
   if (in.report) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
+    if (!in.step_figures.empty()) s += mdEscape(stepFiguresCover(in)) + "\n\n";
+    for (const auto& f : in.step_figures)
+      s += "![" + mdEscape(f.caption) + "](" + f.png + ")\n\n*" + mdEscape(f.caption) + ".*\n\n";
     s +=
         "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(bucketMeanTable(in));
   }
@@ -515,6 +527,10 @@ std::string designReportHtml(const DesignReportInput& in) {
     s += "<h2>Headline</h2>\n" + htmlTable(headline(in));
     if (!in.timeline_png.empty())
       s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
+    if (!in.step_figures.empty()) s += "<p>" + htmlEscape(stepFiguresCover(in)) + "</p>\n";
+    for (const auto& f : in.step_figures)
+      s += "<figure><img src=\"" + htmlEscape(f.png) + "\" alt=\"" + htmlEscape(f.caption) +
+           "\"><figcaption>" + htmlEscape(f.caption) + ".</figcaption></figure>\n";
     s += "<h2>Buckets</h2>\n<p>" + htmlEscape(bucketsCover(in)) + "</p>\n" +
          htmlTable(bucketMeanTable(in));
   }

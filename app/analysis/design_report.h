@@ -27,6 +27,14 @@ struct DesignReportInput {
   // missing, the agent failed); "" when complete. Ranks flagged in `report` are named anyway.
   std::string incomplete_note;
   std::string timeline_png;  // file names beside the report
+  // Single steps drawn beside the whole-run timeline (stepsToShow): each a figure of every
+  // rank's lanes over the window of the first rank's step (stepWindow), with its caption.
+  struct StepFigure {
+    std::string png;
+    std::string caption;
+  };
+  std::vector<StepFigure> step_figures;
+  std::int32_t step_figures_rank = 0;  // the rank whose step window is drawn
   // A sweep: its points name their configuration (SweepPoint::configuration).
   std::vector<SweepPoint> sweep;
   std::optional<SweepRecommendation> recommendation;

@@ -269,6 +269,54 @@ std::optional<TimeNs> stepTimeSpread(const std::vector<TimeNs>& step_times) {
       std::llround(std::sqrt(sq / static_cast<double>(step_times.size() - 1))));
 }
 
+std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection& selection) {
+  const auto times = selectedStepTimes(report, selection);
+  const std::size_t n = times.size();
+  if (n == 0) return {};
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i)
+    order[i] = i;
+  // Step numbers rise with the selection's order: equal times keep the earlier step first.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return times[a] < times[b]; });
+  const std::size_t mid = order[(n - 1) / 2];
+  const std::size_t top = order.back();
+  const std::string steps = std::to_string(n) + " steps covered";
+  std::vector<ShownStep> out;
+  ShownStep median{selection.used[mid], times[mid], false, {}};
+  median.caption = "Step " + std::to_string(median.step) +
+                   (n == 1   ? ", the one step covered"
+                    : n == 2 ? ", the faster of the " + steps
+                             : ", the median of the " + steps) +
+                   " (" + formatDuration(median.step_ns) + ")";
+  out.push_back(std::move(median));
+  const double ratio =
+      times[mid] > 0 ? static_cast<double>(times[top]) / static_cast<double>(times[mid]) : 0.0;
+  if (top != mid && ratio > kSlowStepShownAbove) {
+    char times_median[32];
+    std::snprintf(times_median, sizeof times_median, "%.2f", ratio);
+    ShownStep slow{selection.used[top], times[top], true, {}};
+    slow.caption = "Step " + std::to_string(slow.step) +
+                   (n == 2 ? ", the slower of the " : ", the slowest of the ") + steps + " (" +
+                   formatDuration(slow.step_ns) + ", " + times_median + "× the " +
+                   (n == 2 ? "faster" : "median") + ")";
+    out.push_back(std::move(slow));
+  }
+  return out;
+}
+
+std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::RankTrace& rank,
+                                                    std::int32_t number) {
+  std::optional<std::pair<TimeNs, TimeNs>> w;
+  for (const auto& s : rank.steps) {
+    if (s.number != number) continue;
+    if (!w) w.emplace(s.start, s.end);
+    w->first = std::min(w->first, s.start);
+    w->second = std::max(w->second, s.end);
+  }
+  return w;
+}
+
 std::vector<StepMean> stepMeans(const RunReport& report) {
   std::map<std::int32_t, StepMean> by_step;
   for (const auto& r : report.ranks) {

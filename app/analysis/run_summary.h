@@ -72,6 +72,24 @@ std::vector<TimeNs> selectedStepTimes(const RunReport& report, const StepSelecti
 // (n − 1 in the denominator); none with fewer than two steps.
 std::optional<TimeNs> stepTimeSpread(const std::vector<TimeNs>& step_times);
 
+// A step a design report draws on its own (docs/METRICS.md, "Steps drawn one by one"): the
+// median of the selected steps by step time (the slowest rank's, as step_ns averages it; of two
+// middle steps the faster, of equal times the earlier), and the slowest of them when it is more
+// than kSlowStepShownAbove times the median's. None without selected steps (a whole-trace run).
+struct ShownStep {
+  std::int32_t step = 0;
+  TimeNs step_ns = 0;
+  bool slowest = false;  // false: the median step
+  std::string caption;   // e.g. "Step 31, the median of the 59 steps covered (9.20 ms)"
+};
+inline constexpr double kSlowStepShownAbove = 1.05;
+std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection& selection);
+
+// The time window of step `number` on one rank: from its first range's start to its last one's
+// end (a step may be marked by several ranges); none when the rank has no such step.
+std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::RankTrace& rank,
+                                                    std::int32_t number);
+
 struct RunSummary {
   std::int32_t ranks = 0;       // ranks with a trace
   std::int32_t world_size = 0;  // the world the traces declare (0 when no rank)

@@ -185,19 +185,12 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
   MainWindow window;
   if (!openUnattended(window, paths)) return 1;
   if (step) {
-    // Step N of the first rank, from its first range's start to its last one's end (a step may
-    // be marked by several ranges), without the margin "Go to step" adds: the title's window
-    // figures are then the step's own.
+    // Step N of the first rank (analysis::stepWindow), without the margin "Go to step" adds:
+    // the title's window figures are then the step's own.
     const auto run = window.session()->current();
     const auto& first = run->run.ranks.front();
-    trace::TimeNs lo = std::numeric_limits<trace::TimeNs>::max();
-    trace::TimeNs hi = std::numeric_limits<trace::TimeNs>::min();
-    for (const auto& s : first.steps)
-      if (s.number == *step) {
-        lo = std::min(lo, s.start);
-        hi = std::max(hi, s.end);
-      }
-    if (hi < lo) {
+    const auto shown = analysis::stepWindow(first, *step);
+    if (!shown) {
       err(first.steps.empty()
               ? QStringLiteral("--step %1: this run has no step markers (ProfilerStep# ranges): "
                                "export it without --step")
@@ -208,7 +201,7 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
                     .arg(stepNumbersText(first.steps)));
       return 2;
     }
-    window.session()->setViewRange({lo, hi});
+    window.session()->setViewRange({shown->first, shown->second});
     window.timeline()->searchBar()->stepBox()->setValue(*step);
     settle(window);
   }

@@ -552,6 +552,24 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   figures.push_back({QStringLiteral("timeline.png"), [this](QByteArray* png, QString* e) {
                        return timeline_->renderImage(ExportFormat::Png, 1.5, png, e);
                      }});
+  // The median step and a clearly slower one, each drawn over its window of the first rank's step
+  // (the view is put back after each figure).
+  const auto& first_rank = run->run.ranks.front();
+  in.step_figures_rank = first_rank.rank;
+  for (const auto& shown : analysis::stepsToShow(run->report, run->summary.selection)) {
+    const auto window = analysis::stepWindow(first_rank, shown.step);
+    if (!window) continue;  // a selected step is on every rank; kept safe all the same
+    const std::string png = "step-" + std::to_string(shown.step) + ".png";
+    in.step_figures.push_back({png, shown.caption});
+    figures.push_back(
+        {QString::fromStdString(png), [this, w = *window](QByteArray* out, QString* e) {
+           const TimeRange saved = session_->viewRange();
+           session_->setViewRange({w.first, w.second});
+           const bool ok = timeline_->renderImage(ExportFormat::Png, 1.5, out, e);
+           session_->setViewRange(saved);
+           return ok;
+         }});
+  }
   if (!sweep_->points().empty()) {
     in.sweep = sweep_->points();
     in.recommendation = sweep_->recommendation();

@@ -325,3 +325,61 @@ TEST(RunSummary, WithoutStepsTheWholeTraceIsSummarisedAndSaidToBe) {
   EXPECT_EQ(t.exposed, "112 ns/rank");  // the mean per rank, not "/step"
   EXPECT_EQ(t.dp_efficiency, "n/a");
 }
+
+// The steps a report draws on their own: the median by the slowest rank's time, and the slowest
+// when it is more than 5 % above it. Worked out by hand: a warm-up step 0, then steps 1-5 whose
+// slowest-rank times are 12, 30, 20, 10 and 20 ms (rank 1 is the slower in steps 2 and 5).
+TEST(RunSummary, TheMedianStepAndAClearlySlowerOneAreShown) {
+  const analysis::TimeNs ms = 1'000'000;
+  RunReport rep;
+  rep.ranks.push_back(
+      rank(0, {step(0, 50 * ms, 0, 0, 5), step(1, 12 * ms, 0, 0, 5), step(2, 25 * ms, 0, 0, 5),
+               step(3, 20 * ms, 0, 0, 5), step(4, 10 * ms, 0, 0, 5), step(5, 19 * ms, 0, 0, 5)}));
+  rep.ranks.push_back(
+      rank(1, {step(0, 50 * ms, 0, 0, 5), step(1, 11 * ms, 0, 0, 5), step(2, 30 * ms, 0, 0, 5),
+               step(3, 20 * ms, 0, 0, 5), step(4, 9 * ms, 0, 0, 5), step(5, 20 * ms, 0, 0, 5)}));
+  auto shown = analysis::stepsToShow(rep, analysis::selectSteps(rep));
+  // Sorted: 10 (4), 12 (1), 20 (3), 20 (5), 30 (2): the middle is 20 ms, step 3 before step 5.
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].step, 3);
+  EXPECT_EQ(shown[0].step_ns, 20 * ms);
+  EXPECT_FALSE(shown[0].slowest);
+  EXPECT_EQ(shown[0].caption, "Step 3, the median of the 5 steps covered (20.0 ms)");
+  EXPECT_EQ(shown[1].step, 2);
+  EXPECT_TRUE(shown[1].slowest);
+  EXPECT_EQ(shown[1].caption,
+            "Step 2, the slowest of the 5 steps covered (30.0 ms, 1.50× the median)");
+
+  // The slowest at 5 % above the median is not shown; just above it, it is.
+  rep.ranks[0].steps[2].dur_ns = 20 * ms;
+  rep.ranks[1].steps[2].dur_ns = 21 * ms;
+  EXPECT_EQ(analysis::stepsToShow(rep, analysis::selectSteps(rep)).size(), 1u);
+  rep.ranks[1].steps[2].dur_ns = 21 * ms + 1;
+  EXPECT_EQ(analysis::stepsToShow(rep, analysis::selectSteps(rep)).size(), 2u);
+
+  // Two steps: the faster and, if clearly slower, the other. One step: that one.
+  rep.ranks[0].steps.resize(2);
+  rep.ranks[1].steps.resize(2);
+  shown = analysis::stepsToShow(rep, analysis::selectSteps(rep));
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].caption, "Step 1, the faster of the 2 steps covered (12.0 ms)");
+  EXPECT_EQ(shown[1].caption,
+            "Step 0, the slower of the 2 steps covered (50.0 ms, 4.17× the faster)");
+  rep.ranks[0].steps.resize(1);
+  rep.ranks[1].steps.resize(1);
+  shown = analysis::stepsToShow(rep, analysis::selectSteps(rep));
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_EQ(shown[0].caption, "Step 0, the one step covered (50.0 ms)");
+  // No step markers: nothing to draw.
+  rep.ranks[0].steps.clear();
+  rep.ranks[1].steps.clear();
+  EXPECT_TRUE(analysis::stepsToShow(rep, analysis::selectSteps(rep)).empty());
+}
+
+TEST(RunSummary, AStepsWindowSpansItsRanges) {
+  trace::RankTrace r;
+  r.steps = {{4, 100, 200}, {5, 200, 260}, {5, 300, 350}, {6, 350, 400}};
+  EXPECT_EQ(analysis::stepWindow(r, 5), (std::pair<analysis::TimeNs, analysis::TimeNs>{200, 350}));
+  EXPECT_EQ(analysis::stepWindow(r, 4), (std::pair<analysis::TimeNs, analysis::TimeNs>{100, 200}));
+  EXPECT_FALSE(analysis::stepWindow(r, 7));
+}

@@ -5,6 +5,7 @@
 // checked against its independently computed per-step figures.
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -146,6 +147,17 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   EXPECT_NEAR(run.value("dp_efficiency").toDouble(),
               1.0 - (10539.609 + 18856.097) / (219726.905 + 224936.243), 1e-6);
   EXPECT_EQ(o.headline_dp, QStringLiteral("93.4 %"));
+  // The median of the two steps covered is drawn on its own: step 5 (219.7 ms, the faster);
+  // step 6 is 2.4 % slower, under the 5 % that would draw it too.
+  const QDir report_dir(dir.filePath(QStringLiteral("report")));
+  EXPECT_TRUE(o.report_md.contains(
+      QStringLiteral("![Step 5, the faster of the 2 steps covered (220 ms)](step-5.png)")))
+      << o.report_md.toStdString();
+  EXPECT_FALSE(o.report_md.contains(QStringLiteral("step-6.png")));
+  const QImage whole(report_dir.filePath(QStringLiteral("timeline.png")));
+  const QImage step5(report_dir.filePath(QStringLiteral("step-5.png")));
+  EXPECT_GT(step5.width(), 800);
+  EXPECT_NE(step5, whole);  // the same lanes, another window
   // One rank of a two-rank job: said as such everywhere.
   EXPECT_EQ(run.value("ranks").toInt(), 1);
   EXPECT_EQ(run.value("world_size").toInt(), 2);
