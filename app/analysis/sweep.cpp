@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "app/analysis/report_json.h"
+#include "tracer/format/run_loader.h"
 
 namespace ddpscope::analysis {
 
@@ -174,6 +175,171 @@ std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
   for (std::size_t i = 0; i < why.size(); ++i)
     s += (i ? ", " : "") + why[i];
   return s + ". Differences may come from these, not from the bucket configuration.";
+}
+
+}  // namespace ddpscope::analysis
+
+namespace ddpscope::analysis {
+
+std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (run.ranks.empty()) return out;
+  for (const auto key : trace::runSettingKeys()) {
+    if (key == "bucket_mb" || key == "first_bucket_mb" || key == "steps" || key == "run_id" ||
+        key == "overlap" || key == "model")
+      continue;
+    const auto value = run.ranks.front().ddpscope.configValue(key);
+    if (!value.empty()) out.emplace_back(std::string(key), std::string(value));
+  }
+  return out;
+}
+
+std::optional<double> recordedBucketMb(const trace::Run& run) {
+  if (run.ranks.empty()) return std::nullopt;
+  return configNumber(run.ranks.front().ddpscope, "bucket_mb");
+}
+
+MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb) {
+  MeasuredRun m;
+  m.bucket_mb = bucket_mb;
+  m.label = in.label;
+  m.configuration = runConfigurationText(*in.run, false);
+  m.summary = *in.summary;
+  m.step_times = selectedStepTimes(*in.report, in.summary->selection);
+  m.identity = runIdentity(*in.run);
+  m.settings = sweepSettings(*in.run);
+  return m;
+}
+
+std::string MeasuredSweep::mark(std::size_t i) const {
+  if (i == best) return tied.empty() ? "fastest" : "fastest, tied";
+  return std::find(tied.begin(), tied.end(), i) != tied.end() ? "tied" : "";
+}
+
+namespace {
+
+// Like for like but for the bucket size: source, model and world size; overlap; and every other
+// setting a run records (a straggler, jitter, ...), between the runs read from their traces.
+std::string sweepWarning(const std::vector<MeasuredRun>& runs) {
+  std::vector<std::string> why;
+  const auto differs = [&](const std::string& what) {
+    if (std::find(why.begin(), why.end(), what) == why.end()) why.push_back(what);
+  };
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto& first = runs.front();
+    const auto& other = runs[i];
+    if (const auto w = comparabilityWarning(first.identity, other.identity); !w.empty()) {
+      // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
+      constexpr std::string_view kHead = "Not like for like: ";
+      const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
+      differs(w.substr(from, w.find(". Differences") - from) + " (" + other.label + ")");
+    }
+    // Overlap where both runs say it (an imported trace does not).
+    const auto& oa = first.summary.overlap_setting;
+    const auto& ob = other.summary.overlap_setting;
+    if (oa && ob && *oa != *ob)
+      differs("overlap differs (" + first.label + ": " + (*oa ? "on" : "off") + ", " +
+              other.label + ": " + (*ob ? "on" : "off") + ")");
+  }
+  // Each setting either run records, both ways.
+  const MeasuredRun* reference = nullptr;
+  const auto valueOf = [](const MeasuredRun& r, const std::string& key) -> std::string {
+    for (const auto& [k, v] : r.settings)
+      if (k == key) return v;
+    return "not recorded";
+  };
+  for (const auto& r : runs) {
+    if (!r.settings_known) continue;
+    if (!reference) {
+      reference = &r;
+      continue;
+    }
+    std::vector<std::string> keys;
+    for (const auto* x : {reference, &r})
+      for (const auto& kv : x->settings)
+        if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+    for (const auto& key : keys) {
+      const auto va = valueOf(*reference, key), vb = valueOf(r, key);
+      if (!trace::sameSettingValue(va, vb))
+        differs(key + " differs (" + reference->label + ": " + va + ", " + r.label + ": " + vb +
+                ")");
+    }
+  }
+  if (why.empty()) return {};
+  std::string warning = "Not like for like: ";
+  for (std::size_t i = 0; i < why.size(); ++i)
+    warning += (i ? "; " : "") + why[i];
+  return warning + ". Differences may come from these, not from the bucket size.";
+}
+
+}  // namespace
+
+std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,
+                                           std::string* error) {
+  const auto fail = [&](std::string message) -> std::optional<MeasuredSweep> {
+    if (error) *error = std::move(message);
+    return std::nullopt;
+  };
+  if (runs.empty()) return fail("no runs to sweep");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].summary.hasSteps())
+      return fail(runs[i].label +
+                  " has no training steps (no ProfilerStep# ranges): a sweep compares step "
+                  "times; leave it out");
+    for (std::size_t j = 0; j < i; ++j)
+      if (runs[j].bucket_mb == runs[i].bucket_mb)
+        return fail("two runs at " + mibNumberText(runs[i].bucket_mb) + " MiB: " + runs[j].label +
+                    " and " + runs[i].label + "; give one run per size");
+  }
+  MeasuredSweep s;
+  // Warned in the order given (the first run is the reference), listed by size.
+  s.warning = sweepWarning(runs);
+  std::sort(runs.begin(), runs.end(), [](const MeasuredRun& x, const MeasuredRun& y) {
+    return x.bucket_mb < y.bucket_mb;
+  });
+  for (const auto& r : runs) {
+    SweepPoint p;
+    p.bucket_mb = r.bucket_mb;
+    p.summary = r.summary;
+    p.label = r.label;
+    p.configuration = r.configuration;
+    s.points.push_back(std::move(p));
+    s.spread.push_back(stepTimeSpread(r.step_times));
+  }
+  s.runs = std::move(runs);
+  // The fastest, and the sizes within the noise of it: σ/√n of each run's steps.
+  const auto step = [&](std::size_t i) { return s.points[i].summary.step_ns; };
+  for (std::size_t i = 1; i < s.points.size(); ++i)
+    if (step(i) < step(s.best)) s.best = i;
+  const auto se2 = [&](std::size_t i) {
+    const double sd = static_cast<double>(s.spread[i].value_or(0));
+    const auto n = s.runs[i].step_times.size();
+    return n > 0 ? sd * sd / static_cast<double>(n) : 0.0;
+  };
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    if (i == s.best) continue;
+    const auto gap = static_cast<double>(step(i) - step(s.best));
+    if (gap <= 2 * std::sqrt(se2(i) + se2(s.best))) s.tied.push_back(i);
+  }
+  s.recommendation = recommendBucketSize(s.points, current_mb);
+  s.text = s.recommendation.text;
+  if (!s.tied.empty()) {
+    std::string list;
+    for (std::size_t k = 0; k < s.tied.size(); ++k) {
+      const double mb = s.points[s.tied[k]].bucket_mb;
+      list += (k == 0                    ? ""
+               : k + 1 == s.tied.size() ? " and "
+                                        : ", ") +
+              (mb == 0 ? std::string("per tensor") : mibNumberText(mb) + " MiB");
+    }
+    s.text +=
+        " Measured within the noise of it (twice the standard error of the difference of the "
+        "two runs' mean step times): " +
+        list +
+        "; these runs do not tell them apart: run more steps, or repeat the runs, to choose "
+        "among them.";
+  }
+  return s;
 }
 
 }  // namespace ddpscope::analysis

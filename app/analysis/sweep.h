@@ -57,4 +57,51 @@ RunIdentity runIdentity(const trace::Run& run);
 std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b);
 std::string comparabilityWarning(const trace::Run& a, const trace::Run& b);
 
+// A run measured at one bucket size, as a measured sweep sets it beside others (`ddpscope-cli
+// sweep`, the Sweep tab's "Sweep the open runs"; docs/METRICS.md "A measured sweep").
+struct MeasuredRun {
+  double bucket_mb = 0;
+  std::string label;          // the path given, or the run's name in the app
+  std::string configuration;  // runConfigurationText without its buckets: what the runs share
+  RunSummary summary;
+  std::vector<TimeNs> step_times;  // per selected step (selectedStepTimes)
+  RunIdentity identity;
+  // The producer's settings compared between runs (sweepSettings); a digest keeps none.
+  std::vector<std::pair<std::string, std::string>> settings;
+  bool settings_known = true;  // false for a run read from its digest
+};
+// The settings every rank of a run shares but those a sweep varies or compares on their own (its
+// caps, steps, run id, overlap and model): a straggler, jitter, ... as written.
+std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run);
+// A loaded run as a measured sweep's run; `bucket_mb` none: the size it records (configNumber of
+// "bucket_mb"), none when it records none.
+struct MeasuredRunInput {
+  const trace::Run* run = nullptr;
+  const RunReport* report = nullptr;
+  const RunSummary* summary = nullptr;
+  std::string label;
+};
+std::optional<double> recordedBucketMb(const trace::Run& run);
+MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
+
+// The runs side by side by bucket size: each one's step-time spread (stepTimeSpread), the fastest
+// and the runs tied with it (their mean step time within twice the standard error of the
+// difference of the two means), the like-for-like warning, the recommendation (recommendBucketSize
+// at `current_mb`, -1 for none) and its text with the ties said.
+struct MeasuredSweep {
+  std::vector<MeasuredRun> runs;  // by bucket size
+  std::vector<SweepPoint> points;  // the same order
+  std::vector<std::optional<TimeNs>> spread;
+  std::size_t best = 0;
+  std::vector<std::size_t> tied;
+  std::string warning;  // "Not like for like: ...", or ""
+  SweepRecommendation recommendation;
+  std::string text;  // recommendation.text, and the ties
+  // "fastest", "fastest, tied", "tied" or "".
+  std::string mark(std::size_t i) const;
+};
+// None, with *error, when a run has no training steps or two runs are at one size.
+std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,
+                                           std::string* error);
+
 }  // namespace ddpscope::analysis

@@ -52,8 +52,7 @@ struct ComparedRun {
   std::optional<double> bucket_mb;           // the recorded cap, when the run says it
   bool from_digest = false;                  // a digest keeps fewer settings than its traces
   std::vector<analysis::TimeNs> step_times;  // per selected step (selectedStepTimes)
-  // The settings the trace records but its bucket caps and step count (ddpscope's
-  // configuration: a straggler, jitter, ...), as written; none for a digest or an import.
+  // The settings a sweep compares (analysis::sweepSettings); none for a digest or an import.
   std::vector<std::pair<std::string, std::string>> settings;
 };
 
@@ -87,22 +86,11 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
   const auto report = analysis::analyzeRun(run, options);
   c.summary = analysis::summarizeRun(report);
   c.step_times = analysis::selectedStepTimes(report, c.summary.selection);
-  // The producer's settings every rank shares (not a tracer's per-rank counts), but those a sweep
-  // varies or says otherwise: its caps, its steps, the run's id, overlap and model (compared on
-  // their own).
-  if (!run.ranks.empty())
-    for (const auto key : trace::runSettingKeys()) {
-      if (key == "bucket_mb" || key == "first_bucket_mb" || key == "steps" || key == "run_id" ||
-          key == "overlap" || key == "model")
-        continue;
-      const auto value = run.ranks.front().ddpscope.configValue(key);
-      if (!value.empty()) c.settings.emplace_back(std::string(key), std::string(value));
-    }
+  c.settings = analysis::sweepSettings(run);
   c.configuration = analysis::runConfigurationText(run);
   c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
-  if (!run.ranks.empty())
-    c.bucket_mb = analysis::configNumber(run.ranks.front().ddpscope, "bucket_mb");
+  c.bucket_mb = analysis::recordedBucketMb(run);
   return c;
 }
 
@@ -210,43 +198,6 @@ CLI::App* addSweepCommand(CLI::App& app, SweepArgs& a) {
   return c;
 }
 
-namespace {
-
-// The sweep's mark of each run: the fastest, and the runs whose mean step time is within twice
-// the standard error of the difference of the two means (σ/√n of each run's steps): not told
-// apart by these measurements; more steps, or repeated runs, narrow it.
-struct SweepTies {
-  std::size_t best = 0;
-  std::vector<std::size_t> tied;
-};
-
-// One run of a sweep: its point (size, summary, label), what was read, its step time's spread.
-struct SweepRun {
-  analysis::SweepPoint point;
-  ComparedRun run;
-  std::optional<analysis::TimeNs> spread;  // stepTimeSpread of run.step_times
-};
-
-SweepTies sweepTies(const std::vector<SweepRun>& runs) {
-  SweepTies t;
-  const auto step = [&](std::size_t i) { return runs[i].point.summary.step_ns; };
-  for (std::size_t i = 1; i < runs.size(); ++i)
-    if (step(i) < step(t.best)) t.best = i;
-  const auto se2 = [&](std::size_t i) {
-    const double s = static_cast<double>(runs[i].spread.value_or(0));
-    const auto n = runs[i].run.step_times.size();
-    return n > 0 ? s * s / static_cast<double>(n) : 0.0;
-  };
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (i == t.best) continue;
-    const auto gap = static_cast<double>(step(i) - step(t.best));
-    if (gap <= 2 * std::sqrt(se2(i) + se2(t.best))) t.tied.push_back(i);
-  }
-  return t;
-}
-
-}  // namespace
-
 int runSweep(const SweepArgs& args) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(args.rules_file);
@@ -270,7 +221,7 @@ int runSweep(const SweepArgs& args) {
     }
     given.emplace_back(v, r.substr(eq + 1));
   }
-  std::vector<SweepRun> runs;
+  std::vector<analysis::MeasuredRun> runs;
   std::set<std::string> seen;
   for (const auto& [stated, path] : given) {
     std::error_code ec;
@@ -294,119 +245,31 @@ int runSweep(const SweepArgs& args) {
                 << " for PyTorch DDP's default)\n";
       return 2;
     }
-    if (!run.summary.hasSteps()) {
-      std::cerr << "ddpscope-cli sweep: " << path
-                << " has no training steps (no ProfilerStep# ranges): a sweep compares step "
-                   "times; leave it out\n";
-      return 2;
-    }
-    for (const auto& r : runs)
-      if (r.point.bucket_mb == *mb) {
-        std::cerr << "ddpscope-cli sweep: two runs at " << analysis::mibNumberText(*mb)
-                  << " MiB: " << r.point.label << " and " << path << "; give one run per size\n";
-        return 2;
-      }
-    SweepRun entry;
-    entry.point.bucket_mb = *mb;
-    entry.point.summary = run.summary;
-    entry.point.label = path;
-    entry.point.configuration = run.configuration_without_buckets;
-    entry.spread = analysis::stepTimeSpread(run.step_times);
-    entry.run = std::move(run);
-    runs.push_back(std::move(entry));
+    analysis::MeasuredRun m;
+    m.bucket_mb = *mb;
+    m.label = path;
+    m.configuration = run.configuration_without_buckets;
+    m.summary = std::move(run.summary);
+    m.step_times = std::move(run.step_times);
+    m.identity = std::move(run.identity);
+    m.settings = std::move(run.settings);
+    m.settings_known = !run.from_digest;
+    runs.push_back(std::move(m));
   }
-  // Like for like but for the bucket size: source, model and world size; overlap; and every
-  // other setting a run of the agent records (a straggler, jitter, ...), between the runs read
-  // from their traces (a digest keeps fewer settings).
-  std::vector<std::string> why;
-  const auto differs = [&](const std::string& what) {
-    if (std::find(why.begin(), why.end(), what) == why.end()) why.push_back(what);
-  };
-  for (std::size_t i = 1; i < runs.size(); ++i) {
-    const auto& first = runs.front();
-    const auto& other = runs[i];
-    if (const auto w = analysis::comparabilityWarning(first.run.identity, other.run.identity);
-        !w.empty()) {
-      // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
-      constexpr std::string_view kHead = "Not like for like: ";
-      const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
-      differs(w.substr(from, w.find(". Differences") - from) + " (" + other.point.label + ")");
-    }
-    // Overlap where both runs say it (an imported trace does not).
-    const auto& oa = first.run.summary.overlap_setting;
-    const auto& ob = other.run.summary.overlap_setting;
-    if (oa && ob && *oa != *ob)
-      differs("overlap differs (" + first.point.label + ": " + (*oa ? "on" : "off") + ", " +
-              other.point.label + ": " + (*ob ? "on" : "off") + ")");
-  }
-  // Each setting either run records, both ways.
-  std::optional<std::size_t> reference;
-  const auto valueOf = [](const ComparedRun& r, const std::string& key) -> std::string {
-    for (const auto& [k, v] : r.settings)
-      if (k == key) return v;
-    return "not recorded";
-  };
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].run.from_digest) continue;
-    if (!reference) {
-      reference = i;
-      continue;
-    }
-    const auto& a = runs[*reference].run;
-    const auto& b = runs[i].run;
-    std::vector<std::string> keys;
-    for (const auto* r : {&a, &b})
-      for (const auto& kv : r->settings)
-        if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
-    for (const auto& key : keys) {
-      const auto va = valueOf(a, key), vb = valueOf(b, key);
-      if (!trace::sameSettingValue(va, vb))
-        differs(key + " differs (" + runs[*reference].point.label + ": " + va + ", " +
-                runs[i].point.label + ": " + vb + ")");
-    }
-  }
-  std::string warning;
-  if (!why.empty()) {
-    warning = "Not like for like: ";
-    for (std::size_t i = 0; i < why.size(); ++i)
-      warning += (i ? "; " : "") + why[i];
-    warning += ". Differences may come from these, not from the bucket size.";
-  }
-  // In order of size, as the table lists them (sizes are distinct).
-  std::sort(runs.begin(), runs.end(), [](const SweepRun& x, const SweepRun& y) {
-    return x.point.bucket_mb < y.point.bucket_mb;
-  });
-  std::vector<analysis::SweepPoint> points;
-  for (const auto& r : runs)
-    points.push_back(r.point);
-  const SweepTies ties = sweepTies(runs);
   // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
-  const auto rec = analysis::recommendBucketSize(points, -1);
-  std::string text = rec.text;
-  if (!ties.tied.empty()) {
-    std::vector<double> sizes;
-    for (const auto i : ties.tied)
-      sizes.push_back(points[i].bucket_mb);
-    std::string list;
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      list +=
-          (i == 0                  ? ""
-           : i + 1 == sizes.size() ? " and "
-                                   : ", ") +
-          (sizes[i] == 0 ? std::string("per tensor") : analysis::mibNumberText(sizes[i]) + " MiB");
-    text +=
-        " Measured within the noise of it (twice the standard error of the difference of the "
-        "two runs' mean step times): " +
-        list +
-        "; these runs do not tell them apart: run more steps, or repeat the runs, to choose "
-        "among them.";
+  std::string error;
+  const auto sweep = analysis::measuredSweep(std::move(runs), -1, &error);
+  if (!sweep) {
+    std::cerr << "ddpscope-cli sweep: " << error << "\n";
+    return 2;
   }
-  const auto mark = [&](std::size_t i) -> std::string {
-    if (i == ties.best) return ties.tied.empty() ? "fastest" : "fastest, tied";
-    return std::find(ties.tied.begin(), ties.tied.end(), i) != ties.tied.end() ? "tied" : "";
-  };
+  const auto& points = sweep->points;
+  const auto& warning = sweep->warning;
+  const auto& text = sweep->text;
+  const auto mark = [&](std::size_t i) { return sweep->mark(i); };
   const auto spreadText = [&](std::size_t i) {
-    return runs[i].spread ? "±" + analysis::formatDuration(*runs[i].spread) : std::string("n/a");
+    return sweep->spread[i] ? "±" + analysis::formatDuration(*sweep->spread[i])
+                            : std::string("n/a");
   };
   if (args.json) {
     std::string o = "{";
@@ -442,8 +305,8 @@ int runSweep(const SweepArgs& args) {
       o += ", ";
       trace::appendJsonString(o, "step_spread_us");
       o += ": ";
-      if (runs[i].spread)
-        trace::appendDouble(o, static_cast<double>(*runs[i].spread) / 1e3);
+      if (sweep->spread[i])
+        trace::appendDouble(o, static_cast<double>(*sweep->spread[i]) / 1e3);
       else
         o += "null";
       o += "}";
@@ -451,7 +314,7 @@ int runSweep(const SweepArgs& args) {
     o += "], ";
     trace::appendJsonString(o, "best_mb");
     o += ": ";
-    trace::appendDouble(o, rec.best_mb);
+    trace::appendDouble(o, sweep->recommendation.best_mb);
     o += ", ";
     appendWarning(o, warning);
     o += ", ";

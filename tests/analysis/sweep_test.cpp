@@ -310,3 +310,86 @@ TEST(Sweep, OneBucketPerStepSaysWhyNothingOverlaps) {
   EXPECT_NE(analysis::runSummaryText(n).find("0.1 MiB (first 0.1 MiB), not overlapped\n"),
             std::string::npos);
 }
+
+namespace {
+
+analysis::MeasuredRun measured(double mb, std::vector<analysis::TimeNs> steps,
+                               const std::string& label) {
+  analysis::MeasuredRun m;
+  m.bucket_mb = mb;
+  m.label = label;
+  m.configuration = "simulated · mlp";
+  m.identity = {"sim", "mlp", 2};
+  analysis::TimeNs sum = 0;
+  for (const auto t : steps)
+    sum += t;
+  m.summary.steps_used = static_cast<std::int32_t>(steps.size());
+  m.summary.step_ns = steps.empty() ? 0 : sum / static_cast<analysis::TimeNs>(steps.size());
+  m.step_times = std::move(steps);
+  return m;
+}
+
+}  // namespace
+
+// Measured runs side by side: sorted by size, the fastest, the runs within twice the standard
+// error of the difference of the means tied with it, worked out by hand.
+TEST(MeasuredSweep, TheFastestAndTheRunsWithinItsNoise) {
+  // Each run's steps are its mean ± 2: sd = √(16 / 3) = 2.31, SE² = 16 / 3 / 4 = 1.33, and two
+  // runs are tied when their means are within 2·√(2 · 1.33) = 3.27 ns. 4 MiB is the fastest
+  // (mean 100); 10 MiB (102) is tied with it, 1 MiB (104) is not.
+  std::vector<analysis::MeasuredRun> runs{measured(10, {100, 104, 100, 104}, "b10"),
+                                          measured(1, {102, 106, 102, 106}, "b1"),
+                                          measured(4, {98, 102, 98, 102}, "b4")};
+  std::string error;
+  const auto s = analysis::measuredSweep(runs, -1, &error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(s->points.size(), 3u);
+  EXPECT_EQ(s->points[0].label, "b1");
+  EXPECT_EQ(s->points[2].label, "b10");
+  EXPECT_EQ(s->best, 1u);
+  EXPECT_EQ(s->tied, (std::vector<std::size_t>{2}));
+  EXPECT_EQ(s->mark(1), "fastest, tied");
+  EXPECT_EQ(s->mark(2), "tied");
+  EXPECT_EQ(s->mark(0), "");
+  EXPECT_EQ(s->spread[0], 2);
+  EXPECT_TRUE(s->warning.empty());
+  EXPECT_NE(s->text.find("within the noise of it"), std::string::npos) << s->text;
+  EXPECT_NE(s->text.find(": 10 MiB; these runs"), std::string::npos) << s->text;
+  EXPECT_EQ(s->recommendation.best_mb, 4);
+
+  // A steady 10 MiB run at 103: 3 ns from the fastest, beyond 2·√1.33 = 2.31: nothing tied.
+  runs[0] = measured(10, {103, 103, 103, 103}, "b10");
+  const auto steady = analysis::measuredSweep(runs, -1, &error);
+  ASSERT_TRUE(steady);
+  EXPECT_TRUE(steady->tied.empty());
+  EXPECT_EQ(steady->mark(1), "fastest");
+}
+
+TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
+  auto a = measured(1, {100, 100}, "a");
+  auto b = measured(4, {90, 90}, "b");
+  a.settings = {{"sim_straggler_rank", "-1"}};
+  b.settings = {{"sim_straggler_rank", "1"}};
+  b.summary.overlap_setting = false;
+  a.summary.overlap_setting = true;
+  std::string error;
+  auto s = analysis::measuredSweep({a, b}, -1, &error);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->warning,
+            "Not like for like: overlap differs (a: on, b: off); sim_straggler_rank differs (a: "
+            "-1, b: 1). Differences may come from these, not from the bucket size.");
+  // A digest keeps no settings: not compared.
+  b.settings_known = false;
+  b.summary.overlap_setting = true;
+  s = analysis::measuredSweep({a, b}, -1, &error);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->warning.empty()) << s->warning;
+
+  EXPECT_FALSE(analysis::measuredSweep({a, measured(1, {90}, "c")}, -1, &error));
+  EXPECT_EQ(error, "two runs at 1 MiB: a and c; give one run per size");
+  EXPECT_FALSE(analysis::measuredSweep({a, measured(2, {}, "d")}, -1, &error));
+  EXPECT_EQ(error,
+            "d has no training steps (no ProfilerStep# ranges): a sweep compares step times; "
+            "leave it out");
+  EXPECT_FALSE(analysis::measuredSweep({}, -1, &error));
+}
