@@ -63,12 +63,18 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
          "come from the run panel."));
   row->addWidget(sizes_edit_, 1);
   start_ = new QPushButton(tr("Run sweep"), this);
+  sweep_open_ = new QPushButton(tr("Sweep open runs"), this);
+  sweep_open_->setToolTip(
+      tr("Sets the open runs side by side by the bucket size each records: measured points, the "
+         "fastest, and the sizes their step-time noise does not tell apart (as ddpscope-cli "
+         "sweep)"));
   cancel_ = new QPushButton(tr("Cancel"), this);
   cancel_->setEnabled(false);
   progress_ = new QProgressBar(this);
   progress_->setFormat(QStringLiteral("%v/%m runs"));
   progress_->setVisible(false);
   row->addWidget(start_);
+  row->addWidget(sweep_open_);
   row->addWidget(cancel_);
   row->addWidget(progress_);
   layout->addLayout(row);
@@ -157,6 +163,7 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   replot();
 
   connect(start_, &QPushButton::clicked, this, &SweepPanel::start);
+  connect(sweep_open_, &QPushButton::clicked, this, &SweepPanel::sweepOpenRuns);
   connect(cancel_, &QPushButton::clicked, this, &SweepPanel::cancel);
 
   prediction_job_ = new PredictionJob(this);
@@ -379,6 +386,7 @@ void SweepPanel::start() {
   errors_.clear();
   cancelled_ = false;
   start_->setEnabled(false);
+  sweep_open_->setEnabled(false);
   cancel_->setEnabled(true);
   progress_->setRange(0, total_);
   progress_->setValue(0);
@@ -387,6 +395,68 @@ void SweepPanel::start() {
   replot();
   while (static_cast<int>(active_.size()) < parallelism() && !queue_.empty())
     launchNext();
+}
+
+bool SweepPanel::sweepOpenRuns() {
+  if (busy()) return false;
+  const auto say = [this](const QString& text, bool error) {
+    recommendation_->setText(text);
+    recommendation_->setStyleSheet(
+        error ? QStringLiteral("color: %1;").arg(colours::kErrorText.name()) : QString());
+  };
+  std::vector<analysis::MeasuredRun> runs;
+  QStringList left_out;
+  const auto current = session_->current();
+  double current_mb = -1;
+  for (const auto& run : session_->runs()) {
+    if (run->source() == "predicted") {
+      left_out << tr("%1 (a prediction, not a measurement)").arg(run->name);
+      continue;
+    }
+    const auto mb = analysis::recordedBucketMb(run->run);
+    if (!mb) {
+      left_out << tr("%1 (does not record its bucket size)").arg(run->name);
+      continue;
+    }
+    if (!run->summary.hasSteps()) {
+      left_out << tr("%1 (no training steps)").arg(run->name);
+      continue;
+    }
+    if (run == current) current_mb = *mb;
+    runs.push_back(analysis::measuredRun(
+        {&run->run, &run->report, &run->summary, run->name.toStdString()}, *mb));
+  }
+  const QString left = left_out.isEmpty()
+                           ? QString()
+                           : tr("\nLeft out: %1.").arg(left_out.join(QStringLiteral("; ")));
+  if (runs.size() < 2) {
+    say(tr("Sweep open runs needs two or more open runs at different bucket sizes that record "
+           "their size and have training steps (open them with File ▸ Open, or run the agent "
+           "at other sizes); %1 usable.")
+                .arg(runs.size()) +
+            left,
+        true);
+    return false;
+  }
+  std::string error;
+  auto sweep = analysis::measuredSweep(std::move(runs), current_mb, &error);
+  if (!sweep) {
+    say(tr("Sweep open runs: %1; close one of them.").arg(QString::fromStdString(error)) + left,
+        true);
+    return false;
+  }
+  sweep_base_ = base_();
+  current_mb_ = current_mb >= 0 ? current_mb : sweep_base_.bucket_mb;
+  points_ = sweep->points;
+  rec_ = sweep->recommendation;
+  rec_->text = sweep->text + (sweep->warning.empty() ? std::string() : " " + sweep->warning);
+  errors_.clear();
+  say(tr("Measured, %1 open runs: ").arg(points_.size()) + QString::fromStdString(rec_->text) +
+          left,
+      !sweep->warning.empty());
+  replot();
+  emit finished(true);
+  return true;
 }
 
 void SweepPanel::launchNext() {
@@ -446,6 +516,7 @@ void SweepPanel::addFinishedRunsInOrder(bool all) {
 void SweepPanel::finish() {
   addFinishedRunsInOrder(true);
   start_->setEnabled(true);
+  sweep_open_->setEnabled(true);
   cancel_->setEnabled(false);
   progress_->setVisible(false);
   if (!points_.empty()) rec_ = analysis::recommendBucketSize(points_, current_mb_);
@@ -459,6 +530,10 @@ void SweepPanel::finish() {
       errors_.isEmpty() ? QString() : QStringLiteral("color: %1;").arg(colours::kErrorText.name()));
   replot();
   emit finished(!cancelled_ && errors_.isEmpty() && !points_.empty());
+}
+
+QString SweepPanel::lineText() const {
+  return recommendation_->text();
 }
 
 QString SweepPanel::recommendationText() const {

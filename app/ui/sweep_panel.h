@@ -50,6 +50,16 @@ class SweepPanel : public QWidget, public ChartExport {
   void setSizes(const std::vector<double>& mb);
   void start();
   void cancel();
+  // The session's open runs set side by side by the bucket size each records, as measured points
+  // (analysis::measuredSweep, as `ddpscope-cli sweep`): the chart and the recommendation, with
+  // the sizes the runs do not tell apart and the like-for-like warning. Predicted runs, runs that
+  // do not record their size (an imported trace) and runs without steps are left out and named.
+  // False, the line above the chart saying why, while a sweep runs, with fewer than two runs
+  // left, or with two at one size.
+  bool sweepOpenRuns();
+  QPushButton* sweepOpenButton() const { return sweep_open_; }
+  // The line above the chart: the recommendation, the sweep's progress, or why there is none.
+  QString lineText() const;
   bool busy() const { return !active_.empty() || !queue_.empty(); }
   // How many runs go at once: 2 for simulated runs, 1 on a real backend.
   int parallelism() const;
@@ -136,6 +146,7 @@ class SweepPanel : public QWidget, public ChartExport {
   std::function<RunParameters()> base_;
   QLineEdit* sizes_edit_;
   QPushButton* start_;
+  QPushButton* sweep_open_;
   QPushButton* cancel_;
   QProgressBar* progress_;
   QLabel* recommendation_;

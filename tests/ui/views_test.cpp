@@ -32,6 +32,7 @@
 #include "app/analysis/bucket_steps.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/stragglers.h"
+#include "app/analysis/sweep.h"
 #include "app/ui/app_settings.h"
 #include "app/ui/buckets_model.h"
 #include "app/ui/buckets_panel.h"
@@ -47,6 +48,7 @@
 #include "app/ui/session.h"
 #include "app/ui/summary_model.h"
 #include "app/ui/summary_panel.h"
+#include "app/ui/sweep_panel.h"
 #include "app/ui/timeline_view.h"
 #include "tests/ui/ui_test_app.h"
 
@@ -492,4 +494,58 @@ TEST(UiRules, RulesEnteredInTheEditorReclassifyTheRunsOpen) {
   const auto later = load({kResnet});
   ASSERT_TRUE(later);
   EXPECT_EQ(later->report.ranks[0].counts[kComm], 0);
+}
+
+// Sweep open runs: simulated runs at 16, 1 and 4 MiB and the ResNet trace (which does not record
+// its bucket size) open; the Sweep tab sets the three side by side, by size, with the figures
+// and sentence of analysis::measuredSweep over the same runs (what `ddpscope-cli sweep` prints),
+// and names the trace it left out. A second run at 4 MiB is refused, and so is a single run.
+TEST(Views, SweepOpenRunsSetsTheMeasuredRunsSideBySide) {
+  app();
+  QTemporaryDir dir;
+  Session session;
+  SweepPanel panel(&session, [] { return RunParameters{}; });
+  panel.resize(1100, 640);
+  panel.show();
+  std::vector<analysis::MeasuredRun> want;
+  for (const char* mb : {"16", "1", "4"}) {
+    auto args = kSmall;
+    args.insert(args.end(), {"--bucket-mb", mb, "--first-bucket-mb", "1"});
+    const auto run = load({simulate(dir.filePath(QStringLiteral("b%1").arg(mb)), args)});
+    ASSERT_TRUE(run);
+    session.addRun(run);
+    want.push_back(analysis::measuredRun(
+        {&run->run, &run->report, &run->summary, run->name.toStdString()}, std::atof(mb)));
+    if (want.size() == 1) {
+      EXPECT_FALSE(panel.sweepOpenRuns());
+      EXPECT_TRUE(panel.lineText().contains("1 usable")) << panel.lineText().toStdString();
+    }
+  }
+  session.addRun(load({kResnet}));  // current: its size is not known, no current size
+  ASSERT_TRUE(panel.sweepOpenRuns()) << panel.lineText().toStdString();
+  std::string error;
+  const auto expected = analysis::measuredSweep(want, -1, &error);
+  ASSERT_TRUE(expected) << error;
+  ASSERT_EQ(panel.points().size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(panel.points()[i].bucket_mb, expected->points[i].bucket_mb);
+    EXPECT_EQ(panel.points()[i].summary.step_ns, expected->points[i].summary.step_ns);
+  }
+  EXPECT_EQ(panel.points()[0].bucket_mb, 1);
+  EXPECT_EQ(panel.points()[2].bucket_mb, 16);
+  EXPECT_EQ(panel.recommendationText().toStdString(), expected->text);
+  EXPECT_EQ(panel.chart()->graph(0)->dataCount(), 3);
+  EXPECT_TRUE(panel.lineText().startsWith("Measured, 3 open runs: "));
+  EXPECT_TRUE(
+      panel.lineText().contains("Left out: resnet50_ddp_rank0.json.gz (does not record its bucket "
+                                "size)"))
+      << panel.lineText().toStdString();
+  shoot(&panel, "sweep-open-runs");
+
+  auto args = kSmall;
+  args.insert(args.end(), {"--bucket-mb", "4", "--seed", "7"});
+  session.addRun(load({simulate(dir.filePath(QStringLiteral("again4")), args)}));
+  EXPECT_FALSE(panel.sweepOpenRuns());
+  EXPECT_TRUE(panel.lineText().contains("two runs at 4 MiB: ")) << panel.lineText().toStdString();
+  EXPECT_TRUE(panel.lineText().contains("close one of them"));
 }
