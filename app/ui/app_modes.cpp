@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
+#include "app/analysis/digest_reader.h"
 #include "app/analysis/run_summary.h"
 #include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
 #include "app/ui/compare_panel.h"
+#include "app/ui/digest_view.h"
 #include "app/ui/main_window.h"
 #include "app/ui/plot_export.h"
 #include "app/ui/run_load_job.h"
@@ -206,6 +208,29 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
     settle(window);
   }
   return exportAndSay(window, QStringLiteral("timeline"), file, scale);
+}
+
+int exportDigestHeadless(const QString& file, const QString& digest_path, double scale,
+                         std::optional<int> figure) {
+  if (!exportNameOk(file)) return 2;
+  std::shared_ptr<const analysis::Digest> digest;
+  try {
+    digest =
+        std::make_shared<const analysis::Digest>(analysis::readDigest(digest_path.toStdString()));
+  } catch (const std::exception& e) {
+    err(QString::fromUtf8(e.what()));
+    return 1;
+  }
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1600, 1000);
+  window.show();
+  const QFileInfo at(digest_path);
+  window.digestView()->setDigest(digest, at.fileName(), {at.absolutePath()});
+  if (figure) window.digestView()->setFigure(static_cast<analysis::DigestFigure>(*figure));
+  window.tabs()->setCurrentWidget(window.digestView());
+  settle(window);
+  return exportAndSay(window, QStringLiteral("chart"), file, scale);
 }
 
 int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,

@@ -29,6 +29,13 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
 int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,
                           std::optional<int> step = std::nullopt);
 
+// `ddpscope --export FILE [--figure step|exposed|wait] DIGEST`: the Digest tab's heatmap of a
+// run digest (step time unless `figure` says otherwise) written to FILE, titled with the digest's
+// headline figures and late rank. Exit status 0, 1 (cannot read the digest or write) or 2 (bad
+// file name); errors go to stderr.
+int exportDigestHeadless(const QString& file, const QString& digest, double scale,
+                         std::optional<int> figure = std::nullopt);
+
 // `ddpscope --report DIR PATH...`: writes the design report of the run in PATH... (report.md,
 // report.html, figures) to DIR, as the Run menu's "Export design report" does. Exit status
 // 0, 1 (cannot load or write) or 2 (bad arguments); errors go to stderr.

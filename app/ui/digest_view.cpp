@@ -228,6 +228,27 @@ void DigestView::setFigure(analysis::DigestFigure figure) {
   showFigure();
 }
 
+QString DigestView::exportTitle() const {
+  if (!digest_) return {};
+  // Short lines: the title spans the heatmap's column only, not its colour scale's.
+  QString title = title_->text() + QStringLiteral("\n") + figure_->currentText() +
+                  tr(" per rank (rows) and step (columns)") + QStringLiteral("\n") +
+                  headline_->text();
+  if (!late_->text().isEmpty()) title += QStringLiteral("\n") + late_->text();
+  return title;
+}
+
+bool DigestView::exportChart(const QString& path, double scale, QString* error) {
+  if (!digest_) {
+    if (error) *error = tr("no digest is open in the Digest tab");
+    return false;
+  }
+  // Rows of at least 2 pixels up to a few hundred ranks; a thousand ranks fit a slide's height.
+  const int rows = static_cast<int>(heatmap_->grid().ranks.size());
+  return exportTitledChart(heatmap_->plot(), exportTitle(), path, scale, error, 1100,
+                           std::clamp(rows * 4 + 160, 420, 900));
+}
+
 void DigestView::showFigure() {
   if (!digest_) return;
   const auto f = static_cast<analysis::DigestFigure>(figure_->currentData().toInt());

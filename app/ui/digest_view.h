@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/analysis/digest_reader.h"
+#include "app/ui/plot_export.h"
 
 class QComboBox;
 class QLabel;
@@ -26,10 +27,17 @@ QString rankListText(const std::vector<std::int32_t>& ranks);
 // Parses "0-3, 7" (also "0–3"); none with a message for anything else.
 std::optional<std::vector<std::int32_t>> parseRankList(const QString& text, QString* error);
 
-class DigestView : public QWidget {
+class DigestView : public QWidget, public ChartExport {
   Q_OBJECT
  public:
   explicit DigestView(QWidget* parent = nullptr);
+
+  // The heatmap as a figure (File ▸ Export current chart, `ddpscope --export FILE DIGEST`): the
+  // figure shown, titled with the digest's name, source and ranks, its headline figures and its
+  // late rank, in the light theme. False with a message when no digest is open.
+  bool exportChart(const QString& path, double scale, QString* error) override;
+  // The title that figure carries.
+  QString exportTitle() const;
 
   // Shows a digest; `name` is what it is called (its file), `folders` where its trace files are
   // looked for (and in their subfolders: analysis::digestRankFiles).

@@ -8,6 +8,7 @@
 #include <QCommandLineParser>
 #include <QFileInfo>
 #include <cstring>
+#include <optional>
 
 #include "app/analysis/digest_reader.h"
 #include "app/ui/app_modes.h"
@@ -40,9 +41,14 @@ void addOptions(QCommandLineParser& parser) {
   parser.addHelpOption();
   parser.addOption(
       {QStringLiteral("export"),
-       QStringLiteral("Render the default view (with --compare: the Compare tab's chart) to FILE "
-                      "(.png, .svg or .pdf) and exit."),
+       QStringLiteral("Render the default view (with --compare: the Compare tab's chart; of a run "
+                      "digest: its heatmap) to FILE (.png, .svg or .pdf) and exit."),
        QStringLiteral("FILE")});
+  parser.addOption(
+      {QStringLiteral("figure"),
+       QStringLiteral("With --export of a run digest: the heatmap's figure, step (default), "
+                      "exposed or wait (waiting for late ranks)."),
+       QStringLiteral("NAME")});
   parser.addOption(
       {QStringLiteral("step"),
        QStringLiteral("With --export: the timeline of step N of the first rank (with --compare: "
@@ -65,6 +71,16 @@ void addOptions(QCommandLineParser& parser) {
   parser.addPositionalArgument(QStringLiteral("PATH"),
                                QStringLiteral("Trace files (one per rank) or run folders."),
                                QStringLiteral("[PATH...]"));
+}
+// --scale for --export; none (said on stderr) when it is not a number from 0.5 to 8: below half
+// size the text of a figure cannot be read, above 8 a figure is hundreds of MB.
+std::optional<double> exportScale(const QCommandLineParser& parser) {
+  bool ok = false;
+  const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
+  if (ok && scale >= 0.5 && scale <= 8) return scale;
+  std::fprintf(stderr, "ddpscope: --scale must be a number from 0.5 to 8, got '%s'\n",
+               qPrintable(parser.value(QStringLiteral("scale"))));
+  return std::nullopt;
 }
 }  // namespace
 
@@ -102,14 +118,42 @@ int main(int argc, char** argv) {
                  static_cast<long long>(paths.size()));
     return 2;
   }
-  // A run digest opens in the window's Digest tab; the modes without a window render traces.
+  // A run digest opens in the window's Digest tab; --export writes its heatmap; the other modes
+  // without a window render traces.
+  const bool one_digest = paths.size() == 1 && QFileInfo(paths.front()).isFile() &&
+                          ddpscope::analysis::isDigestFile(paths.front().toStdString());
+  std::optional<int> figure;
+  if (parser.isSet(QStringLiteral("figure"))) {
+    const QString f = parser.value(QStringLiteral("figure"));
+    const QStringList names{QStringLiteral("step"), QStringLiteral("exposed"),
+                            QStringLiteral("wait")};
+    if (!names.contains(f)) {
+      std::fprintf(stderr, "ddpscope: --figure is step, exposed or wait, got '%s'\n",
+                   qPrintable(f));
+      return 2;
+    }
+    if (!exporting || compare || !one_digest) {
+      std::fprintf(stderr,
+                   "ddpscope: --figure goes with --export of one run digest (the heatmap's "
+                   "figure)\n");
+      return 2;
+    }
+    figure = static_cast<int>(names.indexOf(f));
+  }
+  if (exporting && !compare && one_digest && !parser.isSet(QStringLiteral("step"))) {
+    const auto scale = exportScale(parser);
+    if (!scale) return 2;
+    return exportDigestHeadless(parser.value(QStringLiteral("export")), paths.front(), *scale,
+                                figure);
+  }
   if (headless || !display)
     for (const QString& p : paths)
       if (QFileInfo(p).isFile() && ddpscope::analysis::isDigestFile(p.toStdString())) {
         if (headless) {
           std::fprintf(stderr,
                        "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it "
-                       "in the app's window (the Digest tab); --export, --report and "
+                       "in the app's window (the Digest tab), or give it alone to --export "
+                       "(without --step or --compare) for its heatmap; --report and "
                        "--screenshots take traces\n",
                        qPrintable(p));
         } else {
@@ -141,18 +185,12 @@ int main(int argc, char** argv) {
     step = n;
   }
   if (parser.isSet(QStringLiteral("export"))) {
-    bool ok = false;
-    const double scale = parser.value(QStringLiteral("scale")).toDouble(&ok);
-    // Below half size the text of a figure cannot be read; above 8 a figure is hundreds of MB.
-    if (!ok || !(scale >= 0.5 && scale <= 8)) {
-      std::fprintf(stderr, "ddpscope: --scale must be a number from 0.5 to 8, got '%s'\n",
-                   qPrintable(parser.value(QStringLiteral("scale"))));
-      return 2;
-    }
+    const auto scale = exportScale(parser);
+    if (!scale) return 2;
     if (compare)
       return exportCompareHeadless(parser.value(QStringLiteral("export")), paths[0], paths[1],
-                                   scale, step);
-    return exportHeadless(parser.value(QStringLiteral("export")), paths, scale, step);
+                                   *scale, step);
+    return exportHeadless(parser.value(QStringLiteral("export")), paths, *scale, step);
   }
   if (parser.isSet(QStringLiteral("report")))
     return reportHeadless(parser.value(QStringLiteral("report")), paths);

@@ -178,6 +178,27 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   EXPECT_TRUE(view->lateRankText().startsWith(QStringLiteral("Late rank: rank 3 ")))
       << view->lateRankText().toStdString();
 
+  // File ▸ Export current chart on this tab: the heatmap as a figure whose title carries the
+  // figure shown, the headline and the late rank (the SVG's text); nothing without a digest.
+  {
+    QTemporaryDir out;
+    const QString svg_path = out.filePath(QStringLiteral("heatmap.svg"));
+    QString error;
+    ASSERT_TRUE(w->exportView(QStringLiteral("chart"), svg_path, 1.0, &error))
+        << error.toStdString();
+    QFile svg(svg_path);
+    ASSERT_TRUE(svg.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(svg.readAll());
+    for (const QString& part :
+         {QStringLiteral("DIGEST"), QStringLiteral("step time per rank (rows) and step (columns)"),
+          QString::fromStdString("overlap " + fig.overlap), QStringLiteral("Late rank: rank 3 ")})
+      EXPECT_TRUE(text.contains(part.toHtmlEscaped())) << part.toStdString();
+    DigestView empty;
+    EXPECT_FALSE(empty.exportChart(out.filePath(QStringLiteral("none.png")), 1.0, &error));
+    EXPECT_EQ(error, QStringLiteral("no digest is open in the Digest tab"));
+    EXPECT_FALSE(QFile::exists(out.filePath(QStringLiteral("none.png"))));
+  }
+
   // Hovering a cell names it.
   QCustomPlot* plot = map->plot();
   plot->replot();
