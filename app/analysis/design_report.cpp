@@ -146,9 +146,9 @@ Table bucketTable(const DesignReportInput& in) {
 // What the single-step figures draw.
 std::string stepFiguresCover(const DesignReportInput& in) {
   const bool one = in.step_figures.size() == 1;
-  return std::string(one ? "One step drawn on its own" : "Single steps drawn on their own") +
-         ": every rank's lanes over the window of rank " + std::to_string(in.step_figures_rank) +
-         "'s step, " + (one ? "titled" : "each titled") +
+  return std::string(one ? "One step drawn on its own" : "Single steps drawn on their own") + ": " +
+         in.step_figures_lanes + " over the window of rank " +
+         std::to_string(in.step_figures_rank) + "'s step, " + (one ? "titled" : "each titled") +
          " with that window's figures. A step's time is its slowest rank's.";
 }
 

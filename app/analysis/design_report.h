@@ -34,7 +34,8 @@ struct DesignReportInput {
     std::string caption;
   };
   std::vector<StepFigure> step_figures;
-  std::int32_t step_figures_rank = 0;  // the rank whose step window is drawn
+  std::int32_t step_figures_rank = 0;                     // the rank whose step window is drawn
+  std::string step_figures_lanes = "every rank's lanes";  // what the figures draw, in words
   // A sweep: its points name their configuration (SweepPoint::configuration).
   std::vector<SweepPoint> sweep;
   std::optional<SweepRecommendation> recommendation;

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "app/analysis/stragglers.h"
 #include "app/ui/app_settings.h"
 #include "app/ui/breakdown_panel.h"
 #include "app/ui/buckets_panel.h"
@@ -549,26 +550,54 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
   std::vector<ReportFigure> figures;
   in.timeline_png = "timeline.png";
-  figures.push_back({QStringLiteral("timeline.png"), [this](QByteArray* png, QString* e) {
-                       return timeline_->renderImage(ExportFormat::Png, 1.5, png, e);
-                     }});
+  // A run of more ranks than a figure draws (TimelineView::kExportRanks): the late rank, when it
+  // is not among those drawn, has its lanes pinned above them in the timeline figures.
+  const auto& ranks = run->run.ranks;
+  std::optional<std::int32_t> pinned_index;
+  QString pinned_note;
+  if (ranks.size() > static_cast<std::size_t>(TimelineView::kExportRanks)) {
+    const auto late = analysis::summarizeStragglers(run->report).late_rank;
+    for (std::size_t i = TimelineView::kExportRanks; late && i < ranks.size(); ++i)
+      if (ranks[i].rank == *late) pinned_index = static_cast<std::int32_t>(i);
+    if (pinned_index)
+      pinned_note =
+          tr("rank %1, the late rank, pinned above rank %2").arg(*late).arg(ranks[0].rank);
+    in.step_figures_lanes = "the lanes of ranks " + std::to_string(ranks.front().rank) + "–" +
+                            std::to_string(ranks[TimelineView::kExportRanks - 1].rank) +
+                            (pinned_index ? " and of rank " + std::to_string(*late) +
+                                                ", the late rank, pinned above them"
+                                          : std::string()) +
+                            " (of " + std::to_string(ranks.size()) + " ranks)";
+  }
+  const auto render = [this, pinned_index](const QString& note, QByteArray* out, QString* e) {
+    std::vector<std::size_t> pinned;
+    if (pinned_index) pinned = timeline_->pinRankLanes(*pinned_index);
+    const bool ok = timeline_->renderImage(ExportFormat::Png, 1.5, out, e, 0, note);
+    timeline_->unpinLanes(pinned);
+    return ok;
+  };
+  figures.push_back(
+      {QStringLiteral("timeline.png"),
+       [render, pinned_note](QByteArray* png, QString* e) { return render(pinned_note, png, e); }});
   // The median step and a clearly slower one, each drawn over its window of the first rank's step
-  // (the view is put back after each figure).
-  const auto& first_rank = run->run.ranks.front();
+  // (the view is put back after each figure), its caption under the title.
+  const auto& first_rank = ranks.front();
   in.step_figures_rank = first_rank.rank;
   for (const auto& shown : analysis::stepsToShow(run->report, run->summary.selection)) {
     const auto window = analysis::stepWindow(first_rank, shown.step);
     if (!window) continue;  // a selected step is on every rank; kept safe all the same
     const std::string png = "step-" + std::to_string(shown.step) + ".png";
     in.step_figures.push_back({png, shown.caption});
-    figures.push_back(
-        {QString::fromStdString(png), [this, w = *window](QByteArray* out, QString* e) {
-           const TimeRange saved = session_->viewRange();
-           session_->setViewRange({w.first, w.second});
-           const bool ok = timeline_->renderImage(ExportFormat::Png, 1.5, out, e);
-           session_->setViewRange(saved);
-           return ok;
-         }});
+    const QString note = QString::fromStdString(shown.caption) +
+                         (pinned_note.isEmpty() ? QString() : QStringLiteral("; ") + pinned_note);
+    figures.push_back({QString::fromStdString(png),
+                       [this, render, note, w = *window](QByteArray* out, QString* e) {
+                         const TimeRange saved = session_->viewRange();
+                         session_->setViewRange({w.first, w.second});
+                         const bool ok = render(note, out, e);
+                         session_->setViewRange(saved);
+                         return ok;
+                       }});
   }
   if (!sweep_->points().empty()) {
     in.sweep = sweep_->points();

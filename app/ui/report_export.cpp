@@ -1,7 +1,9 @@
 #include "app/ui/report_export.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <utility>
 
 #include "app/ui/plot_export.h"
@@ -36,9 +38,23 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
   const std::string html = analysis::designReportHtml(input);
   files.emplace_back(out.filePath(QStringLiteral("report.md")), QByteArray::fromStdString(md));
   files.emplace_back(out.filePath(QStringLiteral("report.html")), QByteArray::fromStdString(html));
+  // A folder that held a report before: the figures of that report this one does not write
+  // (another run's steps, a sweep or comparison it had) would be read as this run's.
+  const bool had_report =
+      !made_folder && QFileInfo::exists(out.filePath(QStringLiteral("report.md")));
   if (!writeFilesAtomically(files, error)) {
     if (made_folder) QDir().rmdir(dir);  // only if still empty
     return false;
+  }
+  if (had_report) {
+    QStringList ours;
+    for (const auto& figure : figures)
+      ours << figure.file_name;
+    const QRegularExpression figure_name(
+        QStringLiteral("^(timeline|sweep|predicted|compare|step-[0-9]+)\\.png$"));
+    for (const QString& name : out.entryList(QDir::Files))
+      if (figure_name.match(name).hasMatch() && !ours.contains(name))
+        QFile::remove(out.filePath(name));
   }
   if (written)
     for (const auto& [path, bytes] : files)

@@ -1271,8 +1271,26 @@ QString TimelineView::exportTitle(int shown_ranks) const {
   return text;
 }
 
+std::vector<std::size_t> TimelineView::pinRankLanes(std::int32_t rank_index) {
+  std::vector<std::size_t> pinned;
+  if (!run_) return pinned;
+  const auto& lanes = run_->timeline.lanes;
+  for (std::size_t i = 0; i < lanes.size(); ++i)
+    if (lanes[i].rank_index == rank_index && lanes[i].kind != LaneKind::Host &&
+        std::find(pinned_.begin(), pinned_.end(), i) == pinned_.end() && !hidden_.contains(i)) {
+      setLanePinned(i, true);
+      pinned.push_back(i);
+    }
+  return pinned;
+}
+
+void TimelineView::unpinLanes(const std::vector<std::size_t>& lanes) {
+  for (const std::size_t i : lanes)
+    setLanePinned(i, false);
+}
+
 bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
-                               int width) {
+                               int width, const QString& note) {
   exporting_ = true;
   const QCPRange saved_y = plot_->yAxis->range();
   const bool scroll_visible = vscroll_->isVisible();
@@ -1286,7 +1304,9 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   const int h = shown_height + std::max(chrome, 40);
   bool ok = false;
   {
-    const TitleRow title(plot_, exportTitle(shown_ranks), 10);
+    const TitleRow title(
+        plot_,
+        exportTitle(shown_ranks) + (note.isEmpty() ? QString() : QStringLiteral("\n") + note), 10);
     applyPlotTheme(plot_, PlotTheme::Light);
     // Wide enough for the whole title unless the caller fixed the width.
     const int fw = width > 0 ? w : std::max(w, title.width());

@@ -124,8 +124,13 @@ class TimelineView : public QWidget {
   // The title an export has now: the run's figures, and the window's when zoomed in.
   QString exportTitleText() const;
   // The same into memory (the design report writes its figures together).
+  // `note`: a last line of the title (what a figure of a report shows: the step, a pinned rank).
   bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
-                   int width = 0);
+                   int width = 0, const QString& note = QString());
+  // Pins the lanes of a rank but its host rows (steps, buckets, streams, overlap, annotations)
+  // above the others; returns the lanes it pinned, for unpinLanes.
+  std::vector<std::size_t> pinRankLanes(std::int32_t rank_index);
+  void unpinLanes(const std::vector<std::size_t>& lanes);
   void copyToClipboard(double scale = 2.0);
 
  signals:

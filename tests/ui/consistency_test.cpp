@@ -158,6 +158,21 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   const QImage step5(report_dir.filePath(QStringLiteral("step-5.png")));
   EXPECT_GT(step5.width(), 800);
   EXPECT_NE(step5, whole);  // the same lanes, another window
+  // Written again into that folder: figures an earlier report had and this one does not (another
+  // run's step, a comparison) are removed; other files are the user's and stay.
+  for (const char* name : {"step-99.png", "compare.png", "notes.png"}) {
+    QFile f(report_dir.filePath(QString::fromUtf8(name)));
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("old");
+  }
+  const auto again = runProcess(QStringLiteral(DDPSCOPE_APP),
+                                {"--report", report_dir.path(),
+                                 QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")});
+  EXPECT_EQ(again.exit_code, 0) << again.err.toStdString();
+  EXPECT_FALSE(report_dir.exists(QStringLiteral("step-99.png")));
+  EXPECT_FALSE(report_dir.exists(QStringLiteral("compare.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral("notes.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral("step-5.png")));
   // One rank of a two-rank job: said as such everywhere.
   EXPECT_EQ(run.value("ranks").toInt(), 1);
   EXPECT_EQ(run.value("world_size").toInt(), 2);
@@ -248,4 +263,43 @@ TEST(OneTruth, ABadRulesFileFailsTheLoadNamingItsLine) {
   EXPECT_FALSE(loaded.run);
   EXPECT_TRUE(loaded.error.contains(QStringLiteral("bad_regex.jsonl:2")))
       << loaded.error.toStdString();
+}
+
+// A run of more ranks than a figure draws (eight): the report's timeline figures pin the late
+// rank above them when it is not among them, and the report says which lanes it draws.
+TEST(OneTruth, TheReportDrawsTheLateRankOfAManyRankRun) {
+  QTemporaryDir dir;
+  const QString out = dir.filePath(QStringLiteral("late9"));
+  const auto agent = runProcess(QStringLiteral(DDPSCOPE_AGENT), {"--backend",
+                                                                 "sim",
+                                                                 "--world-size",
+                                                                 "10",
+                                                                 "--bucket-mb",
+                                                                 "5",
+                                                                 "--steps",
+                                                                 "4",
+                                                                 "--model",
+                                                                 "mlp",
+                                                                 "--layers",
+                                                                 "4",
+                                                                 "--hidden",
+                                                                 "512",
+                                                                 "--straggler-rank",
+                                                                 "9",
+                                                                 "--straggler-slowdown",
+                                                                 "1.5",
+                                                                 "--out",
+                                                                 out});
+  ASSERT_EQ(agent.exit_code, 0) << agent.err.toStdString();
+  const QString report_dir = dir.filePath(QStringLiteral("report"));
+  const auto report = runProcess(QStringLiteral(DDPSCOPE_APP), {"--report", report_dir, out});
+  ASSERT_EQ(report.exit_code, 0) << report.err.toStdString();
+  QFile md(QDir(report_dir).filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(md.readAll());
+  EXPECT_TRUE(text.contains(QStringLiteral("| late rank | rank 9 "))) << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral(
+      ": the lanes of ranks 0–7 and of rank 9, the late rank, pinned above them (of 10 ranks) "
+      "over the window of rank 0's step")))
+      << text.toStdString();
 }
