@@ -232,14 +232,15 @@ std::string sweepWarning(const std::vector<MeasuredRun>& runs) {
       // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
       constexpr std::string_view kHead = "Not like for like: ";
       const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
-      differs(w.substr(from, w.find(". Differences") - from) + " (" + other.label + ")");
+      differs(w.substr(from, w.find(". Differences") - from) + " between " + first.label + " and " +
+              other.label);
     }
     // Overlap where both runs say it (an imported trace does not).
     const auto& oa = first.summary.overlap_setting;
     const auto& ob = other.summary.overlap_setting;
     if (oa && ob && *oa != *ob)
-      differs("overlap differs (" + first.label + ": " + (*oa ? "on" : "off") + ", " +
-              other.label + ": " + (*ob ? "on" : "off") + ")");
+      differs("overlap differs (" + first.label + ": " + (*oa ? "on" : "off") + ", " + other.label +
+              ": " + (*ob ? "on" : "off") + ")");
   }
   // Each setting either run records, both ways.
   const MeasuredRun* reference = nullptr;
@@ -249,7 +250,8 @@ std::string sweepWarning(const std::vector<MeasuredRun>& runs) {
     return "not recorded";
   };
   for (const auto& r : runs) {
-    if (!r.settings_known) continue;
+    // A digest keeps no settings, an imported trace records none: nothing to compare.
+    if (!r.settings_known || r.settings.empty()) continue;
     if (!reference) {
       reference = &r;
       continue;
@@ -280,7 +282,9 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
     if (error) *error = std::move(message);
     return std::nullopt;
   };
-  if (runs.empty()) return fail("no runs to sweep");
+  if (runs.size() < 2)
+    return fail("a sweep sets two or more runs side by side, one per bucket size; " +
+                std::string(runs.empty() ? "none was" : "one was") + " given");
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i].summary.hasSteps())
       return fail(runs[i].label +
@@ -292,11 +296,10 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
                     " and " + runs[i].label + "; give one run per size");
   }
   MeasuredSweep s;
-  // Warned in the order given (the first run is the reference), listed by size.
+  // Listed by size, and warned against the first listed (the one a table's header describes).
+  std::sort(runs.begin(), runs.end(),
+            [](const MeasuredRun& x, const MeasuredRun& y) { return x.bucket_mb < y.bucket_mb; });
   s.warning = sweepWarning(runs);
-  std::sort(runs.begin(), runs.end(), [](const MeasuredRun& x, const MeasuredRun& y) {
-    return x.bucket_mb < y.bucket_mb;
-  });
   for (const auto& r : runs) {
     SweepPoint p;
     p.bucket_mb = r.bucket_mb;
@@ -323,11 +326,16 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
   }
   s.recommendation = recommendBucketSize(s.points, current_mb);
   s.text = s.recommendation.text;
+  if (!s.warning.empty())
+    s.text =
+        "These runs are not like for like (the warning): what differs between them may "
+        "account for the differences, not the bucket size. " +
+        s.text;
   if (!s.tied.empty()) {
     std::string list;
     for (std::size_t k = 0; k < s.tied.size(); ++k) {
       const double mb = s.points[s.tied[k]].bucket_mb;
-      list += (k == 0                    ? ""
+      list += (k == 0                   ? ""
                : k + 1 == s.tied.size() ? " and "
                                         : ", ") +
               (mb == 0 ? std::string("per tensor") : mibNumberText(mb) + " MiB");

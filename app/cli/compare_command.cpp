@@ -206,11 +206,17 @@ int runSweep(const SweepArgs& args) {
   for (const auto& r : args.runs) {
     const auto eq = r.find('=');
     std::error_code ec;
-    if (eq == std::string::npos || eq == 0 || std::filesystem::exists(r, ec)) {
+    if (eq == std::string::npos || std::filesystem::exists(r, ec)) {
       given.emplace_back(std::nullopt, r);  // a path (one with '=' in its name too)
       continue;
     }
     const std::string mb = r.substr(0, eq);
+    if (eq == 0 || eq + 1 == r.size()) {
+      std::cerr << "ddpscope-cli sweep: '" << r << "' is not MB=PATH: "
+                << (eq == 0 ? "no bucket size before '='" : "no path after '='")
+                << " (as 25=rank0.json.gz)\n";
+      return 2;
+    }
     char* end = nullptr;
     const double v = std::strtod(mb.c_str(), &end);
     if (end == mb.c_str() || *end != '\0' || !(v >= 0) || !std::isfinite(v) || v > (1 << 20)) {

@@ -446,7 +446,8 @@ int runPredict(const PredictArgs& a) {
     if (!a.first_bucket_mb.empty()) first = parseSize(a.first_bucket_mb, "--first-bucket-mb");
     if (a.world_size && (*a.world_size < 2 || *a.world_size > 1 << 20))
       throw BadArgument("--world-size: " + std::to_string(*a.world_size) +
-                        " ranks (give 2 or more: one rank has no communication to predict)");
+                        (*a.world_size == 1 ? " rank" : " ranks") +
+                        " (give 2 to 1048576: one rank has no communication to predict)");
     if (!(a.network_scale > 0) || !std::isfinite(a.network_scale) || a.network_scale > 1e6)
       throw BadArgument("--network-scale: give a factor above 0");
     if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale) || a.compute_scale > 1e6)
