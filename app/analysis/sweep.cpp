@@ -216,11 +216,7 @@ std::string MeasuredSweep::mark(std::size_t i) const {
   return std::find(tied.begin(), tied.end(), i) != tied.end() ? "tied" : "";
 }
 
-namespace {
-
-// Like for like but for the bucket size: source, model and world size; overlap; and every other
-// setting a run records (a straggler, jitter, ...), between the runs read from their traces.
-std::string sweepWarning(const std::vector<MeasuredRun>& runs) {
+std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied) {
   std::vector<std::string> why;
   const auto differs = [&](const std::string& what) {
     if (std::find(why.begin(), why.end(), what) == why.end()) why.push_back(what);
@@ -271,10 +267,8 @@ std::string sweepWarning(const std::vector<MeasuredRun>& runs) {
   std::string warning = "Not like for like: ";
   for (std::size_t i = 0; i < why.size(); ++i)
     warning += (i ? "; " : "") + why[i];
-  return warning + ". Differences may come from these, not from the bucket size.";
+  return warning + ". Differences may come from these, not from the " + std::string(varied) + ".";
 }
-
-}  // namespace
 
 std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,
                                            std::string* error) {
@@ -299,7 +293,7 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
   // Listed by size, and warned against the first listed (the one a table's header describes).
   std::sort(runs.begin(), runs.end(),
             [](const MeasuredRun& x, const MeasuredRun& y) { return x.bucket_mb < y.bucket_mb; });
-  s.warning = sweepWarning(runs);
+  s.warning = likeForLikeWarning(runs, "bucket size");
   for (const auto& r : runs) {
     SweepPoint p;
     p.bucket_mb = r.bucket_mb;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/analysis/analysis.h"
@@ -84,12 +85,19 @@ struct MeasuredRunInput {
 std::optional<double> recordedBucketMb(const trace::Run& run);
 MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 
+// What runs set side by side do not share but what is varied (`varied`: "bucket size" for a
+// sweep, "bucket configuration" for Compare), each against the first run: another source, model
+// or world size (comparabilityWarning's), overlap on one and off on the other, and each setting
+// either run records (sweepSettings; numbers by value) between runs that record them. "Not like
+// for like: ...; .... Differences may come from these, not from the <varied>.", or "".
+std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
+
 // The runs side by side by bucket size: each one's step-time spread (stepTimeSpread), the fastest
 // and the runs tied with it (their mean step time within twice the standard error of the
 // difference of the two means), the like-for-like warning, the recommendation (recommendBucketSize
 // at `current_mb`, -1 for none) and its text with the ties said.
 struct MeasuredSweep {
-  std::vector<MeasuredRun> runs;  // by bucket size
+  std::vector<MeasuredRun> runs;   // by bucket size
   std::vector<SweepPoint> points;  // the same order
   std::vector<std::optional<TimeNs>> spread;
   std::size_t best = 0;

@@ -94,6 +94,20 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
   return c;
 }
 
+// A run as a sweep and the like-for-like warning set it beside others.
+analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double bucket_mb) {
+  analysis::MeasuredRun m;
+  m.bucket_mb = bucket_mb;
+  m.label = label;
+  m.configuration = std::move(run.configuration_without_buckets);
+  m.summary = std::move(run.summary);
+  m.step_times = std::move(run.step_times);
+  m.identity = std::move(run.identity);
+  m.settings = std::move(run.settings);
+  m.settings_known = !run.from_digest;
+  return m;
+}
+
 // "warning": the like-for-like warning, or null when there is none.
 void appendWarning(std::string& o, const std::string& warning) {
   trace::appendJsonString(o, "warning");
@@ -127,7 +141,8 @@ int runCompare(const CompareArgs& args) {
   const ComparedRun a = comparedRun(args.a, options);
   const ComparedRun b = comparedRun(args.b, options);
   const auto rows = analysis::compareSummaries(a.summary, b.summary);
-  const std::string warning = analysis::comparabilityWarning(a.identity, b.identity);
+  const std::string warning = analysis::likeForLikeWarning(
+      {measured(ComparedRun(a), "A", 0), measured(ComparedRun(b), "B", 0)}, "bucket configuration");
   if (args.json) {
     std::string o = "{";
     runJson(o, "a", args.a, a);
@@ -251,16 +266,7 @@ int runSweep(const SweepArgs& args) {
                 << " for PyTorch DDP's default)\n";
       return 2;
     }
-    analysis::MeasuredRun m;
-    m.bucket_mb = *mb;
-    m.label = path;
-    m.configuration = run.configuration_without_buckets;
-    m.summary = std::move(run.summary);
-    m.step_times = std::move(run.step_times);
-    m.identity = std::move(run.identity);
-    m.settings = std::move(run.settings);
-    m.settings_known = !run.from_digest;
-    runs.push_back(std::move(m));
+    runs.push_back(measured(std::move(run), path, *mb));
   }
   // No current size: the sweep says the fastest and its gain over DDP's default 25 MiB.
   std::string error;

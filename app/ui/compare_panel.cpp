@@ -385,7 +385,10 @@ void ComparePanel::showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b,
 
 void ComparePanel::fillTable() {
   rows_ = analysis::compareRuns(a_->report, b_->report);
-  const QString warning = QString::fromStdString(analysis::comparabilityWarning(a_->run, b_->run));
+  const QString warning = QString::fromStdString(analysis::likeForLikeWarning(
+      {analysis::measuredRun({&a_->run, &a_->report, &a_->summary, "A"}, 0),
+       analysis::measuredRun({&b_->run, &b_->report, &b_->summary, "B"}, 0)},
+      "bucket configuration"));
   warning_->setText(warning);
   warning_->setVisible(!warning.isEmpty());
   model_->setRows(rows_);
