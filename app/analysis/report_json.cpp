@@ -628,6 +628,25 @@ std::string reportToJson(const RunReport& report) {
 }
 
 std::string formatDuration(TimeNs ns) {
+  return formatDuration(ns, 0);
+}
+
+std::vector<std::string> distinctDurations(const std::vector<TimeNs>& ns) {
+  std::vector<std::string> out;
+  for (int extra = 0; extra <= 3; ++extra) {
+    out.clear();
+    for (const TimeNs v : ns)
+      out.push_back(formatDuration(v, extra));
+    bool clash = false;
+    for (std::size_t i = 0; i < ns.size() && !clash; ++i)
+      for (std::size_t j = i + 1; j < ns.size() && !clash; ++j)
+        clash = ns[i] != ns[j] && out[i] == out[j];
+    if (!clash) break;
+  }
+  return out;
+}
+
+std::string formatDuration(TimeNs ns, int extra) {
   const double v = static_cast<double>(ns);
   const double a = std::fabs(v);
   const char* unit = "ns";
@@ -644,7 +663,11 @@ std::string formatDuration(TimeNs ns) {
   }
   char buf[64];
   const double as = std::fabs(scaled);
-  const int decimals = unit[0] == 'n' && unit[1] == 's' ? 0 : as >= 100 ? 0 : as >= 10 ? 1 : 2;
+  const int decimals = unit[0] == 'n' && unit[1] == 's' ? 0
+                                                        : (as >= 100  ? 0
+                                                           : as >= 10 ? 1
+                                                                      : 2) +
+                                                              extra;
   std::snprintf(buf, sizeof buf, "%.*f %s", decimals, scaled, unit);
   return buf;
 }

@@ -27,5 +27,10 @@ std::string padded(const std::string& s, std::size_t width);
 
 // Formats a duration with the unit that keeps three significant digits (s, ms, µs, ns).
 std::string formatDuration(TimeNs ns);
+// formatDuration with `extra` more decimals (ns stay whole).
+std::string formatDuration(TimeNs ns, int extra);
+// Durations set side by side (a sweep's step times): formatDuration of each, with as many more
+// decimals (up to three) as it takes for two different values never to read the same.
+std::vector<std::string> distinctDurations(const std::vector<TimeNs>& ns);
 
 }  // namespace ddpscope::analysis

@@ -279,6 +279,11 @@ int runSweep(const SweepArgs& args) {
   const auto& warning = sweep->warning;
   const auto& text = sweep->text;
   const auto mark = [&](std::size_t i) { return sweep->mark(i); };
+  // Step times that differ never read the same (the marks set them apart).
+  std::vector<analysis::TimeNs> step_ns;
+  for (const auto& p : points)
+    step_ns.push_back(p.summary.step_ns);
+  const auto steps = analysis::distinctDurations(step_ns);
   const auto spreadText = [&](std::size_t i) {
     return sweep->spread[i] ? "±" + analysis::formatDuration(*sweep->spread[i])
                             : std::string("n/a");
@@ -300,7 +305,7 @@ int runSweep(const SweepArgs& args) {
       for (const auto& [k, v] : {std::pair<const char*, const std::string*>{"path", &p.label},
                                  {"configuration", &p.configuration},
                                  {"step_rule", &p.summary.selection.rule},
-                                 {"step", &f.step},
+                                 {"step", &steps[i]},
                                  {"overlap", &f.overlap},
                                  {"exposed", &f.exposed},
                                  {"allreduces_per_step", &f.allreduces},
@@ -347,8 +352,8 @@ int runSweep(const SweepArgs& args) {
     const auto& p = points[i];
     const auto f = analysis::runFigureText(p.summary);
     const std::string m = mark(i);
-    rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb), f.step,
-                    spreadText(i), f.overlap, f.exposed, f.allreduces, f.scope,
+    rows.push_back({p.bucket_mb == 0 ? "0 (tensor)" : analysis::mibNumberText(p.bucket_mb),
+                    steps[i], spreadText(i), f.overlap, f.exposed, f.allreduces, f.scope,
                     p.label + (m.empty() ? "" : "  <- " + m)});
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);

@@ -383,3 +383,16 @@ TEST(RunSummary, AStepsWindowSpansItsRanges) {
   EXPECT_EQ(analysis::stepWindow(r, 4), (std::pair<analysis::TimeNs, analysis::TimeNs>{100, 200}));
   EXPECT_FALSE(analysis::stepWindow(r, 7));
 }
+
+// Step times side by side: a decimal more until different values read differently.
+TEST(RunSummary, DurationsSideBySideNeverReadTheSameWhenTheyDiffer) {
+  EXPECT_EQ(analysis::distinctDurations({11'412'000, 11'449'000, 12'000'000}),
+            (std::vector<std::string>{"11.41 ms", "11.45 ms", "12.00 ms"}));
+  EXPECT_EQ(analysis::distinctDurations({11'412'000, 11'412'000, 12'000'000}),
+            (std::vector<std::string>{"11.4 ms", "11.4 ms", "12.0 ms"}));  // equal stays equal
+  EXPECT_EQ(analysis::distinctDurations({144'000, 145'000}),
+            (std::vector<std::string>{"144 µs", "145 µs"}));
+  EXPECT_EQ(analysis::distinctDurations({144'100, 144'400}),
+            (std::vector<std::string>{"144.1 µs", "144.4 µs"}));
+  EXPECT_EQ(analysis::formatDuration(999, 2), "999 ns");
+}
