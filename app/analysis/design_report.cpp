@@ -143,6 +143,12 @@ Table bucketTable(const DesignReportInput& in) {
   return t;
 }
 
+// The Buckets section of a run without buckets (an export of send/recv, no training step).
+constexpr const char* kNoBuckets =
+    "No gradient bucket in the steps covered: the trace has no allreduce the analysis could "
+    "take for a bucket's (a capture of other collectives or of point-to-point transfers, or of no "
+    "training step), so there is no bucket table and no appendix.";
+
 // What the single-step figures draw.
 std::string stepFiguresCover(const DesignReportInput& in) {
   const bool one = in.step_figures.size() == 1;
@@ -451,8 +457,10 @@ std::string designReportMarkdown(const DesignReportInput& in) {
     if (!in.step_figures.empty()) s += mdEscape(stepFiguresCover(in)) + "\n\n";
     for (const auto& f : in.step_figures)
       s += "![" + mdEscape(f.caption) + "](" + f.png + ")\n\n*" + mdEscape(f.caption) + ".*\n\n";
-    s +=
-        "## Buckets\n\n" + mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(bucketMeanTable(in));
+    const auto means = bucketMeanTable(in);
+    s += "## Buckets\n\n" + (means.size() > 1
+                                 ? mdEscape(bucketsCover(in)) + "\n\n" + markdownTable(means)
+                                 : mdEscape(kNoBuckets) + "\n\n");
   }
   if (!in.sweep.empty()) {
     s += "## Bucket-size sweep\n\n" + mdEscape(sweepCovers(in)) + "\n\n" +
@@ -494,8 +502,9 @@ std::string designReportMarkdown(const DesignReportInput& in) {
        "Σ|comm| over the ranks and the steps covered; the first of three or more steps is left "
        "out as warm-up.\n";
   if (in.report) {
-    s += "\n## Appendix: buckets step by step\n\n" + mdEscape(bucketStepsCover(in)) + "\n\n" +
-         markdownTable(bucketTable(in));
+    if (const auto rows = bucketTable(in); rows.size() > 1)
+      s += "\n## Appendix: buckets step by step\n\n" + mdEscape(bucketStepsCover(in)) + "\n\n" +
+           markdownTable(rows);
   }
   return s;
 }
@@ -531,8 +540,10 @@ std::string designReportHtml(const DesignReportInput& in) {
     for (const auto& f : in.step_figures)
       s += "<figure><img src=\"" + htmlEscape(f.png) + "\" alt=\"" + htmlEscape(f.caption) +
            "\"><figcaption>" + htmlEscape(f.caption) + ".</figcaption></figure>\n";
-    s += "<h2>Buckets</h2>\n<p>" + htmlEscape(bucketsCover(in)) + "</p>\n" +
-         htmlTable(bucketMeanTable(in));
+    const auto means = bucketMeanTable(in);
+    s += "<h2>Buckets</h2>\n<p>" + (means.size() > 1
+                                        ? htmlEscape(bucketsCover(in)) + "</p>\n" + htmlTable(means)
+                                        : htmlEscape(kNoBuckets) + "</p>\n");
   }
   if (!in.sweep.empty()) {
     s += "<h2>Bucket-size sweep</h2>\n<p>" + htmlEscape(sweepCovers(in)) + "</p>\n" +
@@ -580,9 +591,9 @@ std::string designReportHtml(const DesignReportInput& in) {
   if (!in.config.empty()) s += "<h2>Configuration</h2>\n" + htmlTable(configTable(in));
   if (in.report) {
     // Folded: a run of one allreduce per tensor has thousands of these rows.
-    s += "<h2>Appendix: buckets step by step</h2>\n<details><summary>" +
-         htmlEscape(bucketStepsCover(in)) + "</summary>\n" + htmlTable(bucketTable(in)) +
-         "</details>\n";
+    if (const auto rows = bucketTable(in); rows.size() > 1)
+      s += "<h2>Appendix: buckets step by step</h2>\n<details><summary>" +
+           htmlEscape(bucketStepsCover(in)) + "</summary>\n" + htmlTable(rows) + "</details>\n";
   }
   s += "</body></html>\n";
   return s;

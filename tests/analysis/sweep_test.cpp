@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/run_agent.h"
+#include "tracer/format/run_loader.h"
 
 using namespace ddpscope;
 using analysis::RunReport;
@@ -392,4 +393,26 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
             "d has no training steps (no ProfilerStep# ranges): a sweep compares step times; "
             "leave it out");
   EXPECT_FALSE(analysis::measuredSweep({}, -1, &error));
+}
+
+// A run without buckets (an export of send/recv, no step): the Buckets section says why, and
+// there is no empty table and no appendix.
+TEST(DesignReport, ARunWithoutBucketsSaysSoInsteadOfEmptyTables) {
+  const auto report = analysis::analyzeRun(
+      trace::loadRun({std::string(DDPSCOPE_TEST_DATA "/nsys/two_gpu_sendrecv.sqlite")}));
+  analysis::DesignReportInput in;
+  in.run_name = "sendrecv";
+  in.source = "imported";
+  in.report = &report;
+  for (const auto& doc : {analysis::designReportMarkdown(in), analysis::designReportHtml(in)}) {
+    EXPECT_NE(doc.find("No gradient bucket in the steps covered"), std::string::npos) << doc;
+    EXPECT_EQ(doc.find("Appendix"), std::string::npos);
+    EXPECT_EQ(doc.find("| bucket |"), std::string::npos);
+  }
+  // A run with buckets keeps its table and appendix.
+  const auto sim = analysis::analyzeRun(smallSimulatedRun());
+  in.report = &sim;
+  const auto md = analysis::designReportMarkdown(in);
+  EXPECT_EQ(md.find("No gradient bucket"), std::string::npos);
+  EXPECT_NE(md.find("## Appendix: buckets step by step"), std::string::npos);
 }
