@@ -51,6 +51,11 @@ Table headline(const DesignReportInput& in) {
   t.push_back(
       {s.hasSteps() ? "exposed communication per step" : "exposed communication (whole trace)",
        f.exposed});
+  // Over the same steps as the row above (RunSummary::exposed_wait_ns_per_step), as Compare says
+  // it; the whole-trace split follows below.
+  if (s.exposed_wait_ns_per_step)
+    t.push_back({"of which waiting for a late rank, per step",
+                 formatDuration(*s.exposed_wait_ns_per_step) + "/step"});
   t.push_back({"DP efficiency", f.dp_efficiency});
   t.push_back({"GPU idle", f.gpu_idle});
   // Per step only when the run has steps (as summary --json says null).
