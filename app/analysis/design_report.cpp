@@ -150,16 +150,16 @@ Table bucketTable(const DesignReportInput& in) {
 
 // The Buckets section of a run without buckets (an export of send/recv, no training step).
 constexpr const char* kNoBuckets =
-    "No gradient bucket in the steps covered: the trace has no allreduce the analysis could "
-    "take for a bucket's (a capture of other collectives or of point-to-point transfers, or of no "
-    "training step), so there is no bucket table and no appendix.";
+    "No gradient bucket in the steps covered: no allreduce of this trace could be assigned to a "
+    "gradient bucket (it may hold other collectives, point-to-point transfers or no training "
+    "step), so there is no bucket table and no appendix.";
 
 // What the single-step figures draw.
 std::string stepFiguresCover(const DesignReportInput& in) {
   const bool one = in.step_figures.size() == 1;
   return std::string(one ? "One step drawn on its own" : "Single steps drawn on their own") + ": " +
-         in.step_figures_lanes + " over the window of rank " +
-         std::to_string(in.step_figures_rank) + "'s step, " + (one ? "titled" : "each titled") +
+         in.step_figures_lanes + " from the step's earliest start to its latest end on any rank, " +
+         (one ? "titled" : "each titled") +
          " with that window's figures. A step's time is its slowest rank's.";
 }
 

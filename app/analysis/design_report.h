@@ -27,14 +27,13 @@ struct DesignReportInput {
   // missing, the agent failed); "" when complete. Ranks flagged in `report` are named anyway.
   std::string incomplete_note;
   std::string timeline_png;  // file names beside the report
-  // Single steps drawn beside the whole-run timeline (stepsToShow): each a figure of every
-  // rank's lanes over the window of the first rank's step (stepWindow), with its caption.
+  // Single steps drawn beside the whole-run timeline (stepsToShow): each a figure of the ranks'
+  // lanes over the step's window on every rank (stepWindow), with its caption.
   struct StepFigure {
     std::string png;
     std::string caption;
   };
   std::vector<StepFigure> step_figures;
-  std::int32_t step_figures_rank = 0;                     // the rank whose step window is drawn
   std::string step_figures_lanes = "every rank's lanes";  // what the figures draw, in words
   // A sweep: its points name their configuration (SweepPoint::configuration).
   std::vector<SweepPoint> sweep;

@@ -280,7 +280,13 @@ std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection&
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return times[a] < times[b]; });
   const std::size_t mid = order[(n - 1) / 2];
-  const std::size_t top = order.back();
+  // The slowest, of equal times the earlier step.
+  std::size_t top = order.back();
+  for (std::size_t i = 0; i < n; ++i)
+    if (times[i] == times[top]) {
+      top = i;
+      break;
+    }
   const std::string steps = std::to_string(n) + " steps covered";
   std::vector<ShownStep> out;
   ShownStep median{selection.used[mid], times[mid], false, {}};
@@ -305,15 +311,15 @@ std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection&
   return out;
 }
 
-std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::RankTrace& rank,
-                                                    std::int32_t number) {
+std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::Run& run, std::int32_t number) {
   std::optional<std::pair<TimeNs, TimeNs>> w;
-  for (const auto& s : rank.steps) {
-    if (s.number != number) continue;
-    if (!w) w.emplace(s.start, s.end);
-    w->first = std::min(w->first, s.start);
-    w->second = std::max(w->second, s.end);
-  }
+  for (const auto& rank : run.ranks)
+    for (const auto& s : rank.steps) {
+      if (s.number != number) continue;
+      if (!w) w.emplace(s.start, s.end);
+      w->first = std::min(w->first, s.start);
+      w->second = std::max(w->second, s.end);
+    }
   return w;
 }
 

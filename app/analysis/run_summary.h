@@ -74,8 +74,9 @@ std::optional<TimeNs> stepTimeSpread(const std::vector<TimeNs>& step_times);
 
 // A step a design report draws on its own (docs/METRICS.md, "Steps drawn one by one"): the
 // median of the selected steps by step time (the slowest rank's, as step_ns averages it; of two
-// middle steps the faster, of equal times the earlier), and the slowest of them when it is more
-// than kSlowStepShownAbove times the median's. None without selected steps (a whole-trace run).
+// middle steps the faster, of equal times the earlier), and the slowest of them (of equal times
+// the earlier) when it is more than kSlowStepShownAbove times the median's. None without selected
+// steps (a whole-trace run).
 struct ShownStep {
   std::int32_t step = 0;
   TimeNs step_ns = 0;
@@ -85,10 +86,10 @@ struct ShownStep {
 inline constexpr double kSlowStepShownAbove = 1.05;
 std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection& selection);
 
-// The time window of step `number` on one rank: from its first range's start to its last one's
-// end (a step may be marked by several ranges); none when the rank has no such step.
-std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::RankTrace& rank,
-                                                    std::int32_t number);
+// The time window of step `number`: from the earliest start to the latest end of its ranges on
+// every rank that has it (a step may be marked by several ranges; the slowest rank's tail is in
+// it); none when no rank has such a step.
+std::optional<std::pair<TimeNs, TimeNs>> stepWindow(const trace::Run& run, std::int32_t number);
 
 struct RunSummary {
   std::int32_t ranks = 0;       // ranks with a trace

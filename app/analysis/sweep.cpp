@@ -155,11 +155,6 @@ RunIdentity runIdentity(const trace::Run& run) {
   return id;
 }
 
-std::string comparabilityWarning(const trace::Run& a, const trace::Run& b) {
-  if (a.ranks.empty() || b.ranks.empty()) return {};
-  return comparabilityWarning(runIdentity(a), runIdentity(b));
-}
-
 std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
   std::vector<std::string> why;
   if (a.source != b.source) why.push_back("sources differ (" + a.source + " vs " + b.source + ")");
@@ -176,10 +171,6 @@ std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
     s += (i ? ", " : "") + why[i];
   return s + ". Differences may come from these, not from the bucket configuration.";
 }
-
-}  // namespace ddpscope::analysis
-
-namespace ddpscope::analysis {
 
 std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -304,10 +295,11 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
     s.spread.push_back(stepTimeSpread(r.step_times));
   }
   s.runs = std::move(runs);
-  // The fastest, and the sizes within the noise of it: σ/√n of each run's steps.
+  // The fastest (the recommendation's: points already in its order), and the sizes within the
+  // noise of it: σ/√n of each run's steps.
+  s.recommendation = recommendBucketSize(s.points, current_mb);
+  s.best = s.recommendation.best;
   const auto step = [&](std::size_t i) { return s.points[i].summary.step_ns; };
-  for (std::size_t i = 1; i < s.points.size(); ++i)
-    if (step(i) < step(s.best)) s.best = i;
   const auto se2 = [&](std::size_t i) {
     const double sd = static_cast<double>(s.spread[i].value_or(0));
     const auto n = s.runs[i].step_times.size();
@@ -318,7 +310,6 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
     const auto gap = static_cast<double>(step(i) - step(s.best));
     if (gap <= 2 * std::sqrt(se2(i) + se2(s.best))) s.tied.push_back(i);
   }
-  s.recommendation = recommendBucketSize(s.points, current_mb);
   s.text = s.recommendation.text;
   if (!s.warning.empty())
     s.text =

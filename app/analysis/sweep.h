@@ -56,10 +56,9 @@ RunIdentity runIdentity(const trace::Run& run);
 // a different source (simulated vs measured vs imported), model or world size. A model not
 // known on either side is not compared.
 std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b);
-std::string comparabilityWarning(const trace::Run& a, const trace::Run& b);
 
 // A run measured at one bucket size, as a measured sweep sets it beside others (`ddpscope-cli
-// sweep`, the Sweep tab's "Sweep the open runs"; docs/METRICS.md "A measured sweep").
+// sweep`, the Sweep tab's "Sweep open runs"; docs/METRICS.md "A measured sweep").
 struct MeasuredRun {
   double bucket_mb = 0;
   std::string label;          // the path given, or the run's name in the app
@@ -86,9 +85,10 @@ std::optional<double> recordedBucketMb(const trace::Run& run);
 MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 
 // What runs set side by side do not share but what is varied (`varied`: "bucket size" for a
-// sweep, "bucket configuration" for Compare), each against the first run: another source, model
-// or world size (comparabilityWarning's), overlap on one and off on the other, and each setting
-// either run records (sweepSettings; numbers by value) between runs that record them. "Not like
+// sweep, "bucket configuration" for Compare): against the first run, another source, model or
+// world size (comparabilityWarning's) and overlap on one and off on the other; against the first
+// run that records settings, each setting either records (sweepSettings; numbers by value), runs
+// recording none (a digest, an imported trace) left out. "Not like
 // for like: ...; .... Differences may come from these, not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
 

@@ -9,7 +9,6 @@
 #include <QTextStream>
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <vector>
 
 #include "app/analysis/bucket_steps.h"
@@ -187,11 +186,11 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
   MainWindow window;
   if (!openUnattended(window, paths)) return 1;
   if (step) {
-    // Step N of the first rank (analysis::stepWindow), without the margin "Go to step" adds:
-    // the title's window figures are then the step's own.
+    // Step N on every rank (analysis::stepWindow), without the margin "Go to step" adds: the
+    // title's window figures are then the step's own.
     const auto run = window.session()->current();
     const auto& first = run->run.ranks.front();
-    const auto shown = analysis::stepWindow(first, *step);
+    const auto shown = analysis::stepWindow(run->run, *step);
     if (!shown) {
       err(first.steps.empty()
               ? QStringLiteral("--step %1: this run has no step markers (ProfilerStep# ranges): "
@@ -227,7 +226,17 @@ int exportDigestHeadless(const QString& file, const QString& digest_path, double
   window.show();
   const QFileInfo at(digest_path);
   window.digestView()->setDigest(digest, at.fileName(), {at.absolutePath()});
-  if (figure) window.digestView()->setFigure(static_cast<analysis::DigestFigure>(*figure));
+  if (figure) {
+    const auto f = static_cast<analysis::DigestFigure>(*figure);
+    if (!window.digestView()->setFigure(f)) {
+      err(QStringLiteral("--figure: %1 has no %2 values (no rank has one in any step): choose "
+                         "another figure")
+              .arg(at.fileName(), QString::fromUtf8(analysis::digestFigureName(f).data(),
+                                                    static_cast<qsizetype>(
+                                                        analysis::digestFigureName(f).size()))));
+      return 2;
+    }
+  }
   window.tabs()->setCurrentWidget(window.digestView());
   settle(window);
   return exportAndSay(window, QStringLiteral("chart"), file, scale);

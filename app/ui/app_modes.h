@@ -16,9 +16,9 @@ QString sampleRunPath();
 bool hasDisplay();
 
 // `ddpscope --export FILE [--step N] PATH...`: renders the default timeline view to FILE
-// (.png/.svg/.pdf), or with a step, the timeline of step N of the first rank (its start to its
-// end, titled with that window's own figures). Returns the exit status (2 when the run has no
-// step N, naming the steps it has); errors go to stderr.
+// (.png/.svg/.pdf), or with a step, the timeline of step N (analysis::stepWindow: its earliest
+// start to its latest end on any rank, titled with that window's own figures). Returns the exit
+// status (2 when the run has no step N, naming the steps it has); errors go to stderr.
 int exportHeadless(const QString& file, const QStringList& paths, double scale,
                    std::optional<int> step = std::nullopt);
 

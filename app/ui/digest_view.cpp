@@ -223,9 +223,13 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
   showFigure();
 }
 
-void DigestView::setFigure(analysis::DigestFigure figure) {
-  figure_->setCurrentIndex(figure_->findData(static_cast<int>(figure)));
+bool DigestView::setFigure(analysis::DigestFigure figure) {
+  const int index = figure_->findData(static_cast<int>(figure));
+  const auto* model = qobject_cast<QStandardItemModel*>(figure_->model());
+  if (index < 0 || (model && !model->item(index)->isEnabled())) return false;
+  figure_->setCurrentIndex(index);
   showFigure();
+  return true;
 }
 
 QString DigestView::exportTitle() const {

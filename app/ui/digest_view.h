@@ -51,7 +51,9 @@ class DigestView : public QWidget, public ChartExport {
   void addTraceFolder(const QString& folder);
   DigestHeatmap* heatmap() const { return heatmap_; }
   QComboBox* figureBox() const { return figure_; }
-  void setFigure(analysis::DigestFigure figure);
+  // Shows `figure`; false (nothing changes) when the digest has no value of it (it cannot be
+  // chosen then).
+  bool setFigure(analysis::DigestFigure figure);
 
   // What the view says (for tests): the headline line, the late-rank line, the selection.
   QString headlineText() const;

@@ -51,7 +51,7 @@ void addOptions(QCommandLineParser& parser) {
        QStringLiteral("NAME")});
   parser.addOption(
       {QStringLiteral("step"),
-       QStringLiteral("With --export: the timeline of step N of the first rank (with --compare: "
+       QStringLiteral("With --export: the timeline of step N on every rank (with --compare: "
                       "both runs aligned at step N)."),
        QStringLiteral("N")});
   parser.addOption({QStringLiteral("scale"),

@@ -497,8 +497,8 @@ bool MainWindow::exportView(const QString& what, const QString& path, double sca
   if (auto* panel = dynamic_cast<ChartExport*>(tabs_->currentWidget()))
     return panel->exportChart(path, scale, error);
   if (error) {
-    *error = tr("the %1 tab has no chart: choose Summary, Buckets, Sweep or Compare, or export "
-                "the timeline (File ▸ Export timeline…)")
+    *error = tr("the %1 tab has no chart: choose Summary, Buckets, Sweep, Compare or Digest, or "
+                "export the timeline (File ▸ Export timeline…)")
                  .arg(tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&')));
   }
   return false;
@@ -579,12 +579,10 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   figures.push_back(
       {QStringLiteral("timeline.png"),
        [render, pinned_note](QByteArray* png, QString* e) { return render(pinned_note, png, e); }});
-  // The median step and a clearly slower one, each drawn over its window of the first rank's step
-  // (the view is put back after each figure), its caption under the title.
-  const auto& first_rank = ranks.front();
-  in.step_figures_rank = first_rank.rank;
+  // The median step and a clearly slower one, each drawn over its window on every rank (the view
+  // is put back after each figure), its caption under the title.
   for (const auto& shown : analysis::stepsToShow(run->report, run->summary.selection)) {
-    const auto window = analysis::stepWindow(first_rank, shown.step);
+    const auto window = analysis::stepWindow(run->run, shown.step);
     if (!window) continue;  // a selected step is on every rank; kept safe all the same
     const std::string png = "step-" + std::to_string(shown.step) + ".png";
     in.step_figures.push_back({png, shown.caption});

@@ -10,6 +10,11 @@
 
 namespace ddpscope::ui {
 
+namespace {
+// The figures a report wrote, one file name a line, beside report.md.
+constexpr const char* kReportManifest = ".ddpscope-report";
+}  // namespace
+
 bool writeDesignReport(const analysis::DesignReportInput& input,
                        const std::vector<ReportFigure>& figures, const QString& dir,
                        QStringList* written, QString* error) {
@@ -38,24 +43,27 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
   const std::string html = analysis::designReportHtml(input);
   files.emplace_back(out.filePath(QStringLiteral("report.md")), QByteArray::fromStdString(md));
   files.emplace_back(out.filePath(QStringLiteral("report.html")), QByteArray::fromStdString(html));
-  // A folder that held a report before: the figures of that report this one does not write
-  // (another run's steps, a sweep or comparison it had) would be read as this run's.
-  const bool had_report =
-      !made_folder && QFileInfo::exists(out.filePath(QStringLiteral("report.md")));
+  // The figures a report in this folder wrote before (its manifest): those this one does not
+  // write would be read as this run's, and are removed once it is written. Nothing else is
+  // touched: a folder without a manifest keeps every file.
+  const QString manifest = out.filePath(QString::fromLatin1(kReportManifest));
+  QStringList previous;
+  if (QFile old(manifest); !made_folder && old.open(QIODevice::ReadOnly))
+    previous = QString::fromUtf8(old.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+  QStringList ours;
+  for (const auto& figure : figures)
+    ours << figure.file_name;
+  files.emplace_back(manifest, (ours.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8());
   if (!writeFilesAtomically(files, error)) {
     if (made_folder) QDir().rmdir(dir);  // only if still empty
     return false;
   }
-  if (had_report) {
-    QStringList ours;
-    for (const auto& figure : figures)
-      ours << figure.file_name;
-    const QRegularExpression figure_name(
-        QStringLiteral("^(timeline|sweep|predicted|compare|step-[0-9]+)\\.png$"));
-    for (const QString& name : out.entryList(QDir::Files))
-      if (figure_name.match(name).hasMatch() && !ours.contains(name))
-        QFile::remove(out.filePath(name));
-  }
+  // Only names a report gives its figures, in this folder.
+  const QRegularExpression figure_name(
+      QStringLiteral("^(timeline|sweep|predicted|compare|step-[0-9]+)\\.png$"));
+  for (const QString& name : previous)
+    if (figure_name.match(name).hasMatch() && !ours.contains(name))
+      QFile::remove(out.filePath(name));
   if (written)
     for (const auto& [path, bytes] : files)
       *written << path;

@@ -445,8 +445,7 @@ bool SweepPanel::sweepOpenRuns() {
         true);
     return false;
   }
-  sweep_base_ = base_();
-  current_mb_ = current_mb >= 0 ? current_mb : sweep_base_.bucket_mb;
+  current_mb_ = current_mb;  // -1: no open run is current, no "current" mark
   points_ = sweep->points;
   rec_ = sweep->recommendation;
   rec_->text = sweep->text + (sweep->warning.empty() ? std::string() : " " + sweep->warning);

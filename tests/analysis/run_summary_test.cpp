@@ -357,6 +357,13 @@ TEST(RunSummary, TheMedianStepAndAClearlySlowerOneAreShown) {
   rep.ranks[1].steps[2].dur_ns = 21 * ms + 1;
   EXPECT_EQ(analysis::stepsToShow(rep, analysis::selectSteps(rep)).size(), 2u);
 
+  // Two slowest steps of equal time: the earlier is drawn (steps 2 and 4 at 30 ms).
+  rep.ranks[0].steps[2].dur_ns = 30 * ms;
+  rep.ranks[1].steps[4].dur_ns = 30 * ms;
+  shown = analysis::stepsToShow(rep, analysis::selectSteps(rep));
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[1].step, 2);
+
   // Two steps: the faster and, if clearly slower, the other. One step: that one.
   rep.ranks[0].steps.resize(2);
   rep.ranks[1].steps.resize(2);
@@ -376,12 +383,18 @@ TEST(RunSummary, TheMedianStepAndAClearlySlowerOneAreShown) {
   EXPECT_TRUE(analysis::stepsToShow(rep, analysis::selectSteps(rep)).empty());
 }
 
-TEST(RunSummary, AStepsWindowSpansItsRanges) {
-  trace::RankTrace r;
-  r.steps = {{4, 100, 200}, {5, 200, 260}, {5, 300, 350}, {6, 350, 400}};
-  EXPECT_EQ(analysis::stepWindow(r, 5), (std::pair<analysis::TimeNs, analysis::TimeNs>{200, 350}));
-  EXPECT_EQ(analysis::stepWindow(r, 4), (std::pair<analysis::TimeNs, analysis::TimeNs>{100, 200}));
-  EXPECT_FALSE(analysis::stepWindow(r, 7));
+// A step's window spans its ranges on every rank: rank 1's step 5 ends last, rank 0's starts
+// first.
+TEST(RunSummary, AStepsWindowSpansItsRangesOnEveryRank) {
+  trace::Run run;
+  run.ranks.resize(2);
+  run.ranks[0].steps = {{4, 100, 200}, {5, 200, 260}, {5, 300, 350}, {6, 350, 400}};
+  run.ranks[1].steps = {{4, 105, 210}, {5, 210, 380}};
+  using Window = std::pair<analysis::TimeNs, analysis::TimeNs>;
+  EXPECT_EQ(analysis::stepWindow(run, 5), (Window{200, 380}));
+  EXPECT_EQ(analysis::stepWindow(run, 4), (Window{100, 210}));
+  EXPECT_EQ(analysis::stepWindow(run, 6), (Window{350, 400}));  // on rank 0 only
+  EXPECT_FALSE(analysis::stepWindow(run, 7));
 }
 
 // Step times side by side: a decimal more until different values read differently.

@@ -157,21 +157,35 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   const QImage whole(report_dir.filePath(QStringLiteral("timeline.png")));
   const QImage step5(report_dir.filePath(QStringLiteral("step-5.png")));
   EXPECT_GT(step5.width(), 800);
-  EXPECT_NE(step5, whole);  // the same lanes, another window
-  // Written again into that folder: figures an earlier report had and this one does not (another
-  // run's step, a comparison) are removed; other files are the user's and stay.
-  for (const char* name : {"step-99.png", "compare.png", "notes.png"}) {
+  // Another window of the same lanes: the step's own window figures in the title make it
+  // taller, and it is not the whole run's image.
+  EXPECT_GT(step5.height(), whole.height());
+  // The report lists its figures in its manifest.
+  QFile manifest(report_dir.filePath(QStringLiteral(".ddpscope-report")));
+  ASSERT_TRUE(manifest.open(QIODevice::ReadOnly));
+  EXPECT_EQ(QString::fromUtf8(manifest.readAll()).split('\n', Qt::SkipEmptyParts),
+            (QStringList{"timeline.png", "step-5.png", "predicted.png"}));
+  manifest.close();
+  // Written again into that folder: the figures an earlier report listed and this one does not
+  // write (another run's step, a comparison) are removed; other files, of a figure's name too,
+  // are the user's and stay.
+  for (const char* name : {"step-99.png", "compare.png", "step-98.png", "notes.png"}) {
     QFile f(report_dir.filePath(QString::fromUtf8(name)));
     ASSERT_TRUE(f.open(QIODevice::WriteOnly));
     f.write("old");
   }
+  ASSERT_TRUE(manifest.open(QIODevice::WriteOnly));
+  manifest.write("timeline.png\nstep-99.png\ncompare.png\nreport.md\n");
+  manifest.close();
   const auto again = runProcess(QStringLiteral(DDPSCOPE_APP),
                                 {"--report", report_dir.path(),
                                  QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")});
   EXPECT_EQ(again.exit_code, 0) << again.err.toStdString();
   EXPECT_FALSE(report_dir.exists(QStringLiteral("step-99.png")));
   EXPECT_FALSE(report_dir.exists(QStringLiteral("compare.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral("step-98.png")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("notes.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral("report.md")));  // listed, but not a figure
   EXPECT_TRUE(report_dir.exists(QStringLiteral("step-5.png")));
   // One rank of a two-rank job: said as such everywhere.
   EXPECT_EQ(run.value("ranks").toInt(), 1);
@@ -300,6 +314,6 @@ TEST(OneTruth, TheReportDrawsTheLateRankOfAManyRankRun) {
   EXPECT_TRUE(text.contains(QStringLiteral("| late rank | rank 9 "))) << text.toStdString();
   EXPECT_TRUE(text.contains(QStringLiteral(
       ": the lanes of ranks 0–7 and of rank 9, the late rank, pinned above them (of 10 ranks) "
-      "over the window of rank 0's step")))
+      "from the step's earliest start to its latest end on any rank")))
       << text.toStdString();
 }

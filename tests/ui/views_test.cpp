@@ -70,11 +70,19 @@ std::shared_ptr<LoadedRun> load(const QStringList& paths) {
 // A small simulated model, for runs that need not be the default one.
 const std::vector<std::string> kSmall = {"--model", "mlp", "--layers", "4", "--hidden", "256"};
 
-// `ddpscope-agent --backend sim --world-size 4 --steps 4 --out DIR [extra...]`, in process.
-QString simulate(const QString& dir, const std::vector<std::string>& extra) {
+// `ddpscope-agent --backend sim --world-size N --steps 4 --out DIR [extra...]` (N: 4 unless given),
+// in process.
+QString simulate(const QString& dir, const std::vector<std::string>& extra, int world_size = 4) {
   const std::string out = dir.toStdString();
-  std::vector<std::string> args = {
-      "ddpscope-agent", "--backend", "sim", "--world-size", "4", "--steps", "4", "--out", out};
+  std::vector<std::string> args = {"ddpscope-agent",
+                                   "--backend",
+                                   "sim",
+                                   "--world-size",
+                                   std::to_string(world_size),
+                                   "--steps",
+                                   "4",
+                                   "--out",
+                                   out};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<const char*> argv;
   for (const auto& a : args)
@@ -548,4 +556,39 @@ TEST(Views, SweepOpenRunsSetsTheMeasuredRunsSideBySide) {
   EXPECT_FALSE(panel.sweepOpenRuns());
   EXPECT_TRUE(panel.lineText().contains("two runs at 4 MiB: ")) << panel.lineText().toStdString();
   EXPECT_TRUE(panel.lineText().contains("close one of them"));
+}
+
+// The design report of a run of ten ranks with rank 9 late: its figures pin rank 9's lanes while
+// they are drawn, and the window is as it was after (no lane pinned, the same view range).
+TEST(Views, TheReportPinsTheLateRankOnlyWhileItDraws) {
+  app();
+  QTemporaryDir dir;
+  auto args = kSmall;
+  args.insert(args.end(), {"--straggler-rank", "9", "--straggler-slowdown", "1.5"});
+  const auto run = load({simulate(dir.filePath(QStringLiteral("late9")), args, 10)});
+  ASSERT_TRUE(run);
+  MainWindow window;
+  window.setErrorDialogsEnabled(false);
+  window.resize(1400, 900);
+  window.show();
+  window.session()->addRun(run);
+  QApplication::processEvents();
+  const TimeRange before = window.session()->viewRange();
+  QString error;
+  ASSERT_TRUE(window.exportReport(dir.filePath(QStringLiteral("report")), &error))
+      << error.toStdString();
+  EXPECT_TRUE(window.timeline()->pinnedLanes().empty());
+  EXPECT_EQ(window.session()->viewRange().lo, before.lo);
+  EXPECT_EQ(window.session()->viewRange().hi, before.hi);
+  // Rank 9's lanes, pinned, lead the figures; without the pin they are not drawn at all.
+  const auto pinned = window.timeline()->pinRankLanes(9);
+  EXPECT_FALSE(pinned.empty());
+  EXPECT_EQ(window.timeline()->pinnedLanes(), pinned);
+  window.timeline()->unpinLanes(pinned);
+  EXPECT_TRUE(window.timeline()->pinnedLanes().empty());
+  QFile md(QDir(dir.filePath(QStringLiteral("report"))).filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(QString::fromUtf8(md.readAll())
+                  .contains(QStringLiteral(
+                      "and of rank 9, the late rank, pinned above them (of 10 ranks)")));
 }
