@@ -150,9 +150,17 @@ Table bucketTable(const DesignReportInput& in) {
 
 // The Buckets section of a run without buckets (an export of send/recv, no training step).
 constexpr const char* kNoBuckets =
-    "No gradient bucket in the steps covered: no allreduce of this trace could be assigned to a "
+    "No gradient bucket to show: no allreduce of this trace could be assigned to a "
     "gradient bucket (it may hold other collectives, point-to-point transfers or no training "
     "step), so there is no bucket table and no appendix.";
+
+// Why a report of a run without steps draws no single step (none when it has steps).
+std::optional<std::string> noStepFigure(const DesignReportInput& in) {
+  if (!in.step_figures.empty() || !in.report || summarizeRun(*in.report).hasSteps())
+    return std::nullopt;
+  return "No step drawn on its own: the trace has no training steps (no ProfilerStep# ranges on "
+         "every rank), so its figures cover the whole trace.";
+}
 
 // What the single-step figures draw.
 std::string stepFiguresCover(const DesignReportInput& in) {
@@ -460,6 +468,7 @@ std::string designReportMarkdown(const DesignReportInput& in) {
     s += "## Headline\n\n" + markdownTable(headline(in));
     if (!in.timeline_png.empty()) s += "![Timeline](" + in.timeline_png + ")\n\n";
     if (!in.step_figures.empty()) s += mdEscape(stepFiguresCover(in)) + "\n\n";
+    if (const auto why = noStepFigure(in)) s += mdEscape(*why) + "\n\n";
     for (const auto& f : in.step_figures)
       s += "![" + mdEscape(f.caption) + "](" + f.png + ")\n\n*" + mdEscape(f.caption) + ".*\n\n";
     const auto means = bucketMeanTable(in);
@@ -542,6 +551,7 @@ std::string designReportHtml(const DesignReportInput& in) {
     if (!in.timeline_png.empty())
       s += "<img src=\"" + htmlEscape(in.timeline_png) + "\" alt=\"Timeline\">\n";
     if (!in.step_figures.empty()) s += "<p>" + htmlEscape(stepFiguresCover(in)) + "</p>\n";
+    if (const auto why = noStepFigure(in)) s += "<p>" + htmlEscape(*why) + "</p>\n";
     for (const auto& f : in.step_figures)
       s += "<figure><img src=\"" + htmlEscape(f.png) + "\" alt=\"" + htmlEscape(f.caption) +
            "\"><figcaption>" + htmlEscape(f.caption) + ".</figcaption></figure>\n";

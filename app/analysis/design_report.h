@@ -34,7 +34,8 @@ struct DesignReportInput {
     std::string caption;
   };
   std::vector<StepFigure> step_figures;
-  std::string step_figures_lanes = "every rank's lanes";  // what the figures draw, in words
+  std::string step_figures_lanes =
+      "the lanes of every rank loaded";  // what the figures draw, in words
   // A sweep: its points name their configuration (SweepPoint::configuration).
   std::vector<SweepPoint> sweep;
   std::optional<SweepRecommendation> recommendation;

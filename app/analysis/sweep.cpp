@@ -207,6 +207,35 @@ std::string MeasuredSweep::mark(std::size_t i) const {
   return std::find(tied.begin(), tied.end(), i) != tied.end() ? "tied" : "";
 }
 
+namespace {
+// A recorded setting as a person reads it: a number with at most six significant digits (0.1,
+// not the 0.10000000000000001 a double was written as), a string without its quotes.
+std::string settingText(const std::string& raw) {
+  char* end = nullptr;
+  const double v = std::strtod(raw.c_str(), &end);
+  if (!raw.empty() && end == raw.c_str() + raw.size() && std::isfinite(v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+  }
+  return unquoted(raw);
+}
+}  // namespace
+
+std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
+  std::vector<std::string> digests;
+  for (const auto& r : runs)
+    if (!r.settings_known) digests.push_back(r.label);
+  if (digests.empty()) return {};
+  std::string list;
+  for (std::size_t i = 0; i < digests.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == digests.size() ? " and " : ", ") + digests[i];
+  return "Settings not compared for " + list +
+         ": a run digest keeps no producer settings (a "
+         "straggler, jitter, seed, ...), so a difference in them would not be warned of; compare "
+         "the runs' traces to check them.";
+}
+
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied) {
   std::vector<std::string> why;
   const auto differs = [&](const std::string& what) {
@@ -250,8 +279,8 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
     for (const auto& key : keys) {
       const auto va = valueOf(*reference, key), vb = valueOf(r, key);
       if (!trace::sameSettingValue(va, vb))
-        differs(key + " differs (" + reference->label + ": " + va + ", " + r.label + ": " + vb +
-                ")");
+        differs(key + " differs (" + reference->label + ": " + settingText(va) + ", " + r.label +
+                ": " + settingText(vb) + ")");
     }
   }
   if (why.empty()) return {};
@@ -285,6 +314,7 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
   std::sort(runs.begin(), runs.end(),
             [](const MeasuredRun& x, const MeasuredRun& y) { return x.bucket_mb < y.bucket_mb; });
   s.warning = likeForLikeWarning(runs, "bucket size");
+  s.note = settingsNotComparedNote(runs);
   for (const auto& r : runs) {
     SweepPoint p;
     p.bucket_mb = r.bucket_mb;

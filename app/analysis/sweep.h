@@ -91,6 +91,9 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 // recording none (a digest, an imported trace) left out. "Not like
 // for like: ...; .... Differences may come from these, not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
+// The runs whose settings likeForLikeWarning could not compare (run digests keep none), said:
+// "Settings not compared for A and B: ...", or "" when every run's settings were compared.
+std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs);
 
 // The runs side by side by bucket size: each one's step-time spread (stepTimeSpread), the fastest
 // and the runs tied with it (their mean step time within twice the standard error of the
@@ -103,6 +106,7 @@ struct MeasuredSweep {
   std::size_t best = 0;
   std::vector<std::size_t> tied;
   std::string warning;  // "Not like for like: ...", or ""
+  std::string note;     // settingsNotComparedNote, or ""
   SweepRecommendation recommendation;
   std::string text;  // recommendation.text, and the ties
   // "fastest", "fastest, tied", "tied" or "".

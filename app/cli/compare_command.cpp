@@ -108,6 +108,16 @@ analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double
   return m;
 }
 
+// "note": settingsNotComparedNote, or null when there is none.
+void appendNote(std::string& o, const std::string& note) {
+  trace::appendJsonString(o, "note");
+  o += ": ";
+  if (note.empty())
+    o += "null";
+  else
+    trace::appendJsonString(o, note);
+}
+
 // "warning": the like-for-like warning, or null when there is none.
 void appendWarning(std::string& o, const std::string& warning) {
   trace::appendJsonString(o, "warning");
@@ -141,8 +151,10 @@ int runCompare(const CompareArgs& args) {
   const ComparedRun a = comparedRun(args.a, options);
   const ComparedRun b = comparedRun(args.b, options);
   const auto rows = analysis::compareSummaries(a.summary, b.summary);
-  const std::string warning = analysis::likeForLikeWarning(
-      {measured(ComparedRun(a), "A", 0), measured(ComparedRun(b), "B", 0)}, "bucket configuration");
+  const std::vector<analysis::MeasuredRun> pair{measured(ComparedRun(a), "A", 0),
+                                                measured(ComparedRun(b), "B", 0)};
+  const std::string warning = analysis::likeForLikeWarning(pair, "bucket configuration");
+  const std::string note = analysis::settingsNotComparedNote(pair);
   if (args.json) {
     std::string o = "{";
     runJson(o, "a", args.a, a);
@@ -150,6 +162,8 @@ int runCompare(const CompareArgs& args) {
     runJson(o, "b", args.b, b);
     o += ", ";
     appendWarning(o, warning);
+    o += ", ";
+    appendNote(o, note);
     o += ", ";
     trace::appendJsonString(o, "rows");
     o += ": [";
@@ -186,6 +200,7 @@ int runCompare(const CompareArgs& args) {
   std::cout << "A: " << args.a << "\n   " << a.configuration << "\n";
   std::cout << "B: " << args.b << "\n   " << b.configuration << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
+  if (!note.empty()) std::cout << "note: " << note << "\n";
   std::cout << "\n";
   // Widths in characters, as padded counts them: "–" and "µ" are one each.
   std::size_t metric_w = 6, a_w = 1, b_w = 1;
@@ -335,6 +350,8 @@ int runSweep(const SweepArgs& args) {
     o += ", ";
     appendWarning(o, warning);
     o += ", ";
+    appendNote(o, sweep->note);
+    o += ", ";
     trace::appendJsonString(o, "text");
     o += ": ";
     trace::appendJsonString(o, text);
@@ -345,6 +362,7 @@ int runSweep(const SweepArgs& args) {
   std::cout << "sweep (measured): " << points.size() << (points.size() == 1 ? " run" : " runs")
             << ", " << points.front().configuration << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
+  if (!sweep->note.empty()) std::cout << "note: " << sweep->note << "\n";
   std::cout << "\n";
   std::vector<std::vector<std::string>> rows{{"bucket MiB", "step time", "spread", "overlap",
                                               "exposed", "allreduces/step", "steps", "run"}};

@@ -173,14 +173,22 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
           : unit_ns_ == 1e3 ? QStringLiteral("µs")
                             : QStringLiteral("ns");
   auto* cells = map_->data();
-  cells->setSize(std::max(nx, 1), std::max(ny, 1));
-  cells->setRange(QCPRange(0, std::max(nx - 1, 0)), QCPRange(0, std::max(ny - 1, 0)));
+  // A single rank or step is stored as two cells of one value a half apart (centres at ±0.25,
+  // together covering −0.5 to 0.5): QCPColorMap draws a data range of zero width as nothing.
+  const auto cellsOf = [](int n) { return n == 1 ? 2 : std::max(n, 1); };
+  const auto rangeOf = [](int n) {
+    return n == 1 ? QCPRange(-0.25, 0.25) : QCPRange(0, std::max(n - 1, 0));
+  };
+  cells->setSize(cellsOf(nx), cellsOf(ny));
+  cells->setRange(rangeOf(nx), rangeOf(ny));
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (int y = 0; y < ny; ++y)
-    for (int x = 0; x < nx; ++x) {
-      const auto& v = grid_.at(static_cast<std::size_t>(y), static_cast<std::size_t>(x));
-      cells->setCell(x, y, v ? inUnit(*v, unit_ns_) : nan);
-    }
+  if (nx > 0 && ny > 0)
+    for (int y = 0; y < cellsOf(ny); ++y)
+      for (int x = 0; x < cellsOf(nx); ++x) {
+        const auto& v = grid_.at(static_cast<std::size_t>(std::min(y, ny - 1)),
+                                 static_cast<std::size_t>(std::min(x, nx - 1)));
+        cells->setCell(x, y, v ? inUnit(*v, unit_ns_) : nan);
+      }
   if (nx == 0 || ny == 0) cells->fill(nan);
   map_->setGradient(sequentialGradient(hue));
   const double lo = grid_.min_ns ? inUnit(*grid_.min_ns, unit_ns_) : 0.0;

@@ -559,9 +559,7 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
     const auto late = analysis::summarizeStragglers(run->report).late_rank;
     for (std::size_t i = TimelineView::kExportRanks; late && i < ranks.size(); ++i)
       if (ranks[i].rank == *late) pinned_index = static_cast<std::int32_t>(i);
-    if (pinned_index)
-      pinned_note =
-          tr("rank %1, the late rank, pinned above rank %2").arg(*late).arg(ranks[0].rank);
+    if (pinned_index) pinned_note = tr("rank %1, pinned at the top, is the late rank").arg(*late);
     in.step_figures_lanes = "the lanes of ranks " + std::to_string(ranks.front().rank) + "–" +
                             std::to_string(ranks[TimelineView::kExportRanks - 1].rank) +
                             (pinned_index ? " and of rank " + std::to_string(*late) +

@@ -43,13 +43,21 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
   const std::string html = analysis::designReportHtml(input);
   files.emplace_back(out.filePath(QStringLiteral("report.md")), QByteArray::fromStdString(md));
   files.emplace_back(out.filePath(QStringLiteral("report.html")), QByteArray::fromStdString(html));
-  // The figures a report in this folder wrote before (its manifest): those this one does not
-  // write would be read as this run's, and are removed once it is written. Nothing else is
-  // touched: a folder without a manifest keeps every file.
+  // The figures a report in this folder wrote before (its manifest, else those its report.md
+  // shows): those this one does not write would be read as this run's, and are removed once it
+  // is written. Nothing else is touched.
   const QString manifest = out.filePath(QString::fromLatin1(kReportManifest));
   QStringList previous;
-  if (QFile old(manifest); !made_folder && old.open(QIODevice::ReadOnly))
+  if (QFile old(manifest); !made_folder && old.open(QIODevice::ReadOnly)) {
     previous = QString::fromUtf8(old.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+  } else if (QFile old_md(out.filePath(QStringLiteral("report.md")));
+             !made_folder && old_md.open(QIODevice::ReadOnly)) {
+    // A report written before reports had a manifest (or copied without it): the figures its
+    // report.md shows, as ![...](name.png).
+    const QRegularExpression link(QStringLiteral("\\]\\(([^()/\\s]+\\.png)\\)"));
+    for (auto it = link.globalMatch(QString::fromUtf8(old_md.readAll())); it.hasNext();)
+      previous << it.next().captured(1);
+  }
   QStringList ours;
   for (const auto& figure : figures)
     ours << figure.file_name;

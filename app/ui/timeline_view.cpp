@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "app/analysis/classify.h"
@@ -1253,11 +1254,23 @@ QString TimelineView::exportTitle(int shown_ranks) const {
   QString text = runTitle(*run_, true);
   const auto ranks = static_cast<int>(run_->run.ranks.size());
   if (shown_ranks < ranks) {
-    text += tr("\nlanes of ranks %1–%2 shown (%3 more below them in the app); the numbers "
-               "cover all %4")
+    // Ranks beyond those shown whose lanes are pinned above them are drawn too.
+    std::set<std::int32_t> pinned_beyond;
+    for (const std::size_t lane : pinned_)
+      if (run_->timeline.lanes[lane].rank_index >= shown_ranks)
+        pinned_beyond.insert(run_->timeline.lanes[lane].rank);
+    QStringList pinned;
+    for (const auto r : pinned_beyond)
+      pinned << QString::number(r);
+    text += tr("\nlanes of ranks %1–%2%3 shown (%4 more below them in the app); the numbers "
+               "cover all %5")
                 .arg(run_->run.ranks.front().rank)
                 .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
-                .arg(ranks - shown_ranks)
+                .arg(pinned.isEmpty() ? QString()
+                                      : tr(" and, pinned above them, of %1 %2")
+                                            .arg(pinned.size() == 1 ? tr("rank") : tr("ranks"),
+                                                 pinned.join(QStringLiteral(", "))))
+                .arg(ranks - shown_ranks - static_cast<int>(pinned_beyond.size()))
                 .arg(ranks);
   }
   // Zoomed in: the window shown and its own figures (analysis::windowFigures).

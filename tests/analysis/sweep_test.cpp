@@ -369,8 +369,8 @@ TEST(MeasuredSweep, TheFastestAndTheRunsWithinItsNoise) {
 TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
   auto a = measured(1, {100, 100}, "a");
   auto b = measured(4, {90, 90}, "b");
-  a.settings = {{"sim_straggler_rank", "-1"}};
-  b.settings = {{"sim_straggler_rank", "1"}};
+  a.settings = {{"sim_straggler_rank", "-1"}, {"sim_jitter", "0.10000000000000001"}};
+  b.settings = {{"sim_straggler_rank", "1"}, {"sim_jitter", "0.2"}};
   b.summary.overlap_setting = false;
   a.summary.overlap_setting = true;
   std::string error;
@@ -378,13 +378,19 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->warning,
             "Not like for like: overlap differs (a: on, b: off); sim_straggler_rank differs (a: "
-            "-1, b: 1). Differences may come from these, not from the bucket size.");
+            "-1, b: 1); sim_jitter differs (a: 0.1, b: 0.2). Differences may come from these, not "
+            "from the bucket size.");
+  EXPECT_TRUE(s->note.empty());
   // A digest keeps no settings: not compared.
   b.settings_known = false;
   b.summary.overlap_setting = true;
   s = analysis::measuredSweep({a, b}, -1, &error);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->warning.empty()) << s->warning;
+  EXPECT_EQ(s->note,
+            "Settings not compared for b: a run digest keeps no producer settings (a straggler, "
+            "jitter, seed, ...), so a difference in them would not be warned of; compare the "
+            "runs' traces to check them.");
 
   EXPECT_FALSE(analysis::measuredSweep({a, measured(1, {90}, "c")}, -1, &error));
   EXPECT_EQ(error, "two runs at 1 MiB: a and c; give one run per size");
@@ -405,7 +411,9 @@ TEST(DesignReport, ARunWithoutBucketsSaysSoInsteadOfEmptyTables) {
   in.source = "imported";
   in.report = &report;
   for (const auto& doc : {analysis::designReportMarkdown(in), analysis::designReportHtml(in)}) {
-    EXPECT_NE(doc.find("No gradient bucket in the steps covered"), std::string::npos) << doc;
+    EXPECT_NE(doc.find("No gradient bucket to show"), std::string::npos) << doc;
+    EXPECT_NE(doc.find("No step drawn on its own: the trace has no training steps"),
+              std::string::npos);
     EXPECT_EQ(doc.find("Appendix"), std::string::npos);
     EXPECT_EQ(doc.find("| bucket |"), std::string::npos);
   }
@@ -414,5 +422,6 @@ TEST(DesignReport, ARunWithoutBucketsSaysSoInsteadOfEmptyTables) {
   in.report = &sim;
   const auto md = analysis::designReportMarkdown(in);
   EXPECT_EQ(md.find("No gradient bucket"), std::string::npos);
+  EXPECT_EQ(md.find("No step drawn"), std::string::npos);
   EXPECT_NE(md.find("## Appendix: buckets step by step"), std::string::npos);
 }

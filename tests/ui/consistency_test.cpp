@@ -186,6 +186,24 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   EXPECT_TRUE(report_dir.exists(QStringLiteral("step-98.png")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("notes.png")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("report.md")));  // listed, but not a figure
+  // A report without its manifest (copied without the dot file, or older): the figures its
+  // report.md shows are the ones removed.
+  ASSERT_TRUE(QFile::remove(manifest.fileName()));
+  {
+    QFile old_md(report_dir.filePath(QStringLiteral("report.md")));
+    ASSERT_TRUE(old_md.open(QIODevice::WriteOnly));
+    old_md.write("# old\n\n![Step 77, the median (1 ms)](step-77.png)\n");
+    QFile fig(report_dir.filePath(QStringLiteral("step-77.png")));
+    ASSERT_TRUE(fig.open(QIODevice::WriteOnly));
+    fig.write("old");
+  }
+  const auto third = runProcess(QStringLiteral(DDPSCOPE_APP),
+                                {"--report", report_dir.path(),
+                                 QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz")});
+  EXPECT_EQ(third.exit_code, 0) << third.err.toStdString();
+  EXPECT_FALSE(report_dir.exists(QStringLiteral("step-77.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral("step-98.png")));
+  EXPECT_TRUE(report_dir.exists(QStringLiteral(".ddpscope-report")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("step-5.png")));
   // One rank of a two-rank job: said as such everywhere.
   EXPECT_EQ(run.value("ranks").toInt(), 1);

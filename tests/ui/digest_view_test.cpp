@@ -117,6 +117,42 @@ TEST(DigestView, SequentialScaleDarkensEvenly) {
   EXPECT_LT(best, 40);
 }
 
+// One rank, or one step: every cell is drawn in its value's colour (a map one cell wide was
+// drawn as nothing).
+TEST(DigestView, ASingleRankOrStepIsDrawn) {
+  app();
+  for (const auto& [ranks, steps] : {std::pair{1, 3}, std::pair{4, 1}, std::pair{1, 1}}) {
+    analysis::DigestGrid grid;
+    for (int s = 0; s < steps; ++s)
+      grid.steps.push_back(s + 4);
+    for (int r = 0; r < ranks; ++r)
+      grid.ranks.push_back(r);
+    for (int i = 0; i < ranks * steps; ++i)
+      grid.cells.push_back(analysis::TimeNs{1'000'000} * (i + 1));
+    grid.min_ns = grid.cells.front();
+    grid.max_ns = grid.cells.back();
+    DigestHeatmap map;
+    map.resize(600, 400);
+    map.setGrid(grid, QColor(0x00, 0x72, 0xB2));
+    QCustomPlot* plot = map.plot();
+    const QImage image = plot->toPixmap(600, 400).toImage();
+    for (int r = 0; r < ranks; ++r)
+      for (int c = 0; c < steps; ++c) {
+        const double v =
+            map.drawnValue(static_cast<std::size_t>(r), static_cast<std::size_t>(c)).value_or(-1);
+        const QColor want(map.colourMap()->gradient().color(v, map.colourMap()->dataRange()));
+        // A quarter of a cell off its centre: inside the cell, clear of the ticks' labels.
+        const QColor got = image.pixelColor(static_cast<int>(plot->xAxis->coordToPixel(c + 0.25)),
+                                            static_cast<int>(plot->yAxis->coordToPixel(r + 0.25)));
+        EXPECT_LE(std::abs(got.red() - want.red()) + std::abs(got.green() - want.green()) +
+                      std::abs(got.blue() - want.blue()),
+                  12)
+            << ranks << " x " << steps << " cell " << r << "," << c << ": got "
+            << got.name().toStdString() << ", want " << want.name().toStdString();
+      }
+  }
+}
+
 TEST(DigestView, RankLists) {
   EXPECT_EQ(rankListText({0, 1, 2, 3, 7, 9, 10}), QStringLiteral("0–3, 7, 9–10"));
   QString error;
