@@ -108,24 +108,15 @@ analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double
   return m;
 }
 
-// "note": settingsNotComparedNote, or null when there is none.
-void appendNote(std::string& o, const std::string& note) {
-  trace::appendJsonString(o, "note");
+// "key": text, or null when the text is empty ("warning": the like-for-like warning; "note":
+// settingsNotComparedNote).
+void appendTextOrNull(std::string& o, const char* key, const std::string& text) {
+  trace::appendJsonString(o, key);
   o += ": ";
-  if (note.empty())
+  if (text.empty())
     o += "null";
   else
-    trace::appendJsonString(o, note);
-}
-
-// "warning": the like-for-like warning, or null when there is none.
-void appendWarning(std::string& o, const std::string& warning) {
-  trace::appendJsonString(o, "warning");
-  o += ": ";
-  if (warning.empty())
-    o += "null";
-  else
-    trace::appendJsonString(o, warning);
+    trace::appendJsonString(o, text);
 }
 
 void runJson(std::string& o, const char* key, const std::string& path, const ComparedRun& run) {
@@ -161,9 +152,9 @@ int runCompare(const CompareArgs& args) {
     o += ", ";
     runJson(o, "b", args.b, b);
     o += ", ";
-    appendWarning(o, warning);
+    appendTextOrNull(o, "warning", warning);
     o += ", ";
-    appendNote(o, note);
+    appendTextOrNull(o, "note", note);
     o += ", ";
     trace::appendJsonString(o, "rows");
     o += ": [";
@@ -348,9 +339,9 @@ int runSweep(const SweepArgs& args) {
     o += ": ";
     trace::appendDouble(o, sweep->recommendation.best_mb);
     o += ", ";
-    appendWarning(o, warning);
+    appendTextOrNull(o, "warning", warning);
     o += ", ";
-    appendNote(o, sweep->note);
+    appendTextOrNull(o, "note", sweep->note);
     o += ", ";
     trace::appendJsonString(o, "text");
     o += ": ";
