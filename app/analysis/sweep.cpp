@@ -1,6 +1,7 @@
 #include "app/analysis/sweep.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -208,15 +209,17 @@ std::string MeasuredSweep::mark(std::size_t i) const {
 }
 
 namespace {
-// A recorded setting as a person reads it: a number with at most six significant digits (0.1,
-// not the 0.10000000000000001 a double was written as), a string without its quotes.
+// A recorded setting as a person reads it: a number in the shortest form that reads back as the
+// same double (0.1, not the 0.10000000000000001 it was written as; two values that differ never
+// read the same; not the locale's), a string without its quotes.
 std::string settingText(const std::string& raw) {
-  char* end = nullptr;
-  const double v = std::strtod(raw.c_str(), &end);
-  if (!raw.empty() && end == raw.c_str() + raw.size() && std::isfinite(v)) {
+  double v = 0;
+  const char* end = raw.data() + raw.size();
+  const auto parsed = std::from_chars(raw.data(), end, v);
+  if (!raw.empty() && parsed.ec == std::errc() && parsed.ptr == end && std::isfinite(v)) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
+    const auto written = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
+    if (written.ec == std::errc()) return std::string(buf, written.ptr);
   }
   return unquoted(raw);
 }
@@ -327,6 +330,8 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
   s.runs = std::move(runs);
   // The fastest (the recommendation's: points already in its order), and the sizes within the
   // noise of it: σ/√n of each run's steps.
+  // recommendBucketSize sorts the points by size: they already are, with distinct sizes, so its
+  // index is also that of s.runs and s.spread.
   s.recommendation = recommendBucketSize(s.points, current_mb);
   s.best = s.recommendation.best;
   const auto step = [&](std::size_t i) { return s.points[i].summary.step_ns; };

@@ -189,17 +189,18 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
     // Step N on every rank (analysis::stepWindow), without the margin "Go to step" adds: the
     // title's window figures are then the step's own.
     const auto run = window.session()->current();
-    const auto& first = run->run.ranks.front();
     const auto shown = analysis::stepWindow(run->run, *step);
     if (!shown) {
-      err(first.steps.empty()
+      std::vector<trace::StepRange> all;  // every rank's: the steps some rank has
+      for (const auto& rank : run->run.ranks)
+        all.insert(all.end(), rank.steps.begin(), rank.steps.end());
+      err(all.empty()
               ? QStringLiteral("--step %1: this run has no step markers (ProfilerStep# ranges): "
                                "export it without --step")
                     .arg(*step)
-              : QStringLiteral("--step %1: rank %2 of this run has %3; give one of them")
+              : QStringLiteral("--step %1: the ranks of this run have %2; give one of them")
                     .arg(*step)
-                    .arg(first.rank)
-                    .arg(stepNumbersText(first.steps)));
+                    .arg(stepNumbersText(all)));
       return 2;
     }
     window.session()->setViewRange({shown->first, shown->second});

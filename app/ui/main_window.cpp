@@ -567,16 +567,21 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
                                           : std::string()) +
                             " (of " + std::to_string(ranks.size()) + " ranks)";
   }
-  const auto render = [this, pinned_index](const QString& note, QByteArray* out, QString* e) {
+  // The pin's note is said only when lanes were pinned (a user may have hidden them).
+  const auto render = [this, pinned_index, pinned_note](const QString& caption, QByteArray* out,
+                                                        QString* e) {
     std::vector<std::size_t> pinned;
     if (pinned_index) pinned = timeline_->pinRankLanes(*pinned_index);
-    const bool ok = timeline_->renderImage(ExportFormat::Png, 1.5, out, e, 0, note);
+    QStringList note;
+    if (!caption.isEmpty()) note << caption;
+    if (!pinned.empty()) note << pinned_note;
+    const bool ok =
+        timeline_->renderImage(ExportFormat::Png, 1.5, out, e, 0, note.join(QStringLiteral("; ")));
     timeline_->unpinLanes(pinned);
     return ok;
   };
-  figures.push_back(
-      {QStringLiteral("timeline.png"),
-       [render, pinned_note](QByteArray* png, QString* e) { return render(pinned_note, png, e); }});
+  figures.push_back({QStringLiteral("timeline.png"),
+                     [render](QByteArray* png, QString* e) { return render(QString(), png, e); }});
   // The median step and a clearly slower one, each drawn over its window on every rank (the view
   // is put back after each figure), its caption under the title.
   for (const auto& shown : analysis::stepsToShow(run->report, run->summary.selection)) {
@@ -584,8 +589,7 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
     if (!window) continue;  // a selected step is on every rank; kept safe all the same
     const std::string png = "step-" + std::to_string(shown.step) + ".png";
     in.step_figures.push_back({png, shown.caption});
-    const QString note = QString::fromStdString(shown.caption) +
-                         (pinned_note.isEmpty() ? QString() : QStringLiteral("; ") + pinned_note);
+    const QString note = QString::fromStdString(shown.caption);
     figures.push_back({QString::fromStdString(png),
                        [this, render, note, w = *window](QByteArray* out, QString* e) {
                          const TimeRange saved = session_->viewRange();

@@ -49,7 +49,8 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
   const QString manifest = out.filePath(QString::fromLatin1(kReportManifest));
   QStringList previous;
   if (QFile old(manifest); !made_folder && old.open(QIODevice::ReadOnly)) {
-    previous = QString::fromUtf8(old.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    for (const QString& line : QString::fromUtf8(old.readAll()).split(QLatin1Char('\n')))
+      if (!line.trimmed().isEmpty()) previous << line.trimmed();
   } else if (QFile old_md(out.filePath(QStringLiteral("report.md")));
              !made_folder && old_md.open(QIODevice::ReadOnly)) {
     // A report written before reports had a manifest (or copied without it): the figures its
@@ -74,7 +75,7 @@ bool writeDesignReport(const analysis::DesignReportInput& input,
       QFile::remove(out.filePath(name));
   if (written)
     for (const auto& [path, bytes] : files)
-      *written << path;
+      if (path != manifest) *written << path;
   return true;
 }
 

@@ -20,10 +20,11 @@ struct ReportFigure {
 };
 
 // Returns false with a message naming the file and the cause on failure; *written lists the files
-// made, the manifest `.ddpscope-report` (the figures' names) among them. Written into a folder
-// that held a report (its manifest, or without one the figures its report.md shows), the figures
-// that report had and this one does not write are removed once it is written: no figure of
-// another run is left beside it, and no other file is touched.
+// made (the figures and the report; the manifest `.ddpscope-report` of the figures' names is
+// written beside them, not listed). Written into a folder that held a report (its manifest, or
+// without one the figures its report.md shows), the figures that report had and this one does not
+// write are removed once it is written: no figure of another run is left beside it, and no other
+// file is touched.
 bool writeDesignReport(const analysis::DesignReportInput& input,
                        const std::vector<ReportFigure>& figures, const QString& dir,
                        QStringList* written, QString* error);

@@ -1262,15 +1262,15 @@ QString TimelineView::exportTitle(int shown_ranks) const {
     QStringList pinned;
     for (const auto r : pinned_beyond)
       pinned << QString::number(r);
-    text += tr("\nlanes of ranks %1–%2%3 shown (%4 more below them in the app); the numbers "
-               "cover all %5")
+    const int below = ranks - shown_ranks - static_cast<int>(pinned_beyond.size());
+    text += tr("\nlanes of ranks %1–%2%3 shown%4; the numbers cover all %5")
                 .arg(run_->run.ranks.front().rank)
                 .arg(run_->run.ranks[static_cast<std::size_t>(shown_ranks - 1)].rank)
                 .arg(pinned.isEmpty() ? QString()
                                       : tr(" and, pinned above them, of %1 %2")
                                             .arg(pinned.size() == 1 ? tr("rank") : tr("ranks"),
                                                  pinned.join(QStringLiteral(", "))))
-                .arg(ranks - shown_ranks - static_cast<int>(pinned_beyond.size()))
+                .arg(below > 0 ? tr(" (%1 more below them in the app)").arg(below) : QString())
                 .arg(ranks);
   }
   // Zoomed in: the window shown and its own figures (analysis::windowFigures).

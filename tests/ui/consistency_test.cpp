@@ -175,7 +175,11 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
     f.write("old");
   }
   ASSERT_TRUE(manifest.open(QIODevice::WriteOnly));
-  manifest.write("timeline.png\nstep-99.png\ncompare.png\nreport.md\n");
+  // A name outside the folder is never a report's figure: the file beside the folder stays.
+  QFile outside(dir.filePath(QStringLiteral("step-1.png")));
+  ASSERT_TRUE(outside.open(QIODevice::WriteOnly));
+  outside.close();
+  manifest.write("timeline.png\r\nstep-99.png\ncompare.png\nreport.md\n../step-1.png\n");
   manifest.close();
   const auto again = runProcess(QStringLiteral(DDPSCOPE_APP),
                                 {"--report", report_dir.path(),
@@ -186,6 +190,7 @@ TEST(OneTruth, ReferenceTraceStatesTheSameFiguresEverywhere) {
   EXPECT_TRUE(report_dir.exists(QStringLiteral("step-98.png")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("notes.png")));
   EXPECT_TRUE(report_dir.exists(QStringLiteral("report.md")));  // listed, but not a figure
+  EXPECT_TRUE(QFile::exists(dir.filePath(QStringLiteral("step-1.png"))));
   // A report without its manifest (copied without the dot file, or older): the figures its
   // report.md shows are the ones removed.
   ASSERT_TRUE(QFile::remove(manifest.fileName()));

@@ -581,9 +581,34 @@ TEST(Views, TheReportPinsTheLateRankOnlyWhileItDraws) {
   EXPECT_EQ(window.session()->viewRange().lo, before.lo);
   EXPECT_EQ(window.session()->viewRange().hi, before.hi);
   // Rank 9's lanes, pinned, lead the figures; without the pin they are not drawn at all.
+  const QString unpinned_title = window.timeline()->exportTitleText();
+  EXPECT_TRUE(unpinned_title.contains(QStringLiteral("lanes of ranks 0–7 shown (2 more below")))
+      << unpinned_title.toStdString();
   const auto pinned = window.timeline()->pinRankLanes(9);
   EXPECT_FALSE(pinned.empty());
   EXPECT_EQ(window.timeline()->pinnedLanes(), pinned);
+  // Pinned, rank 9 is drawn and said: one rank left below.
+  EXPECT_TRUE(window.timeline()->exportTitleText().contains(
+      QStringLiteral("lanes of ranks 0–7 and, pinned above them, of rank 9 shown (1 more below")))
+      << window.timeline()->exportTitleText().toStdString();
+  // The report's timeline figure is the pinned one: taller than the one without the pin.
+  QByteArray with_pin, without_pin;
+  const QString note = QStringLiteral("rank 9, pinned at the top, is the late rank");
+  ASSERT_TRUE(window.timeline()->renderImage(ExportFormat::Png, 1.0, &with_pin, &error, 0, note));
+  window.timeline()->unpinLanes(pinned);
+  ASSERT_TRUE(
+      window.timeline()->renderImage(ExportFormat::Png, 1.0, &without_pin, &error, 0, note));
+  const QImage report_timeline(
+      QDir(dir.filePath(QStringLiteral("report"))).filePath(QStringLiteral("timeline.png")));
+  EXPECT_GT(QImage::fromData(with_pin).height(), QImage::fromData(without_pin).height());
+  // Rendered at 1.5 there (the window's layout then may differ by a title line): its height
+  // over 1.5 is near the pinned figure's, far from the unpinned one's.
+  const double report_h = report_timeline.height() / 1.5;
+  const int pinned_h = QImage::fromData(with_pin).height();
+  const int unpinned_h = QImage::fromData(without_pin).height();
+  EXPECT_LT(std::abs(report_h - pinned_h), std::abs(report_h - unpinned_h))
+      << report_h << " " << pinned_h << " " << unpinned_h;
+  window.timeline()->pinRankLanes(9);
   window.timeline()->unpinLanes(pinned);
   EXPECT_TRUE(window.timeline()->pinnedLanes().empty());
   QFile md(QDir(dir.filePath(QStringLiteral("report"))).filePath(QStringLiteral("report.md")));
