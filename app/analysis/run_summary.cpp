@@ -280,13 +280,9 @@ std::vector<ShownStep> stepsToShow(const RunReport& report, const StepSelection&
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return times[a] < times[b]; });
   const std::size_t mid = order[(n - 1) / 2];
-  // The slowest, of equal times the earlier step.
-  std::size_t top = order.back();
-  for (std::size_t i = 0; i < n; ++i)
-    if (times[i] == times[top]) {
-      top = i;
-      break;
-    }
+  // The slowest, of equal times the earlier step (max_element gives the first maximum).
+  const auto top =
+      static_cast<std::size_t>(std::max_element(times.begin(), times.end()) - times.begin());
   const std::string steps = std::to_string(n) + " steps covered";
   std::vector<ShownStep> out;
   ShownStep median{selection.used[mid], times[mid], false, {}};

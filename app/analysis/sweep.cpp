@@ -156,7 +156,7 @@ RunIdentity runIdentity(const trace::Run& run) {
   return id;
 }
 
-std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
+std::vector<std::string> identityDifferences(const RunIdentity& a, const RunIdentity& b) {
   std::vector<std::string> why;
   if (a.source != b.source) why.push_back("sources differ (" + a.source + " vs " + b.source + ")");
   if (a.model && b.model && *a.model != *b.model) {
@@ -166,11 +166,7 @@ std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b) {
   if (a.world_size != b.world_size)
     why.push_back("world sizes differ (" + std::to_string(a.world_size) + " vs " +
                   std::to_string(b.world_size) + ")");
-  if (why.empty()) return {};
-  std::string s = "Not like for like: ";
-  for (std::size_t i = 0; i < why.size(); ++i)
-    s += (i ? ", " : "") + why[i];
-  return s + ". Differences may come from these, not from the bucket configuration.";
+  return why;
 }
 
 std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run) {
@@ -247,12 +243,11 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
   for (std::size_t i = 1; i < runs.size(); ++i) {
     const auto& first = runs.front();
     const auto& other = runs[i];
-    if (const auto w = comparabilityWarning(first.identity, other.identity); !w.empty()) {
-      // "Not like for like: sources differ (...). Differences ..." -> "sources differ (...)".
-      constexpr std::string_view kHead = "Not like for like: ";
-      const std::size_t from = w.rfind(kHead, 0) == 0 ? kHead.size() : 0;
-      differs(w.substr(from, w.find(". Differences") - from) + " between " + first.label + " and " +
-              other.label);
+    if (const auto ids = identityDifferences(first.identity, other.identity); !ids.empty()) {
+      std::string what;
+      for (std::size_t k = 0; k < ids.size(); ++k)
+        what += (k ? ", " : "") + ids[k];
+      differs(what + " between " + first.label + " and " + other.label);
     }
     // Overlap where both runs say it (an imported trace does not).
     const auto& oa = first.summary.overlap_setting;
@@ -328,10 +323,9 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
     s.spread.push_back(stepTimeSpread(r.step_times));
   }
   s.runs = std::move(runs);
-  // The fastest (the recommendation's: points already in its order), and the sizes within the
-  // noise of it: σ/√n of each run's steps.
-  // recommendBucketSize sorts the points by size: they already are, with distinct sizes, so its
-  // index is also that of s.runs and s.spread.
+  // The fastest is the recommendation's (recommendBucketSize sorts the points by size: they
+  // already are, with distinct sizes, so its index is also that of s.runs and s.spread); tied
+  // with it, the sizes within its noise: σ/√n of each run's steps.
   s.recommendation = recommendBucketSize(s.points, current_mb);
   s.best = s.recommendation.best;
   const auto step = [&](std::size_t i) { return s.points[i].summary.step_ns; };

@@ -52,10 +52,10 @@ struct RunIdentity {
   std::int32_t world_size = 0;
 };
 RunIdentity runIdentity(const trace::Run& run);
-// Why two runs may not be comparable, in words ("" when they are of one source and model):
-// a different source (simulated vs measured vs imported), model or world size. A model not
-// known on either side is not compared.
-std::string comparabilityWarning(const RunIdentity& a, const RunIdentity& b);
+// What two runs do not share of their identity, each in words ("sources differ (sim vs
+// imported)"): a different source (simulated vs measured vs imported), model or world size. A
+// model not known on either side is not compared. Empty when they share it.
+std::vector<std::string> identityDifferences(const RunIdentity& a, const RunIdentity& b);
 
 // A run measured at one bucket size, as a measured sweep sets it beside others (`ddpscope-cli
 // sweep`, the Sweep tab's "Sweep open runs"; docs/METRICS.md "A measured sweep").
@@ -73,8 +73,8 @@ struct MeasuredRun {
 // The settings every rank of a run shares but those a sweep varies or compares on their own (its
 // caps, steps, run id, overlap and model): a straggler, jitter, ... as written.
 std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run);
-// A loaded run as a measured sweep's run; `bucket_mb` none: the size it records (configNumber of
-// "bucket_mb"), none when it records none.
+// A loaded run as a measured sweep's run at `bucket_mb` (recordedBucketMb: the size a run
+// records, configNumber of "bucket_mb"; none when it records none).
 struct MeasuredRunInput {
   const trace::Run* run = nullptr;
   const RunReport* report = nullptr;
@@ -86,7 +86,7 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 
 // What runs set side by side do not share but what is varied (`varied`: "bucket size" for a
 // sweep, "bucket configuration" for Compare): against the first run, another source, model or
-// world size (comparabilityWarning's) and overlap on one and off on the other; against the first
+// world size (identityDifferences) and overlap on one and off on the other; against the first
 // run that records settings, each setting either records (sweepSettings; numbers by value), runs
 // recording none (a digest, an imported trace) left out. "Not like
 // for like: ...; .... Differences may come from these, not from the <varied>.", or "".

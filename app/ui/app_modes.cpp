@@ -211,7 +211,7 @@ int exportHeadless(const QString& file, const QStringList& paths, double scale,
 }
 
 int exportDigestHeadless(const QString& file, const QString& digest_path, double scale,
-                         std::optional<int> figure) {
+                         std::optional<analysis::DigestFigure> figure) {
   if (!exportNameOk(file)) return 2;
   std::shared_ptr<const analysis::Digest> digest;
   try {
@@ -228,7 +228,7 @@ int exportDigestHeadless(const QString& file, const QString& digest_path, double
   const QFileInfo at(digest_path);
   window.digestView()->setDigest(digest, at.fileName(), {at.absolutePath()});
   if (figure) {
-    const auto f = static_cast<analysis::DigestFigure>(*figure);
+    const auto f = *figure;
     if (!window.digestView()->setFigure(f)) {
       err(QStringLiteral("--figure: %1 has no %2 values (no rank has one in any step): choose "
                          "another figure")

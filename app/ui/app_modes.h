@@ -6,6 +6,8 @@
 #include <QStringList>
 #include <optional>
 
+#include "app/analysis/digest_reader.h"
+
 namespace ddpscope::ui {
 
 // The bundled sample run opened when no trace is given (one constant; replaced later by an
@@ -34,7 +36,7 @@ int exportCompareHeadless(const QString& file, const QString& a, const QString& 
 // headline figures and late rank. Exit status 0, 1 (cannot read the digest or write) or 2 (bad
 // file name); errors go to stderr.
 int exportDigestHeadless(const QString& file, const QString& digest, double scale,
-                         std::optional<int> figure = std::nullopt);
+                         std::optional<analysis::DigestFigure> figure = std::nullopt);
 
 // `ddpscope --report DIR PATH...`: writes the design report of the run in PATH... (report.md,
 // report.html, figures) to DIR, as the Run menu's "Export design report" does. Exit status

@@ -122,12 +122,16 @@ int main(int argc, char** argv) {
   // without a window render traces.
   const bool one_digest = paths.size() == 1 && QFileInfo(paths.front()).isFile() &&
                           ddpscope::analysis::isDigestFile(paths.front().toStdString());
-  std::optional<int> figure;
+  std::optional<ddpscope::analysis::DigestFigure> figure;
   if (parser.isSet(QStringLiteral("figure"))) {
+    using ddpscope::analysis::DigestFigure;
     const QString f = parser.value(QStringLiteral("figure"));
-    const QStringList names{QStringLiteral("step"), QStringLiteral("exposed"),
-                            QStringLiteral("wait")};
-    if (!names.contains(f)) {
+    const std::pair<const char*, DigestFigure> names[] = {{"step", DigestFigure::StepTime},
+                                                          {"exposed", DigestFigure::ExposedComm},
+                                                          {"wait", DigestFigure::MatchedWait}};
+    for (const auto& [name, which] : names)
+      if (f == QLatin1String(name)) figure = which;
+    if (!figure) {
       std::fprintf(stderr, "ddpscope: --figure is step, exposed or wait, got '%s'\n",
                    qPrintable(f));
       return 2;
@@ -138,7 +142,6 @@ int main(int argc, char** argv) {
                    "figure)\n");
       return 2;
     }
-    figure = static_cast<int>(names.indexOf(f));
   }
   if (exporting && !compare && one_digest && !parser.isSet(QStringLiteral("step"))) {
     const auto scale = exportScale(parser);

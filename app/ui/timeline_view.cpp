@@ -1290,16 +1290,28 @@ std::vector<std::size_t> TimelineView::pinRankLanes(std::int32_t rank_index) {
   const auto& lanes = run_->timeline.lanes;
   for (std::size_t i = 0; i < lanes.size(); ++i)
     if (lanes[i].rank_index == rank_index && lanes[i].kind != LaneKind::Host &&
-        std::find(pinned_.begin(), pinned_.end(), i) == pinned_.end() && !hidden_.contains(i)) {
-      setLanePinned(i, true);
+        std::find(pinned_.begin(), pinned_.end(), i) == pinned_.end() && !hidden_.contains(i))
       pinned.push_back(i);
-    }
+  if (pinned.empty()) return pinned;
+  // As setLanePinned, laid out once for all of them.
+  pinned_.insert(pinned_.end(), pinned.begin(), pinned.end());
+  relayout();
+  updateBucketItems();
+  updateEventItem();
   return pinned;
 }
 
 void TimelineView::unpinLanes(const std::vector<std::size_t>& lanes) {
-  for (const std::size_t i : lanes)
-    setLanePinned(i, false);
+  const auto before = pinned_.size();
+  pinned_.erase(std::remove_if(pinned_.begin(), pinned_.end(),
+                               [&](std::size_t i) {
+                                 return std::find(lanes.begin(), lanes.end(), i) != lanes.end();
+                               }),
+                pinned_.end());
+  if (pinned_.size() == before) return;
+  relayout();
+  updateBucketItems();
+  updateEventItem();
 }
 
 bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
