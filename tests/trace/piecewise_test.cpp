@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tracer/format/file_io.h"
+#include "tracer/format/memory.h"
 #include "tracer/format/trace_error.h"
 #include "tracer/format/trace_parser.h"
 #include "tracer/format/trace_reader.h"
@@ -576,6 +577,49 @@ TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {
   EXPECT_NE(inflated_error, "");
   EXPECT_EQ(inflated_error, memory_error);
   std::filesystem::remove_all(dir);
+}
+
+// A buffer of our own big enough to be advised for huge pages gives back whole 2 MiB blocks only:
+// dropping part of one splits it into 4 KiB pages, each of which then costs a first touch again
+// (PERFORMANCE.md, "Whole huge pages given back"). A caller going forward passes what it was
+// told as the next start.
+TEST(InflatedFile, BuffersOnHugePagesAreGivenBackInWholeBlocks) {
+  const std::string text(std::size_t{9} << 20, 'x');
+  PaddedBuffer b(text);
+  ASSERT_GE(b.capacity(), kHugePagesAdvisedFrom);
+  b.allowDiscard();
+  const auto base = reinterpret_cast<std::uintptr_t>(b.data());
+  const std::size_t block = (kHugePageBytes - base % kHugePageBytes) % kHugePageBytes;
+  // Less than a block, inside one: nothing given back, and the caller is told so.
+  EXPECT_EQ(b.releasePages(block + 4096, block + (std::size_t{1} << 20)), block + 4096);
+  EXPECT_FALSE(b.pagesDiscarded());
+  EXPECT_EQ(b.data()[block + 8192], 'x');
+  // Two blocks and a bit: the two go, the bit stays, and the end of the second is the answer.
+  const std::size_t to = block + 2 * kHugePageBytes + 12345;
+  EXPECT_EQ(b.releasePages(block, to), block + 2 * kHugePageBytes);
+  EXPECT_TRUE(b.pagesDiscarded());
+  EXPECT_EQ(b.data()[block], '\0');
+  EXPECT_EQ(b.data()[block + 2 * kHugePageBytes - 1], '\0');
+  EXPECT_EQ(b.data()[block + 2 * kHugePageBytes], 'x');
+  if (block > 0) {
+    EXPECT_EQ(b.data()[block - 1], 'x');
+  }
+}
+
+// Pieces much smaller than a huge-page block are given back as the run of them grows: each
+// piece alone covers no whole block, the pieces read so far do.
+TEST(InflatedFile, SmallPiecesGiveBackTheBlocksTheyCoverTogether) {
+  const std::string text = bigTrace(50'000, Layout{});
+  ASSERT_GE(text.size(), 3 * kHugePageBytes + kHugePagesAdvisedFrom);
+  PaddedBuffer json(text);
+  json.allowDiscard();
+  ReadOptions options;
+  options.piece_bytes = std::size_t{128} << 10;
+  options.threads = 1;
+  const auto trace = parseTrace(json, "rank-0.json", options);
+  EXPECT_GE(lastReadStats().pieces, 40u);
+  EXPECT_TRUE(json.pagesDiscarded());
+  EXPECT_EQ(describeDifference(trace, parseWhole(text)), "");
 }
 
 // A .json.gz whose pieces would be parsed on one thread is parsed while a second thread inflates

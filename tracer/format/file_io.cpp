@@ -131,22 +131,27 @@ PaddedBuffer PaddedBuffer::mapFile(int fd, std::size_t size) {
   return out;
 }
 
-void PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept {
-  if ((!mapped() && !discardable_) || !data_) return;
+std::size_t PaddedBuffer::releasePages(std::size_t from, std::size_t to) const noexcept {
+  if ((!mapped() && !discardable_) || !data_) return from;
   to = std::min(to, size_);
-  if (to <= from) return;
+  if (to <= from) return from;
   const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (page_size <= 0) return;
-  const auto page = static_cast<std::uintptr_t>(page_size);
+  if (page_size <= 0) return from;
+  // Memory of our own advised for huge pages (reserveMore) goes back in whole 2 MiB blocks:
+  // dropping part of one splits it, and the 4 KiB pages left then each cost a first touch when
+  // the next piece reads them (PERFORMANCE.md, "Whole huge pages given back").
+  const auto unit = static_cast<std::uintptr_t>(
+      !mapped() && capacity_ >= kHugePagesAdvisedFrom ? kHugePageBytes : page_size);
   const auto base = reinterpret_cast<std::uintptr_t>(data_.get());
-  const std::uintptr_t lo = (base + from + page - 1) / page * page;
-  const std::uintptr_t hi = (base + to) / page * page;
-  if (hi <= lo) return;
+  const std::uintptr_t lo = (base + from + unit - 1) / unit * unit;
+  const std::uintptr_t hi = (base + to) / unit * unit;
+  if (hi <= lo) return from;
   // A map is private: dropping its pages gives the file's bytes back (read again if touched),
   // which are what a page written in place holds again once its bytes are put back. Memory of
   // our own reads as zeros once dropped.
-  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0 && !mapped())
-    released_.store(true, std::memory_order_relaxed);
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) != 0) return from;
+  if (!mapped()) released_.store(true, std::memory_order_relaxed);
+  return hi - base;
 }
 
 void PaddedBuffer::reserveMore(std::size_t n, std::size_t at_most) {

@@ -14,8 +14,8 @@ namespace ddpscope::trace {
 
 void adviseHugePages(const void* p, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  if (p == nullptr || bytes < (std::size_t{4} << 20)) return;
+  constexpr std::uintptr_t kHuge = kHugePageBytes;
+  if (p == nullptr || bytes < kHugePagesAdvisedFrom) return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
   if (end > begin) {

@@ -290,6 +290,10 @@ class TraceParser {
   std::vector<PendingFlowEnd> flow_starts_;
   std::vector<PendingFlowEnd> flow_ends_;
   std::optional<std::size_t> rest_from_;  // a helper's parseMiddlePieces result
+  // Where the input's bytes this parser has read and not given back yet begin (its pieces are
+  // one run of the document, given back in whole pages or blocks: PaddedBuffer::releasePages).
+  static constexpr std::size_t kNothingReleased = std::numeric_limits<std::size_t>::max();
+  std::size_t released_to_ = kNothingReleased;
   // Helpers whose rows come after this parser's first absorbed_after_ rows, in document order.
   std::vector<std::unique_ptr<TraceParser>> absorbed_;
   std::size_t absorbed_after_ = 0;

@@ -225,8 +225,12 @@ std::optional<std::size_t> TraceParser::parseMiddlePieces(
         }
         // Read: a mapped file's pages of these pieces leave memory (the file and the staged rows
         // are then not both resident whole; an error's whole-document parse reads them again).
-        // Pieces copied from the file never brought theirs in.
-        if (!json_.hasSource()) json_.releasePages(middle[i].first, middle[last].second);
+        // Pieces copied from the file never brought theirs in. From the first piece of this
+        // thread's run on, as far as whole pages (or huge-page blocks) allow so far.
+        if (!json_.hasSource()) {
+          if (released_to_ == kNothingReleased) released_to_ = middle[i].first;
+          released_to_ = json_.releasePages(released_to_, middle[last].second);
+        }
         i = last;
         break;
       } catch (const LoadCancelled&) {
