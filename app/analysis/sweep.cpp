@@ -196,6 +196,7 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb) {
   m.step_times = selectedStepTimes(*in.report, in.summary->selection);
   m.identity = runIdentity(*in.run);
   m.settings = sweepSettings(*in.run);
+  m.recorded_bucket_mb = recordedBucketMb(*in.run);
   return m;
 }
 
@@ -302,10 +303,24 @@ std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double
       return fail(runs[i].label +
                   " has no training steps (no ProfilerStep# ranges): a sweep compares step "
                   "times; leave it out");
-    for (std::size_t j = 0; j < i; ++j)
+    for (std::size_t j = 0; j < i; ++j) {
       if (runs[j].bucket_mb == runs[i].bucket_mb)
         return fail("two runs at " + mibNumberText(runs[i].bucket_mb) + " MiB: " + runs[j].label +
                     " and " + runs[i].label + "; give one run per size");
+      // Two measured runs never time every step alike to the nanosecond: one run given twice
+      // (a trace and its copy, or its digest) would make a size look as fast as another. Two
+      // simulated runs may (a cap beyond the model's gradients makes the same buckets), and
+      // they record their sizes.
+      const auto& ri = runs[i].recorded_bucket_mb;
+      const auto& rj = runs[j].recorded_bucket_mb;
+      const bool recorded_apart = ri && rj && *ri != *rj;
+      if (!runs[i].step_times.empty() && runs[j].step_times == runs[i].step_times &&
+          !recorded_apart)
+        return fail(runs[j].label + " and " + runs[i].label +
+                    " have the same step times to the nanosecond: one run given at " +
+                    mibNumberText(runs[j].bucket_mb) + " and at " +
+                    mibNumberText(runs[i].bucket_mb) + " MiB? give each size its own run");
+    }
   }
   MeasuredSweep s;
   // Listed by size, and warned against the first listed (the one a table's header describes).

@@ -69,6 +69,9 @@ struct MeasuredRun {
   // The producer's settings compared between runs (sweepSettings); a digest keeps none.
   std::vector<std::pair<std::string, std::string>> settings;
   bool settings_known = true;  // false for a run read from its digest
+  // The bucket size the run itself records (recordedBucketMb); none for a digest or a trace
+  // that records none.
+  std::optional<double> recorded_bucket_mb;
 };
 // The settings every rank of a run shares but those a sweep varies or compares on their own (its
 // caps, steps, run id, overlap and model): a straggler, jitter, ... as written.
@@ -112,7 +115,8 @@ struct MeasuredSweep {
   // "fastest", "fastest, tied", "tied" or "".
   std::string mark(std::size_t i) const;
 };
-// None, with *error, when a run has no training steps or two runs are at one size.
+// None, with *error, when a run has no training steps, two runs are at one size, or two runs
+// have the same step times without recording two different sizes (one run given twice).
 std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,
                                            std::string* error);
 

@@ -394,6 +394,19 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
 
   EXPECT_FALSE(analysis::measuredSweep({a, measured(1, {90}, "c")}, -1, &error));
   EXPECT_EQ(error, "two runs at 1 MiB: a and c; give one run per size");
+  // One run given twice (its trace and its copy or digest) at two sizes.
+  EXPECT_FALSE(analysis::measuredSweep({a, b, measured(8, {100, 100}, "a-copy")}, -1, &error));
+  EXPECT_EQ(error,
+            "a and a-copy have the same step times to the nanosecond: one run given at 1 and at "
+            "8 MiB? give each size its own run");
+  EXPECT_TRUE(analysis::measuredSweep({a, measured(8, {100, 101}, "e")}, -1, &error));
+  // Simulated runs whose caps both exceed the model's gradients time alike, and say so.
+  auto sim1 = measured(1, {100, 100}, "sim1"), sim8 = measured(8, {100, 100}, "sim8");
+  sim1.recorded_bucket_mb = 1;
+  sim8.recorded_bucket_mb = 8;
+  EXPECT_TRUE(analysis::measuredSweep({sim1, sim8}, -1, &error)) << error;
+  sim8.recorded_bucket_mb = 1;  // the same file given as 8 MiB
+  EXPECT_FALSE(analysis::measuredSweep({sim1, sim8}, -1, &error));
   EXPECT_FALSE(analysis::measuredSweep({a, measured(2, {}, "d")}, -1, &error));
   EXPECT_EQ(error,
             "d has no training steps (no ProfilerStep# ranges): a sweep compares step times; "
