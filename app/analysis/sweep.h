@@ -69,8 +69,8 @@ struct MeasuredRun {
   // The producer's settings compared between runs (sweepSettings); a digest keeps none.
   std::vector<std::pair<std::string, std::string>> settings;
   bool settings_known = true;  // false for a run read from its digest
-  // The bucket size the run itself records (recordedBucketMb); none for a digest or a trace
-  // that records none.
+  // The bucket size the run itself records (recordedBucketMb, or a digest's bucket setting when
+  // it is a size); none when it records none (an imported trace).
   std::optional<double> recorded_bucket_mb;
 };
 // The settings every rank of a run shares but those a sweep varies or compares on their own (its

@@ -105,6 +105,7 @@ analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double
   m.identity = std::move(run.identity);
   m.settings = std::move(run.settings);
   m.settings_known = !run.from_digest;
+  m.recorded_bucket_mb = run.bucket_mb;  // the trace's recorded size, or the digest's setting
   return m;
 }
 

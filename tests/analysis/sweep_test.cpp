@@ -407,6 +407,11 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
   EXPECT_TRUE(analysis::measuredSweep({sim1, sim8}, -1, &error)) << error;
   sim8.recorded_bucket_mb = 1;  // the same file given as 8 MiB
   EXPECT_FALSE(analysis::measuredSweep({sim1, sim8}, -1, &error));
+  EXPECT_EQ(error,
+            "sim1 and sim8 have the same step times to the nanosecond: one run given at 1 and at "
+            "8 MiB? give each size its own run");
+  sim8.recorded_bucket_mb.reset();  // one records its size, the other none: not told apart
+  EXPECT_FALSE(analysis::measuredSweep({sim1, sim8}, -1, &error));
   EXPECT_FALSE(analysis::measuredSweep({a, measured(2, {}, "d")}, -1, &error));
   EXPECT_EQ(error,
             "d has no training steps (no ProfilerStep# ranges): a sweep compares step times; "

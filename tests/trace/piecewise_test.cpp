@@ -580,7 +580,7 @@ TEST(InflatedFile, PagesGivenBackAsPiecesAreReadAndErrorsStayExact) {
 }
 
 // A buffer of our own big enough to be advised for huge pages gives back whole 2 MiB blocks only:
-// dropping part of one splits it into 4 KiB pages, each of which then costs a first touch again
+// dropping part of one splits it into 4 KiB pages, which were then several times slower to read
 // (PERFORMANCE.md, "Whole huge pages given back"). A caller going forward passes what it was
 // told as the next start.
 TEST(InflatedFile, BuffersOnHugePagesAreGivenBackInWholeBlocks) {
@@ -620,6 +620,55 @@ TEST(InflatedFile, SmallPiecesGiveBackTheBlocksTheyCoverTogether) {
   EXPECT_GE(lastReadStats().pieces, 40u);
   EXPECT_TRUE(json.pagesDiscarded());
   EXPECT_EQ(describeDifference(trace, parseWhole(text)), "");
+}
+
+// An inflated trace big enough for huge pages, read as a user's file is: in pieces parsed where
+// they lie on two threads (commas lent at the cuts), and parsed while it is inflated; blocks of
+// 2 MiB given back behind each run. The same model as the whole document, and an error two
+// thirds in (beyond blocks given back) the same as the whole document's.
+TEST(InflatedFile, BigTracesOnHugePagesGiveTheWholeDocumentsModelAndErrors) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddpscope-huge-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string text = bigTrace(50'000, Layout{});
+  ASSERT_GE(text.size(), 5 * kHugePageBytes);
+  const auto path = (dir / "rank-0.json.gz").string();
+  std::ofstream(path, std::ios::binary) << gzipBytes(text);
+  ReadOptions several;  // 80-odd pieces: two runs, after inflating
+  several.piece_bytes = std::size_t{128} << 10;
+  several.threads = 2;
+  ReadOptions streamed;  // five pieces: one thread, beside the inflating
+  streamed.piece_bytes = std::size_t{2} << 20;
+  streamed.threads = 2;
+  const auto whole = parseWhole(text);
+  EXPECT_EQ(describeDifference(readTraceFile(path, several), whole), "");
+  EXPECT_EQ(lastReadStats().threads, 2u);
+  EXPECT_FALSE(lastReadStats().inflated_while_parsing);
+  EXPECT_EQ(describeDifference(readTraceFile(path, streamed), whole), "");
+  EXPECT_TRUE(lastReadStats().inflated_while_parsing);
+
+  std::string broken = text;
+  const auto colon = broken.find("\"ts\":", broken.size() * 2 / 3);
+  ASSERT_NE(colon, std::string::npos);
+  broken[colon + 4] = '}';
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << gzipBytes(broken);
+  std::string memory_error;
+  try {
+    parseTraceText(broken, path, {});
+  } catch (const TraceError& e) {
+    memory_error = e.what();
+  }
+  ASSERT_NE(memory_error, "");
+  for (const ReadOptions& options : {several, streamed}) {
+    std::string error;
+    try {
+      readTraceFile(path, options);
+    } catch (const TraceError& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(error, memory_error);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A .json.gz whose pieces would be parsed on one thread is parsed while a second thread inflates

@@ -138,8 +138,8 @@ std::size_t PaddedBuffer::releasePages(std::size_t from, std::size_t to) const n
   const long page_size = ::sysconf(_SC_PAGESIZE);
   if (page_size <= 0) return from;
   // Memory of our own advised for huge pages (reserveMore) goes back in whole 2 MiB blocks:
-  // dropping part of one splits it, and the 4 KiB pages left then each cost a first touch when
-  // the next piece reads them (PERFORMANCE.md, "Whole huge pages given back").
+  // dropping part of one splits it, and reading the 4 KiB pages left was then several times
+  // slower for the next pieces (PERFORMANCE.md, "Whole huge pages given back").
   const auto unit = static_cast<std::uintptr_t>(
       !mapped() && capacity_ >= kHugePagesAdvisedFrom ? kHugePageBytes : page_size);
   const auto base = reinterpret_cast<std::uintptr_t>(data_.get());

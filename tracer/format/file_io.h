@@ -84,9 +84,9 @@ class PaddedBuffer {
   // For a mapped buffer: gives back the resident pages lying wholly inside [from, to) (the bytes
   // stay the file's and are read again if touched). For memory of our own, only once
   // allowDiscard() was called, and then the bytes are gone: those pages read as zeros after.
-  // A buffer advised for huge pages gives back only whole 2 MiB blocks. Returns the offset up
-  // to which [from, to) is now given back (the end of the last page or block given back), or
-  // `from` when nothing was: a caller going forward passes it as the next `from`.
+  // A buffer advised for huge pages gives back only whole 2 MiB blocks. Returns the end of the
+  // last page or block given back (the bytes before it from the first whole one on are gone),
+  // or `from` when none was: a caller going forward passes it as the next `from`.
   std::size_t releasePages(std::size_t from, std::size_t to) const noexcept;
   // The owner will not read bytes given to releasePages again (or reads them knowing they are
   // zeros, and starts over from the source when pagesDiscarded() says so).

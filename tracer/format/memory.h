@@ -21,7 +21,8 @@ inline constexpr std::size_t kHugePagesAdvisedFrom = std::size_t{4} << 20;
 // Advises the kernel to back [p, p + bytes) with huge pages where the range covers whole
 // 2 MiB-aligned blocks. Call it before the first write. No-op below kHugePagesAdvisedFrom.
 // Giving back part of such a block later (madvise) splits it into 4 KiB pages, and on the build
-// VM every one of those then costs a first touch again: give back whole blocks only.
+// VM reading the rest of a split block was then several times slower (the TLB or the
+// hypervisor's page tables: not known): give back whole blocks only.
 void adviseHugePages(const void* p, std::size_t bytes) noexcept;
 
 // Maps the whole pages of [p, p + bytes) in one call, for a buffer about to be written from end
