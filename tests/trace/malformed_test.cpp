@@ -127,6 +127,24 @@ TEST(MalformedInput, TruncatedAndCorruptGzip) {
   const auto bad = (dir / "c.json.gz").string();
   writeFileAtomically(bad, corrupt);
   EXPECT_THROW(readTraceFile(bad), TraceError);
+  // The data intact but its checksum not: zlib's "incorrect data check", said in plain words, at
+  // a byte of the compressed file (the trailer).
+  std::string bad_sum = gz;
+  bad_sum[bad_sum.size() - 8] = static_cast<char>(bad_sum[bad_sum.size() - 8] ^ 0x01);
+  const auto summed = (dir / "s.json.gz").string();
+  writeFileAtomically(summed, bad_sum);
+  try {
+    readTraceFile(summed);
+    FAIL();
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("incorrect data check (what it inflates to does not match the checksum "
+                        "at its end: the file is damaged"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("the byte is counted in the compressed file"), std::string::npos) << what;
+    EXPECT_LE(e.offset(), gz.size());
+  }
   // The intact file loads.
   const auto good = (dir / "g.json.gz").string();
   writeFileAtomically(good, gz);

@@ -435,7 +435,15 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
       const auto at = compressed.size() - remaining;
       inflateEnd(&zs);
       if (notAMember()) throw notAMemberError();  // zlib would say "incorrect header check"
-      throw TraceError(name, at, "corrupt gzip data: " + msg);
+      // zlib's words, and what they mean for the file; the byte is one of the compressed file.
+      const std::string meaning =
+          msg == "incorrect data check"
+              ? " (what it inflates to does not match the checksum at its end: the file is "
+                "damaged; copy it again from where it was written)"
+              : "";
+      throw TraceError(name, at,
+                       "corrupt gzip data: " + msg + meaning + "; the byte is counted in the "
+                       "compressed file");
     }
   }
   inflateEnd(&zs);
