@@ -442,8 +442,9 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
                 "damaged; copy it again from where it was written)"
               : "";
       throw TraceError(name, at,
-                       "corrupt gzip data: " + msg + meaning + "; the byte is counted in the "
-                       "compressed file");
+                       "corrupt gzip data: " + msg + meaning +
+                           "; the byte is counted in the "
+                           "compressed file");
     }
   }
   inflateEnd(&zs);
