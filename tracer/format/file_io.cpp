@@ -441,10 +441,9 @@ PaddedBuffer inflateBytes(std::string_view compressed, const std::string& name,
               ? " (what it inflates to does not match the checksum at its end: the file is "
                 "damaged; copy it again from where it was written)"
               : "";
-      throw TraceError(name, at,
-                       "corrupt gzip data: " + msg + meaning +
-                           "; the byte is counted in the "
-                           "compressed file");
+      throw TraceError(
+          name, at,
+          "corrupt gzip data: " + msg + meaning + "; the byte is counted in the compressed file");
     }
   }
   inflateEnd(&zs);
