@@ -336,11 +336,7 @@ void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& comput
   }
   for (auto& acc : by_kind) {
     if (acc.stats.count == 0) continue;
-    std::sort(acc.spans.begin(), acc.spans.end(),
-              [](const Interval& x, const Interval& y) { return x.start < y.start; });
-    IntervalSet u;
-    for (const auto& iv : acc.spans)
-      extendUnion(u, iv.start, iv.end);
+    const IntervalSet u = unionOf(std::move(acc.spans));
     auto& st = acc.stats;
     st.comm_ns = totalLength(u);
     st.hidden_ns = intersectionLength(u, compute);
@@ -461,6 +457,10 @@ void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute
   };
   const bool copy_fusion = r_.ddpscope.configValue("fusion") == "\"copy\"";
   std::map<std::pair<std::int32_t, std::int32_t>, Acc> acc;  // (step, bucket)
+  // A bucket's events come one after another on a stream: the last (step, bucket) looked up is
+  // usually the next one's too (a map's elements stay where they are).
+  std::pair<std::int32_t, std::int32_t> last_key{};
+  Acc* last = nullptr;
   for (std::size_t ti = 0; ti < r_.tracks.size(); ++ti) {
     const auto& t = r_.tracks[ti];
     if (t.kind != TrackKind::Gpu) continue;
@@ -474,7 +474,12 @@ void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute
         const auto s = stepIndexOf(t, i);
         step = s >= 0 ? steps_[static_cast<std::size_t>(s)].number : trace::kNoStep;
       }
-      auto& a = acc[{step, t.bucket[i]}];
+      const std::pair<std::int32_t, std::int32_t> key{step, t.bucket[i]};
+      if (last == nullptr || key != last_key) {
+        last = &acc[key];
+        last_key = key;
+      }
+      auto& a = *last;
       const KernelRole role = marker                              ? KernelRole::ReadyMarker
                               : c == ActivityClass::Communication ? KernelRole::Allreduce
                                                                   : name_role_[t.name[i]];

@@ -337,31 +337,15 @@ ClassCache::ClassCache(std::shared_ptr<const ClassRules> rules, const trace::Ran
   slots_.resize(rules_->dependsOnStream() ? std::max<std::size_t>(1, rank.tracks.size()) : 1);
 }
 
-const Classification& ClassCache::get(std::size_t track, EventKind kind, trace::NameId name) const {
-  static const Classification kNotActivity;
-  int k = 0;
-  switch (kind) {
-    case EventKind::Kernel:
-      k = 0;
-      break;
-    case EventKind::Memcpy:
-      k = 1;
-      break;
-    case EventKind::Memset:
-      k = 2;
-      break;
-    case EventKind::Sync:
-      k = 3;
-      break;
-    default:
-      return kNotActivity;
-  }
+const Classification& ClassCache::fill(std::size_t track, EventKind kind,
+                                       trace::NameId name) const {
   auto& slot = slots_[slots_.size() == 1 ? 0 : track];
   if (slot.empty())
     slot.assign(rank_.names.size() * 4,
-                Classification{ActivityClass::None, CollectiveKind::None, -2});
-  auto& c = slot[static_cast<std::size_t>(name) * 4 + static_cast<std::size_t>(k)];
-  if (c.rule == -2) c = rules_->classify(kind, rank_.names[name], rank_.tracks[track].stream());
+                Classification{ActivityClass::None, CollectiveKind::None, kNotClassified});
+  auto& c = slot[static_cast<std::size_t>(name) * 4 + static_cast<std::size_t>(kind)];
+  if (c.rule == kNotClassified)
+    c = rules_->classify(kind, rank_.names[name], rank_.tracks[track].stream());
   return c;
 }
 

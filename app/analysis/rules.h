@@ -109,7 +109,23 @@ class ClassRules {
 class ClassCache {
  public:
   ClassCache(std::shared_ptr<const ClassRules> rules, const trace::RankTrace& rank);
-  const Classification& get(std::size_t track, trace::EventKind kind, trace::NameId name) const;
+  // Inline: the analysis asks once per event in several passes (out of line, the call was a
+  // tenth of a rank's analysis). A (name, kind) not classified yet goes through fill().
+  const Classification& get(std::size_t track, trace::EventKind kind, trace::NameId name) const {
+    // Kernel, Memcpy, Memset and Sync are the GPU activity kinds, the slot's four columns.
+    static_assert(static_cast<int>(trace::EventKind::Kernel) == 0 &&
+                  static_cast<int>(trace::EventKind::Memcpy) == 1 &&
+                  static_cast<int>(trace::EventKind::Memset) == 2 &&
+                  static_cast<int>(trace::EventKind::Sync) == 3);
+    const auto k = static_cast<std::size_t>(kind);
+    if (k > static_cast<std::size_t>(trace::EventKind::Sync)) return kNotActivity;
+    const auto& slot = slots_[slots_.size() == 1 ? 0 : track];
+    if (!slot.empty()) {
+      const auto& c = slot[static_cast<std::size_t>(name) * 4 + k];
+      if (c.rule != kNotClassified) return c;
+    }
+    return fill(track, kind, name);
+  }
   const Classification& get(std::size_t track, std::size_t i) const {
     const auto& t = rank_.tracks[track];
     return get(track, t.kind_of[i], t.name[i]);
@@ -119,8 +135,12 @@ class ClassCache {
  private:
   std::shared_ptr<const ClassRules> rules_;
   const trace::RankTrace& rank_;
+  static constexpr std::int16_t kNotClassified = -2;
+  static constexpr Classification kNotActivity{};
+  const Classification& fill(std::size_t track, trace::EventKind kind, trace::NameId name) const;
+
   // Per slot (one, or one per track with stream rules): names × the four GPU activity kinds,
-  // filled when first asked; rule -2 = not yet classified.
+  // filled when first asked; rule kNotClassified = not yet classified.
   mutable std::vector<std::vector<Classification>> slots_;
 };
 

@@ -62,6 +62,41 @@ TEST(Intervals, OperationsAgreeWithBruteForce) {
   }
 }
 
+// unionOf takes input made of a few runs in start order (intervals gathered stream by stream)
+// run by run, and sorts the rest: both ways give the canonical union of the cells covered.
+TEST(Intervals, UnionOfRunsInStartOrderAgreesWithBruteForce) {
+  std::mt19937 rng(7);
+  constexpr int n = 500;
+  for (int round = 0; round < 300; ++round) {
+    const int runs = 1 + round % 40;  // below and above the number of runs taken as they stand
+    std::vector<Interval> v;
+    std::uniform_int_distribution<int> pos(0, n - 1), len(-2, n / 12), count(0, 12);
+    for (int r = 0; r < runs; ++r) {
+      std::vector<Interval> run;
+      for (int k = count(rng); k > 0; --k) {
+        const int s = pos(rng);
+        run.push_back({s, std::min(n, s + len(rng))});  // some empty or reversed
+      }
+      std::sort(run.begin(), run.end(),
+                [](const Interval& a, const Interval& b) { return a.start < b.start; });
+      v.insert(v.end(), run.begin(), run.end());
+    }
+    const auto u = unionOf(v);
+    std::vector<char> c(static_cast<std::size_t>(n), 0);
+    for (const auto& i : v) {
+      for (auto t = i.start; t < i.end; ++t)
+        c[static_cast<std::size_t>(t)] = 1;
+    }
+    EXPECT_EQ(cover(u, n), c) << "round " << round;
+    for (std::size_t k = 0; k < u.size(); ++k) {  // canonical: sorted, apart, none empty
+      EXPECT_LT(u[k].start, u[k].end) << "round " << round;
+      if (k > 0) {
+        EXPECT_LT(u[k - 1].end, u[k].start) << "round " << round;
+      }
+    }
+  }
+}
+
 TEST(Intervals, UniteAllOfManySets) {
   std::vector<IntervalSet> sets = {{{0, 2}}, {{1, 5}}, {{7, 8}}, {}, {{8, 9}}};
   EXPECT_EQ(uniteAll(sets), (IntervalSet{{0, 5}, {7, 9}}));
