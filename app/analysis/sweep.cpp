@@ -113,7 +113,8 @@ std::vector<ComparisonRow> compareSummaries(const RunSummary& sa, const RunSumma
     if (x && y) r.delta = signedText(*y - *x, decimals, delta_unit != nullptr ? delta_unit : unit);
     rows.push_back(r);
   };
-  rows.push_back({"steps covered", sa.selection.rule, sb.selection.rule, "", 0, 0});
+  rows.push_back(
+      {std::string(kStepsCoveredMetric), sa.selection.rule, sb.selection.rule, "", 0, 0});
   const auto perStep = [](const RunSummary& s, auto v) -> std::optional<decltype(v)> {
     if (s.selection.whole_trace) return std::nullopt;
     return v;

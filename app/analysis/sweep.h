@@ -39,6 +39,8 @@ struct ComparisonRow {
   std::string a, b, delta;  // formatted
   double a_value = 0, b_value = 0;
 };
+// The metric of compareSummaries' first row: the steps each run covers, in words.
+inline constexpr std::string_view kStepsCoveredMetric = "steps covered";
 // Two run summaries side by side, the steps each covers first: the one definition of the rows
 // (a run's summary from its traces, summarizeRun, or from its digest, as written).
 std::vector<ComparisonRow> compareSummaries(const RunSummary& a, const RunSummary& b);

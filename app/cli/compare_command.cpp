@@ -189,23 +189,34 @@ int runCompare(const CompareArgs& args) {
     std::cout << o;
     return 0;
   }
-  std::cout << "A: " << args.a << "\n   " << a.configuration << "\n";
-  std::cout << "B: " << args.b << "\n   " << b.configuration << "\n";
+  // The steps each run covers are a sentence (which steps, which left out and why): under the
+  // run's line, not a table cell as wide as the sentence. The JSON keeps it as a row.
+  const auto covered = [&](bool first) {
+    for (const auto& r : rows) {
+      if (r.metric == analysis::kStepsCoveredMetric) return "\n   " + (first ? r.a : r.b);
+    }
+    return std::string();
+  };
+  std::cout << "A: " << args.a << "\n   " << a.configuration << covered(true) << "\n";
+  std::cout << "B: " << args.b << "\n   " << b.configuration << covered(false) << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   if (!note.empty()) std::cout << "note: " << note << "\n";
   std::cout << "\n";
   // Widths in characters, as padded counts them: "–" and "µ" are one each.
   std::size_t metric_w = 6, a_w = 1, b_w = 1;
   for (const auto& r : rows) {
+    if (r.metric == analysis::kStepsCoveredMetric) continue;
     metric_w = std::max(metric_w, analysis::textColumns(r.metric));
     a_w = std::max(a_w, analysis::textColumns(r.a));
     b_w = std::max(b_w, analysis::textColumns(r.b));
   }
   std::cout << "  " << analysis::padded("metric", metric_w + 2) << analysis::padded("A", a_w + 2)
             << analysis::padded("B", b_w + 2) << "B − A\n";
-  for (const auto& r : rows)
+  for (const auto& r : rows) {
+    if (r.metric == analysis::kStepsCoveredMetric) continue;
     std::cout << "  " << analysis::padded(r.metric, metric_w + 2) << analysis::padded(r.a, a_w + 2)
               << analysis::padded(r.b, b_w + 2) << r.delta << "\n";
+  }
   return 0;
 }
 
