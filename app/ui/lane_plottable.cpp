@@ -272,19 +272,27 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
   kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
   std::sort(host_styles.begin(), host_styles.end());
   host_styles.erase(std::unique(host_styles.begin(), host_styles.end()), host_styles.end());
-  auto add = [legend](const QColor& c, const QString& text, bool band = false) {
-    legend->addItem(new SwatchLegendItem(legend, c, text, band));
+  using Look = SwatchLegendItem::Look;
+  auto add = [legend](const QColor& c, const QString& text, Look look = Look::Plain) {
+    legend->addItem(new SwatchLegendItem(legend, c, text, look));
   };
+  bool buckets = false;
+  for (const TimelineModel* t : timelines) {
+    for (const auto& lane : t->lanes)
+      buckets = buckets || lane.kind == LaneKind::Buckets;
+  }
   if (compute) add(colours::kCompute, QObject::tr("compute"));
   if (memory) add(colours::kMemory, QObject::tr("memory"));
   if (sync) add(colours::kSync, QObject::tr("sync"));
+
   for (const auto kind : kinds)
     add(collectiveKindColour(kind),
         kind == analysis::CollectiveKind::Unknown
             ? QObject::tr("communication (kind not named)")
             : QString::fromUtf8(analysis::collectiveKindName(kind).data()));
   if (!kinds.empty()) {
-    add(collectiveKindColour(kinds.front()), QObject::tr("communication exposed (band)"), true);
+    add(collectiveKindColour(kinds.front()), QObject::tr("communication exposed (band)"),
+        Look::Band);
     add(colours::kCommHidden, QObject::tr("hidden (overlap strip)"));
     add(colours::kCommExposed, QObject::tr("exposed (overlap strip)"));
   }
@@ -300,13 +308,19 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
         {kStyleGpuAnnotation, "GPU annotation"}};
     add(styleColour(st), QObject::tr(kNames.at(st)));
   }
+  // How to read the lanes, after the host's colours (the first row stays the GPU's colours).
+  if (buckets) add(bucketColour(0), QObject::tr("bucket: waiting, then allreduce"), Look::Bucket);
+  if (compute || memory || sync || !kinds.empty()) {
+    // Zoomed out, a pixel column holds many events and gaps: drawn as high as it is busy.
+    add(colours::kCompute, QObject::tr("bar height: share of the pixel busy"), Look::Heights);
+  }
   legend->setWrap(host_styles.empty() ? 0 : std::max(gpu_items, 1));
   legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
 }
 
 SwatchLegendItem::SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text,
-                                   bool band)
-    : QCPAbstractLegendItem(legend), colour_(colour), text_(text), band_(band) {
+                                   Look look)
+    : QCPAbstractLegendItem(legend), colour_(colour), text_(text), look_(look) {
   setSelectable(false);
   // The item is drawn clipped to its outer rect, and a row exactly the font's height lost the
   // antialiased bottom of its descenders ("p", "y", "g"): a pixel above, two below.
@@ -326,11 +340,38 @@ void SwatchLegendItem::draw(QCPPainter* painter) {
   const QRect r = mRect;
   const QRect swatch(r.left(), r.top() + (r.height() - icon.height()) / 2, icon.width(),
                      icon.height());
-  painter->fillRect(swatch, colour_);
-  if (band_) {
-    const int h = std::max(2, icon.height() / 4);
-    painter->fillRect(QRect(swatch.left(), swatch.bottom() + 1 - h, swatch.width(), h),
-                      colours::kCommExposed);
+  switch (look_) {
+    case Look::Plain:
+      painter->fillRect(swatch, colour_);
+      break;
+    case Look::Band: {
+      painter->fillRect(swatch, colour_);
+      const int h = std::max(2, icon.height() / 4);
+      painter->fillRect(QRect(swatch.left(), swatch.bottom() + 1 - h, swatch.width(), h),
+                        colours::kCommExposed);
+      break;
+    }
+    case Look::Bucket: {
+      // As the bucket lane draws one: its wait in the light colour, then its allreduce.
+      const int half = swatch.width() / 2;
+      painter->fillRect(QRect(swatch.left(), swatch.top(), half, swatch.height()),
+                        styleColour(bucketStyle(0, true)));
+      painter->fillRect(
+          QRect(swatch.left() + half, swatch.top(), swatch.width() - half, swatch.height()),
+          styleColour(bucketStyle(0, false)));
+      break;
+    }
+    case Look::Heights: {
+      // Three columns, a third, two thirds and wholly busy, standing on the swatch's bottom.
+      const int w = std::max(1, swatch.width() / 3);
+      for (int k = 0; k < 3; ++k) {
+        const int h = std::max(1, swatch.height() * (k + 1) / 3);
+        painter->fillRect(QRect(swatch.left() + k * w, swatch.bottom() + 1 - h,
+                                k == 2 ? swatch.width() - 2 * w : w - 1, h),
+                          colour_);
+      }
+      break;
+    }
   }
   painter->setFont(mFont);
   painter->setPen(QPen(mTextColor));

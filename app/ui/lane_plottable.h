@@ -98,7 +98,12 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
 class SwatchLegendItem : public QCPAbstractLegendItem {
   Q_OBJECT
  public:
-  SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text, bool band = false);
+  // What the swatch shows: the colour alone; with the exposed band along its bottom; as a
+  // bucket is drawn (its wait light, then its allreduce solid); or as columns of three heights
+  // (how merged events show how busy each pixel column is).
+  enum class Look : std::uint8_t { Plain, Band, Bucket, Heights };
+  SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text,
+                   Look look = Look::Plain);
   const QString& text() const { return text_; }
 
  protected:
@@ -108,7 +113,7 @@ class SwatchLegendItem : public QCPAbstractLegendItem {
  private:
   QColor colour_;
   QString text_;
-  bool band_;
+  Look look_;
 };
 
 // The height in pixels a column of a merged box is drawn at: its occupancy of `box_h`, at least

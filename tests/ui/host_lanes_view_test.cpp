@@ -652,3 +652,23 @@ TEST(UiHostLanes, LegendRowsKeepTheirDescenders) {
   }
   EXPECT_GE(items, 8);  // the stream colours and the host kinds
 }
+
+// The legend says how to read the lanes as well as their colours: a bucket's two parts (the
+// reference trace's buckets are inferred) and what a bar's height means zoomed out; every item
+// gets the width its swatch and text need (at the window's width, nothing is cut or overlaps).
+TEST(UiHostLanes, LegendSaysHowToReadBucketsAndBarHeights) {
+  auto w = openResnet(1600, 1000);
+  auto* plot = w->timeline()->plot();
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  const QStringList legend = w->timeline()->legendTexts();
+  EXPECT_TRUE(legend.contains("bucket: waiting, then allreduce"))
+      << legend.join(", ").toStdString();
+  EXPECT_TRUE(legend.contains("bar height: share of the pixel busy"))
+      << legend.join(", ").toStdString();
+  for (int i = 0; i < plot->legend->itemCount(); ++i) {
+    auto* item = plot->legend->item(i);
+    if (item == nullptr) continue;
+    const QCPLayoutElement* element = item;
+    EXPECT_GE(item->outerRect().width(), element->minimumOuterSizeHint().width()) << i;
+  }
+}
