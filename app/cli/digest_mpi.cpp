@@ -17,6 +17,7 @@
 #include "app/analysis/rules.h"
 #include "app/cli/digest_command.h"
 #include "tracer/format/file_io.h"
+#include "tracer/format/parallel.h"
 #include "tracer/format/run_loader.h"
 
 namespace ddpscope::cli {
@@ -108,6 +109,21 @@ int runDigestMpi(const DigestArgs& a) {
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   analysis::DigestOptions options;
   options.threads = a.threads;
+  if (options.threads == 0) {
+    // Without --threads, the processes on one machine share its cores (mpirun -n 8 on a node
+    // of 32: 4 threads each) instead of each taking them all, which ran N times as many
+    // threads as cores there.
+    MPI_Comm node = MPI_COMM_NULL;
+    int on_node = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS &&
+        node != MPI_COMM_NULL) {
+      MPI_Comm_size(node, &on_node);
+      MPI_Comm_free(&node);
+    }
+    options.threads = std::max(
+        1u, trace::threadsFor(0, ~std::size_t{0}) / static_cast<unsigned>(std::max(1, on_node)));
+  }
   // Each process reads its files; a failure travels to process 0 as a message (first byte 0).
   std::string message;
   std::vector<std::string> skipped_files;  // (process 0's listing)
