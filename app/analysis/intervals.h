@@ -52,7 +52,8 @@ class UnionLength {
   TimeNs total_ = 0;            // the ones before it
 };
 
-// Union of intervals in any order (sorted internally).
+// Union of intervals in any order: up to 16 runs each in start order (intervals gathered stream by
+// stream) are united run by run and merged, more are sorted first.
 IntervalSet unionOf(std::vector<Interval> intervals);
 // Union of two normalised sets.
 IntervalSet unite(const IntervalSet& a, const IntervalSet& b);

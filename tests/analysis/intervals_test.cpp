@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 using namespace ddpscope::analysis;
@@ -65,6 +66,24 @@ TEST(Intervals, OperationsAgreeWithBruteForce) {
 // unionOf takes input made of a few runs in start order (intervals gathered stream by stream)
 // run by run, and sorts the rest: both ways give the canonical union of the cells covered.
 TEST(Intervals, UnionOfRunsInStartOrderAgreesWithBruteForce) {
+  // A run ends where the start goes back, even when the end goes on: a long kernel on a second
+  // stream that began before the first stream's last one.
+  EXPECT_EQ(unionOf({{10, 20}, {30, 40}, {5, 50}}), (IntervalSet{{5, 50}}));
+  EXPECT_EQ(unionOf({{10, 20}, {30, 40}, {5, 8}, {45, 60}}),
+            (IntervalSet{{5, 8}, {10, 20}, {30, 40}, {45, 60}}));
+  EXPECT_TRUE(unionOf({}).empty());
+  EXPECT_TRUE(unionOf({{5, 5}, {3, 1}, {9, 2}}).empty());  // empty or reversed: nothing covered
+  // 16 runs merged run by run, 17 sorted: the same union either way.
+  for (int runs : {16, 17}) {
+    std::vector<Interval> v;
+    for (int r = 0; r < runs; ++r)
+      v.insert(v.end(), {{100 - 5 * r, 102 - 5 * r}, {200 + r, 201 + r}});
+    IntervalSet want;
+    for (int r = runs - 1; r >= 0; --r)
+      want.push_back({100 - 5 * r, 102 - 5 * r});
+    want.push_back({200, 201 + runs - 1});
+    EXPECT_EQ(unionOf(v), want) << runs << " runs";
+  }
   std::mt19937 rng(7);
   constexpr int n = 500;
   for (int round = 0; round < 300; ++round) {
