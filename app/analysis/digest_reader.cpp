@@ -339,6 +339,9 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
     for (const auto& s : r.steps)
       any_used = any_used || (std::binary_search(used.begin(), used.end(), s.step) &&
                               figureOf(s, figure).has_value());
+  g.left_out.assign(g.steps.size(), 0);
+  for (std::size_t column = 0; column < g.steps.size() && any_used; ++column)
+    g.left_out[column] = std::binary_search(used.begin(), used.end(), g.steps[column]) ? 0 : 1;
   for (std::size_t row = 0; row < digest.ranks.size(); ++row) {
     for (const auto& s : digest.ranks[row].steps) {
       const auto column = static_cast<std::size_t>(

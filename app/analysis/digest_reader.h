@@ -86,6 +86,10 @@ struct DigestGrid {
   // The colour scale: over the cells of the run summary's selected steps that have a value (every
   // cell with a value when none has, as for a whole-trace summary).
   std::optional<TimeNs> min_ns, max_ns;
+  // Per column: 1 for a step outside the run summary's selection (a warm-up step, one not on
+  // every rank, one cut short), drawn but outside the scale; all 0 when the summary covers the
+  // whole trace.
+  std::vector<char> left_out;
   const std::optional<TimeNs>& at(std::size_t row, std::size_t column) const {
     return cells[row * steps.size() + column];
   }

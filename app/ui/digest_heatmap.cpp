@@ -147,11 +147,18 @@ DigestHeatmap::DigestHeatmap(QWidget* parent) : QWidget(parent), plot_(new QCust
   auto* margins = new QCPMarginGroup(plot_);
   plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+  // Above the cells: the hatching of the steps left out, then the selection over it.
+  plot_->addLayer(QStringLiteral("left out"), plot_->layer(QStringLiteral("main")),
+                  QCustomPlot::limAbove);
+  plot_->addLayer(QStringLiteral("selection"), plot_->layer(QStringLiteral("left out")),
+                  QCustomPlot::limAbove);
   halo_ = new QCPItemRect(plot_);
+  halo_->setLayer(QStringLiteral("selection"));
   halo_->setPen(QPen(colours::kLightBackground, 5));
   halo_->setBrush(Qt::NoBrush);
   halo_->setVisible(false);
   band_ = new QCPItemRect(plot_);
+  band_->setLayer(QStringLiteral("selection"));
   band_->setPen(QPen(colours::kSelection, 2));
   band_->setBrush(Qt::NoBrush);
   band_->setVisible(false);
@@ -202,6 +209,27 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
   plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.ranks)));
   plot_->xAxis->setRange(-0.5, std::max(nx, 1) - 0.5);
   plot_->yAxis->setRange(-0.5, std::max(ny, 1) - 0.5);
+  // The steps the run's figures leave out (a warm-up step, one cut short) stay drawn, hatched:
+  // outside the scale, a cut-short step's few ms read as the palest, fastest colour.
+  for (auto* item : left_out_)
+    plot_->removeItem(item);
+  left_out_.clear();
+  bool any_left_out = false;
+  for (int x = 0; x < nx; ++x) {
+    if (static_cast<std::size_t>(x) >= grid_.left_out.size() || !grid_.left_out[x]) continue;
+    any_left_out = true;
+    auto* hatch = new QCPItemRect(plot_);
+    hatch->setLayer(QStringLiteral("left out"));
+    hatch->setClipToAxisRect(true);
+    hatch->setSelectable(false);
+    hatch->topLeft->setCoords(x - 0.5, std::max(ny, 1) - 0.5);
+    hatch->bottomRight->setCoords(x + 0.5, -0.5);
+    hatch->setPen(Qt::NoPen);
+    hatch->setBrush(QBrush(QColor(90, 90, 90, 200), Qt::BDiagPattern));
+    left_out_.push_back(hatch);
+  }
+  plot_->xAxis->setLabel(any_left_out ? tr("step (hatched: left out of the run's figures)")
+                                      : tr("step"));
   clearSelection();
   plot_->replot();
 }
@@ -231,7 +259,10 @@ QString DigestHeatmap::cellText(std::size_t row, std::size_t column) const {
                            .arg(grid_.ranks[row])
                            .arg(grid_.steps[column])
                            .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
-                           .arg(v ? formatTime(*v) : tr("no value"));
+                           .arg(v ? formatTime(*v) : tr("no value")) +
+                       (column < grid_.left_out.size() && grid_.left_out[column]
+                            ? tr(" (left out of the run's figures)")
+                            : QString());
   if (row < row_notes_.size() && !row_notes_[row].isEmpty())
     return text + QLatin1Char('\n') + row_notes_[row];
   return text;

@@ -72,6 +72,7 @@ class DigestHeatmap : public QWidget {
   double unit_ns_ = 1e6;
   std::vector<std::int32_t> selected_;
   std::vector<QString> row_notes_;
+  std::vector<QCPItemRect*> left_out_;  // hatched over the steps outside the run's selection
 };
 
 }  // namespace ddpscope::ui

@@ -235,9 +235,13 @@ bool DigestView::setFigure(analysis::DigestFigure figure) {
 QString DigestView::exportTitle() const {
   if (!digest_) return {};
   // Short lines: the title spans the heatmap's column only, not its colour scale's.
+  // The headline's figures and the steps they cover on two lines: together they were wider
+  // than the heatmap's column, and the title was cut at both ends.
+  QString headline = headline_->text();
+  if (const auto at = headline.indexOf(QStringLiteral(" — ")); at >= 0)
+    headline = headline.left(at) + QStringLiteral("\n") + headline.mid(at + 3);
   QString title = title_->text() + QStringLiteral("\n") + figure_->currentText() +
-                  tr(" per rank (rows) and step (columns)") + QStringLiteral("\n") +
-                  headline_->text();
+                  tr(" per rank (rows) and step (columns)") + QStringLiteral("\n") + headline;
   if (!late_->text().isEmpty()) title += QStringLiteral("\n") + late_->text();
   return title;
 }

@@ -204,6 +204,9 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   EXPECT_EQ(scaled.at(0, 0), 900'000);
   EXPECT_EQ(scaled.max_ns, 300'000);
   EXPECT_EQ(scaled.min_ns, 50'250);
+  // Step 1 is outside the selection: drawn hatched, its cells kept.
+  EXPECT_EQ(scaled.left_out, (std::vector<char>{1, 0, 0}));
+  EXPECT_EQ(g.left_out, (std::vector<char>{1, 0, 0}));
   // Selected steps 2 and 3: only step 2 has two waits, and rank 0 waited least there.
   const auto late = analysis::digestLateRank(d);
   EXPECT_EQ(late.steps_compared, 1);

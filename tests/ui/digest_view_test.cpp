@@ -229,6 +229,12 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
          {QStringLiteral("DIGEST"), QStringLiteral("step time per rank (rows) and step (columns)"),
           QString::fromStdString("overlap " + fig.overlap), QStringLiteral("Late rank: rank 3 ")})
       EXPECT_TRUE(text.contains(part.toHtmlEscaped())) << part.toStdString();
+    // The headline's figures and the steps they cover on lines of their own: as one line they
+    // were wider than the heatmap's column and cut at both ends.
+    const QStringList lines = view->exportTitle().split(QLatin1Char('\n'));
+    EXPECT_TRUE(lines.contains(QString::fromStdString(fig.scope))) << lines.join('|').toStdString();
+    for (const QString& line : lines)
+      EXPECT_FALSE(line.contains(QStringLiteral(" — "))) << line.toStdString();
     DigestView empty;
     EXPECT_FALSE(empty.exportChart(out.filePath(QStringLiteral("none.png")), 1.0, &error));
     EXPECT_EQ(error, QStringLiteral("no digest is open in the Digest tab"));
@@ -243,6 +249,11 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   ASSERT_EQ(map->cellAt(cell), (std::pair<std::size_t, std::size_t>{3, 1}));
   EXPECT_TRUE(map->cellText(3, 1).startsWith(
       QStringLiteral("rank 3 · step %1 · step time ").arg(map->grid().steps[1])));
+  // The warm-up step is drawn, hatched, and said to be left out of the run's figures.
+  ASSERT_EQ(map->grid().left_out, (std::vector<char>{1, 0, 0, 0}));
+  EXPECT_TRUE(map->cellText(3, 0).contains(QStringLiteral("(left out of the run's figures)")));
+  EXPECT_FALSE(map->cellText(3, 1).contains(QStringLiteral("left out")));
+  EXPECT_EQ(plot->xAxis->label(), QStringLiteral("step (hatched: left out of the run's figures)"));
 
   // A rectangle dragged over ranks 2 and 3 selects them.
   const QPoint from(static_cast<int>(plot->xAxis->coordToPixel(0)),
