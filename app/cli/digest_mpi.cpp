@@ -111,8 +111,8 @@ int runDigestMpi(const DigestArgs& a) {
   options.threads = a.threads;
   if (options.threads == 0) {
     // Without --threads, the processes on one machine share its cores (mpirun -n 8 on a node
-    // of 32: 4 threads each) instead of each taking them all, which ran N times as many
-    // threads as cores there.
+    // of 32: 4 threads each; srun binding each task to its CPUs: those) instead of each taking
+    // them all, which ran N times as many threads as cores there (trace::shareOfMachine).
     MPI_Comm node = MPI_COMM_NULL;
     int on_node = 1;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) ==
@@ -121,8 +121,9 @@ int runDigestMpi(const DigestArgs& a) {
       MPI_Comm_size(node, &on_node);
       MPI_Comm_free(&node);
     }
-    options.threads = std::max(
-        1u, trace::threadsFor(0, ~std::size_t{0}) / static_cast<unsigned>(std::max(1, on_node)));
+    options.threads =
+        trace::shareOfMachine(std::max(1u, std::thread::hardware_concurrency()),
+                              trace::allowedCores(), static_cast<unsigned>(std::max(1, on_node)));
   }
   // Each process reads its files; a failure travels to process 0 as a message (first byte 0).
   std::string message;

@@ -309,12 +309,17 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
     add(styleColour(st), QObject::tr(kNames.at(st)));
   }
   // How to read the lanes, after the host's colours (the first row stays the GPU's colours).
-  if (buckets) add(bucketColour(0), QObject::tr("bucket: waiting, then allreduce"), Look::Bucket);
+  if (buckets)
+    add(bucketColour(0), QObject::tr("bucket (a colour each): waiting, then allreduce"),
+        Look::Bucket);
   if (compute || memory || sync || !kinds.empty()) {
     // Zoomed out, a pixel column holds many events and gaps: drawn as high as it is busy.
-    add(colours::kCompute, QObject::tr("bar height: share of the pixel busy"), Look::Heights);
+    add(colours::kCompute, QObject::tr("bar height: busy share of its pixel column"),
+        Look::Heights);
   }
-  legend->setWrap(host_styles.empty() ? 0 : std::max(gpu_items, 1));
+  // The GPU's colours on the first row; the host's and the reading items after them, in rows
+  // as wide (at least two a row).
+  legend->setWrap(legend->itemCount() == gpu_items ? 0 : std::max(gpu_items, 2));
   legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
 }
 

@@ -77,5 +77,17 @@ TEST(ForEachIndex, ThreadsAskedForAreBoundedByTheWork) {
   EXPECT_GE(threadsFor(0, 100), 1u);
 }
 
+// An MPI job's processes on one machine: free to run anywhere, they share its cores evenly;
+// bound to cores of their own (srun --cpus-per-task), each takes its own; never none.
+TEST(ForEachIndex, ShareOfMachine) {
+  EXPECT_EQ(shareOfMachine(32, 32, 8), 4u);   // mpirun -n 8, unbound
+  EXPECT_EQ(shareOfMachine(128, 4, 8), 4u);   // 8 tasks of 4 CPUs on a 128-core node
+  EXPECT_EQ(shareOfMachine(32, 16, 8), 4u);   // bound to a socket of 16, shared by 8
+  EXPECT_EQ(shareOfMachine(2, 2, 3), 1u);     // more processes than cores
+  EXPECT_EQ(shareOfMachine(16, 16, 1), 16u);  // one process: the whole machine
+  EXPECT_EQ(shareOfMachine(0, 0, 0), 1u);     // nothing known
+  EXPECT_GE(allowedCores(), 1u);
+}
+
 }  // namespace
 }  // namespace ddpscope::trace

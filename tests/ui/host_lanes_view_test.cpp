@@ -661,9 +661,9 @@ TEST(UiHostLanes, LegendSaysHowToReadBucketsAndBarHeights) {
   auto* plot = w->timeline()->plot();
   plot->replot(QCustomPlot::rpImmediateRefresh);
   const QStringList legend = w->timeline()->legendTexts();
-  EXPECT_TRUE(legend.contains("bucket: waiting, then allreduce"))
+  EXPECT_TRUE(legend.contains("bucket (a colour each): waiting, then allreduce"))
       << legend.join(", ").toStdString();
-  EXPECT_TRUE(legend.contains("bar height: share of the pixel busy"))
+  EXPECT_TRUE(legend.contains("bar height: busy share of its pixel column"))
       << legend.join(", ").toStdString();
   for (int i = 0; i < plot->legend->itemCount(); ++i) {
     auto* item = plot->legend->item(i);

@@ -9,6 +9,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 namespace ddpscope::trace {
 
 // The threads to use when a caller asks for `threads` (0: one per core), never more than `work`
@@ -16,6 +20,27 @@ namespace ddpscope::trace {
 inline unsigned threadsFor(unsigned threads, std::size_t work) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(work, 1)));
+}
+
+// The cores this process may run on (its CPU affinity: a scheduler's binding, a cpuset), or
+// every online core when that cannot be told.
+inline unsigned allowedCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    if (const int n = CPU_COUNT(&set); n > 0) return static_cast<unsigned>(n);
+  }
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// The threads for one of `processes` processes of a job on one machine of `online` cores,
+// allowed `allowed` of them: a process bound to its own cores takes them (the binding already
+// shared the machine), and processes free to run anywhere share the cores evenly; at least one.
+inline unsigned shareOfMachine(unsigned online, unsigned allowed, unsigned processes) {
+  const unsigned even = std::max(1u, online / std::max(1u, processes));
+  return std::max(1u, std::min(std::max(1u, allowed), even));
 }
 
 // Rethrows the first of `errors` that is a Preferred (the one error that must not be mistaken
