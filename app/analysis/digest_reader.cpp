@@ -265,7 +265,7 @@ std::string digestConfigurationText(const Digest& d, bool with_buckets) {
        std::to_string(world) + (world == 1 ? " rank" : " ranks");
   if (!with_buckets) return s;
   if (d.run.bucket_setting.empty()) {
-    s += " · buckets not recorded";
+    s += " · bucket size not recorded";
   } else {
     s += " · buckets " + d.run.bucket_setting;
     if (d.run.overlap_setting == false) s += ", not overlapped";

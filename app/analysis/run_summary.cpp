@@ -453,7 +453,7 @@ std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
   if (!with_buckets) return s;
   const std::string buckets = bucketSettingText(b);
   if (buckets.empty()) {
-    s += " · buckets not recorded";
+    s += " · bucket size not recorded";
   } else {
     s += " · buckets " + buckets;
     if (overlapSetting(b) == false) s += ", not overlapped";

@@ -166,7 +166,7 @@ std::string mibNumberText(double mib);
 // first rank's `ddpscope` block (or distributedInfo for imported traces), e.g. "simulated ·
 // transformer, 12 layers, hidden 768 · backend sim · 8 ranks · buckets 25 MiB (first 1 MiB),
 // overlapped"; "1 of 2 ranks" when fewer ranks are loaded than the world has. Settings the trace
-// does not say are left out ("buckets not recorded").
+// does not say are left out ("bucket size not recorded").
 std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
 // A trace's source as the configuration line names it: "simulated", "CUDA (measured)",
 // "predicted (...)", "imported".
