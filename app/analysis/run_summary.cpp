@@ -120,9 +120,11 @@ StepSelection selectSteps(const RunReport& report) {
                                                       : ", ") +
                std::to_string(sel.cut_short_ranks[k]);
     const bool one = sel.cut_short_ranks.size() == 1;
+    // Every rank of several: said so, not listed (a run of 64 ranks would list 64).
+    const bool every = !one && sel.cut_short_ranks.size() == report.ranks.size();
     left_out.push_back(
         stepListText(sel.cut_short) + " left out: a short last step on " +
-        (one ? "rank " : "ranks ") + ranks +
+        (every ? std::string("every rank") : (one ? "rank " : "ranks ") + ranks) +
         (one ? " (the trace may end inside it)" : " (the traces may end inside it)"));
   }
   if (sel.whole_trace) {

@@ -287,7 +287,8 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
   std::string warning = "Not like for like: ";
   for (std::size_t i = 0; i < why.size(); ++i)
     warning += (i ? "; " : "") + why[i];
-  return warning + ". Differences may come from these, not from the " + std::string(varied) + ".";
+  return warning + ". Differences may come from " + (why.size() == 1 ? "this" : "these") +
+         ", not from the " + std::string(varied) + ".";
 }
 
 std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,

@@ -110,6 +110,14 @@ TEST(RunSummary, ALastStepCutShortByTheEndOfATraceIsLeftOut) {
             "(the trace may end inside it)");
   // The step time is the slowest rank's over steps 1-3: 100, not pulled down by the 40.
   EXPECT_EQ(analysis::summarizeRun(rep).step_ns, 100);
+  {
+    // Cut short on every rank: said so rather than listed.
+    RunReport both = rep;
+    both.ranks[0].steps.back().dur_ns = 40;
+    EXPECT_EQ(analysis::selectSteps(both).rule,
+              "steps 1–3; step 0 left out as warm-up, step 4 left out: a short last step on every "
+              "rank (the traces may end inside it)");
+  }
 
   // Half the usual step or more is a step, not a cut (the lower median of 100, 100, 100: 100).
   rep.ranks[1].steps.back().dur_ns = 50;

@@ -381,6 +381,18 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
             "-1, b: 1); sim_jitter differs (a: 0.1, b: 0.2). Differences may come from these, not "
             "from the bucket size.");
   EXPECT_TRUE(s->note.empty());
+  {
+    // One difference is "this".
+    auto c = b;
+    c.settings = a.settings;
+    c.summary.overlap_setting = true;
+    c.settings.front().second = "1";
+    const auto one = analysis::measuredSweep({a, c}, -1, &error);
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->warning,
+              "Not like for like: sim_straggler_rank differs (a: -1, b: 1). Differences may come "
+              "from this, not from the bucket size.");
+  }
   // A digest keeps no settings: not compared.
   b.settings_known = false;
   b.summary.overlap_setting = true;
