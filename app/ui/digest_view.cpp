@@ -234,9 +234,9 @@ bool DigestView::setFigure(analysis::DigestFigure figure) {
 
 QString DigestView::exportTitle() const {
   if (!digest_) return {};
-  // Short lines: the title spans the heatmap's column only, not its colour scale's.
-  // The headline's figures and the steps they cover on two lines: together they were wider
-  // than the heatmap's column, and the title was cut at both ends.
+  // Short lines: the title spans the heatmap's column only, not its colour scale's. So the
+  // headline's figures and the steps they cover go on two lines (as one, they were cut at both
+  // ends).
   QString headline = headline_->text();
   if (const auto at = headline.indexOf(QStringLiteral(" — ")); at >= 0)
     headline = headline.left(at) + QStringLiteral("\n") + headline.mid(at + 3);

@@ -284,7 +284,6 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
   if (compute) add(colours::kCompute, QObject::tr("compute"));
   if (memory) add(colours::kMemory, QObject::tr("memory"));
   if (sync) add(colours::kSync, QObject::tr("sync"));
-
   for (const auto kind : kinds)
     add(collectiveKindColour(kind),
         kind == analysis::CollectiveKind::Unknown
@@ -357,7 +356,8 @@ void SwatchLegendItem::draw(QCPPainter* painter) {
       break;
     }
     case Look::Bucket: {
-      // As the bucket lane draws one: its wait in the light colour, then its allreduce.
+      // As the bucket lane draws bucket 0 (the palette's two styles, not colour_): its wait in
+      // the light colour, then its allreduce.
       const int half = swatch.width() / 2;
       painter->fillRect(QRect(swatch.left(), swatch.top(), half, swatch.height()),
                         styleColour(bucketStyle(0, true)));
