@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "tracer/format/file_io.h"
+#include "tracer/format/json_locate.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
 
@@ -226,8 +227,19 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   simdjson::dom::parser parser;
   const trace::PaddedBuffer padded(json);
   element doc;
-  if (const auto err = parser.parse(padded.data(), padded.size(), false).get(doc); err)
+  if (const auto err = parser.parse(padded.data(), padded.size(), false).get(doc); err) {
+    // Where and why, as a trace's reader says it: a digest cut short says "truncated?".
+    if (const auto problem = trace::locateJsonProblem(json)) {
+      std::string what =
+          "invalid JSON at " + trace::lineAndColumn(json, problem->offset) + ": " + problem->what;
+      if (!problem->truncated) {
+        if (const auto near = trace::excerptAt(json, problem->offset); !near.empty())
+          what += " (near \"" + near + "\")";
+      }
+      throw trace::TraceError(name, problem->offset, what);
+    }
     top.fail(std::string("not JSON (") + simdjson::error_message(err) + ")");
+  }
   if (!doc.is_object()) top.fail("not a run digest: the file is not a JSON object");
   element version;
   if (doc["ddpscope_digest"].get(version) != simdjson::SUCCESS)

@@ -365,7 +365,14 @@ TEST(DigestReader, BadInputNamesWhatIsWrong) {
   const std::string ok_steps = "[" + step(1, "1.000", "1.000", "null") + "]";
   EXPECT_NO_THROW(analysis::parseDigest(handDigest(ok_steps, ok_steps), "d.json"));
   EXPECT_NE(errorOf("{\"ddpscope_digest\": 1, ").find("d.json"), std::string::npos);
-  EXPECT_NE(errorOf("{\"ddpscope_digest\": 1, ").find("not JSON"), std::string::npos);
+  // Cut short: where it ends, and the question a user should ask; a stray byte: where it is.
+  const std::string cut = errorOf("{\"ddpscope_digest\": 1, \"run\": {\"ranks\": [1, 2");
+  EXPECT_NE(cut.find("invalid JSON at line 1, column 46"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("truncated"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("(byte 45)"), std::string::npos) << cut;
+  const std::string stray = errorOf("{\"ddpscope_digest\": 1,\n \"run\": x}");
+  EXPECT_NE(stray.find("line 2, column 9"), std::string::npos) << stray;
+  EXPECT_NE(stray.find("unquoted word 'x'"), std::string::npos) << stray;
   EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
   EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("digest version 3 is not supported"),
