@@ -755,9 +755,7 @@ std::string streamText(std::int64_t stream) {
   return stream == -1 || stream == 0xFFFFFFFFll ? "none" : std::to_string(stream);
 }
 
-namespace {
-
-std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
+std::string rankRanges(const std::vector<std::int32_t>& sorted) {
   std::string s;
   for (std::size_t i = 0; i < sorted.size();) {
     std::size_t j = i;
@@ -770,8 +768,6 @@ std::string rankRanges(const std::vector<std::int32_t>& sorted) {  // "2, 5-7"
   }
   return s;
 }
-
-}  // namespace
 
 bool recordedByDdpscope(const trace::RankTrace& rank) {
   // `convert` writes an imported trace with a ddpscope block whose source says "imported".

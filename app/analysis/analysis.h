@@ -304,6 +304,8 @@ RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& opti
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
 // Its warning about the traces of `ranks` (sorted) cut short.
 std::string cutShortWarning(const std::vector<std::int32_t>& ranks);
+// Sorted rank numbers in words, runs of neighbours as ranges: "2, 5-7".
+std::string rankRanges(const std::vector<std::int32_t>& sorted);
 // Whether ddpscope recorded this trace (its agent, simulated or on a GPU): a ddpscope block whose
 // source is not "imported" (what `convert` writes for a trace it imported).
 bool recordedByDdpscope(const trace::RankTrace& rank);

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "app/analysis/analysis.h"
 #include "app/analysis/report_json.h"
 #include "tracer/format/run_loader.h"
 
@@ -250,6 +251,19 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
       for (std::size_t k = 0; k < ids.size(); ++k)
         what += (k ? ", " : "") + ids[k];
       differs(what + " between " + first.label + " and " + other.label);
+    }
+    // The same ranks of one world: a run missing some has figures of the ranks loaded alone
+    // (the slowest rank, the late rank and the waiting may be among those missing).
+    const auto& sa = first.summary;
+    const auto& sb = other.summary;
+    if (sa.world_size == sb.world_size && sa.missing_ranks != sb.missing_ranks) {
+      const auto loaded = [](const RunSummary& s) {
+        if (s.missing_ranks.empty()) return "all " + std::to_string(s.world_size);
+        return std::to_string(s.ranks) + " of " + std::to_string(s.world_size) + ", missing rank" +
+               (s.missing_ranks.size() == 1 ? " " : "s ") + rankRanges(s.missing_ranks);
+      };
+      differs("ranks loaded differ (" + first.label + ": " + loaded(sa) + ", " + other.label +
+              ": " + loaded(sb) + ")");
     }
     // Overlap where both runs say it (an imported trace does not).
     const auto& oa = first.summary.overlap_setting;

@@ -91,11 +91,11 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 
 // What runs set side by side do not share but what is varied (`varied`: "bucket size" for a
 // sweep, "bucket configuration" for Compare): against the first run, another source, model or
-// world size (identityDifferences) and overlap on one and off on the other; against the first
-// run that records settings, each setting either records (sweepSettings; numbers by value), runs
-// recording none (a digest, an imported trace) left out. "Not like
-// for like: ...; .... Differences may come from these (this, for one), not from the
-// <varied>.", or "".
+// world size (identityDifferences), other ranks loaded of the same world (a run missing ranks
+// the other has) and overlap on one and off on the other; against the first run that records
+// settings, each setting either records (sweepSettings; numbers by value), runs recording none (a
+// digest, an imported trace) left out. "Not like for like: ...; .... Differences may come from
+// these (this, for one), not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
 // The runs whose settings likeForLikeWarning could not compare (run digests keep none), said:
 // "Settings not compared for A and B: ...", or "" when every run's settings were compared.

@@ -393,6 +393,29 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
               "Not like for like: sim_straggler_rank differs (a: -1, b: 1). Differences may come "
               "from this, not from the bucket size.");
   }
+  {
+    // One run of a world of 4 missing rank 2, another missing ranks 1 to 3: other ranks.
+    auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
+    for (auto* r : {&c, &d})
+      r->summary.world_size = 4;
+    c.summary.ranks = 4;
+    const auto same = analysis::measuredSweep({c, d}, -1, &error);
+    ASSERT_TRUE(same);
+    EXPECT_TRUE(same->warning.empty()) << same->warning;
+    d.summary.ranks = 3;
+    d.summary.missing_ranks = {2};
+    c.summary.ranks = 1;
+    c.summary.missing_ranks = {1, 2, 3};
+    const auto other = analysis::measuredSweep({c, d}, -1, &error);
+    ASSERT_TRUE(other);
+    EXPECT_EQ(other->warning,
+              "Not like for like: ranks loaded differ (c: 1 of 4, missing ranks 1-3, d: 3 of 4, "
+              "missing rank 2). Differences may come from this, not from the bucket size.");
+    c.summary.ranks = 4;
+    c.summary.missing_ranks.clear();
+    EXPECT_NE(analysis::measuredSweep({c, d}, -1, &error)->warning.find("(c: all 4, d: 3 of 4"),
+              std::string::npos);
+  }
   // A digest keeps no settings: not compared.
   b.settings_known = false;
   b.summary.overlap_setting = true;
