@@ -33,6 +33,35 @@
 namespace ddpscope::ui {
 
 namespace {
+
+// Before the label of a thread of several rows: a click on it opens (▸) or closes (▾) them.
+const QString kClosedArrow = QStringLiteral("▸ ");
+const QString kOpenArrow = QStringLiteral("▾ ");
+
+// The lane labels without those arrows while a figure is made (nothing to click in a picture),
+// put back after.
+class LabelsWithoutArrows {
+ public:
+  explicit LabelsWithoutArrows(QCPAxis* axis) : axis_(axis), saved_(axis->ticker()) {
+    const auto text = saved_.dynamicCast<QCPAxisTickerText>();
+    if (!text) return;
+    QSharedPointer<QCPAxisTickerText> plain(new QCPAxisTickerText);
+    plain->setSubTickCount(text->subTickCount());
+    for (auto it = text->ticks().cbegin(); it != text->ticks().cend(); ++it) {
+      const QString& label = it.value();
+      const bool arrow = label.startsWith(kClosedArrow) || label.startsWith(kOpenArrow);
+      plain->addTick(it.key(), arrow ? label.mid(kClosedArrow.size()) : label);
+    }
+    axis_->setTicker(plain);
+  }
+  LabelsWithoutArrows(const LabelsWithoutArrows&) = delete;
+  LabelsWithoutArrows& operator=(const LabelsWithoutArrows&) = delete;
+  ~LabelsWithoutArrows() { axis_->setTicker(saved_); }
+
+ private:
+  QCPAxis* axis_;
+  QSharedPointer<QCPAxisTicker> saved_;
+};
 constexpr double kKeyZoom = 0.8;   // W zooms in to 80 % of the range, S out by the inverse
 constexpr double kKeyPan = 0.2;    // A/D pan by a fifth of the range
 constexpr TimeNs kMinRange = 100;  // 100 ns across the widget at the deepest zoom
@@ -287,9 +316,8 @@ void TimelineView::relayout() {
         label += tr(" · pinned");
       } else if (lane.kind == LaneKind::Host && lane.depth == 0 && lane.rows > 1) {
         // A thread of several rows opens and closes by a click on its label.
-        label = (expanded_.contains({lane.rank_index, lane.track}) ? QStringLiteral("▾ ")
-                                                                   : QStringLiteral("▸ ")) +
-                label;
+        label =
+            (expanded_.contains({lane.rank_index, lane.track}) ? kOpenArrow : kClosedArrow) + label;
       }
       if (!label.isEmpty()) labels->addTick(y + lane.height / 2.0, label);
       y += lane.height;
@@ -1329,6 +1357,7 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
   const int h = shown_height + std::max(chrome, 40);
   bool ok = false;
   {
+    const LabelsWithoutArrows plain_labels(plot_->yAxis);
     const TitleRow title(
         plot_,
         exportTitle(shown_ranks) + (note.isEmpty() ? QString() : QStringLiteral("\n") + note), 10);
@@ -1348,7 +1377,10 @@ bool TimelineView::renderImage(ExportFormat format, double scale, QByteArray* ou
 void TimelineView::copyToClipboard(double scale) {
   exporting_ = true;
   applyPlotTheme(plot_, PlotTheme::Light);
-  const QPixmap pm = plot_->toPixmap(0, 0, scale);
+  const QPixmap pm = [&] {
+    const LabelsWithoutArrows plain_labels(plot_->yAxis);
+    return plot_->toPixmap(0, 0, scale);
+  }();
   applyPlotTheme(plot_, PlotTheme::System);
   exporting_ = false;
   QApplication::clipboard()->setPixmap(pm);
