@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
                        "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it "
                        "in the app's window (the Digest tab), or give it alone to --export "
                        "(without --step or --compare) for its heatmap; --report and "
-                       "--screenshots take traces\n",
+                       "--screenshots take traces; `ddpscope-cli compare A B` compares two "
+                       "runs from their digests\n",
                        qPrintable(p));
         } else {
           std::fprintf(stderr,
