@@ -253,7 +253,21 @@ std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& o
   std::vector<DigestFile> digest_files;
   for (const auto& p : parts)
     digest_files.push_back(p.file);
-  return digestToJson(report, digest_files);
+  return digestToJson(report, digest_files,
+                      parts.empty() ? DigestProducer{} : digestProducer(parts.front().identity));
+}
+
+DigestProducer digestProducer(const trace::RankTrace& first_rank) {
+  DigestProducer p;
+  p.distributed_backend = first_rank.distributed_backend;
+  p.block.present = first_rank.ddpscope.present;
+  p.block.source = first_rank.ddpscope.source;
+  for (const auto key : trace::runSettingKeys()) {
+    if (key == "run_id") continue;  // this run's alone (and may be beyond a 64-bit number)
+    if (const auto value = first_rank.ddpscope.configValue(key); !value.empty())
+      p.block.config.emplace_back(std::string(key), std::string(value));
+  }
+  return p;
 }
 
 std::string digestRun(const std::vector<std::string>& paths, const DigestOptions& options) {

@@ -18,7 +18,20 @@
 namespace ddpscope::analysis {
 
 // 2: the trace files' hash is XXH3 (`xxh3_64`); version 1 wrote FNV-1a (`fnv1a64`), still read.
-inline constexpr int kDigestVersion = 2;
+// 3: the producer's configuration (`producer`: DigestProducer), so that runs compare from their
+// digests like for like; versions 1 and 2 are read without it.
+inline constexpr int kDigestVersion = 3;
+
+// What a digest keeps of the producer of its traces: the first rank's (the rank order's)
+// distributed backend and the run settings of its `ddpscope` block (trace::runSettingKeys, raw
+// JSON as written, but its run id): its model, sizes, backend, bucket caps and every setting a
+// sweep or Compare warns of when it differs (sweepSettings). An imported trace records none.
+struct DigestProducer {
+  std::string distributed_backend;  // "" when not recorded
+  trace::DdpscopeBlock block;       // its config only
+  bool operator==(const DigestProducer&) const = default;
+};
+DigestProducer digestProducer(const trace::RankTrace& first_rank);
 
 // How a digest hashed its trace files' bytes (64 bits each).
 enum class FileHashKind {
@@ -96,7 +109,9 @@ std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& o
 std::string encodePartials(const std::vector<RankPartial>& parts);
 std::vector<RankPartial> decodePartials(std::string_view bytes);
 
-// The JSON text of a digest from a merged run and its files (in the run's rank order).
-std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files);
+// The JSON text of a digest from a merged run, its files (in the run's rank order) and its
+// producer (digestProducer of its first rank).
+std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files,
+                         const DigestProducer& producer);
 
 }  // namespace ddpscope::analysis

@@ -124,6 +124,19 @@ class Reader {
   std::string where_;
 };
 
+// Version 3's producer: its distributed backend and its block's run settings, each setting as
+// JSON text (a number as simdjson writes it back: compared by value, as settings are).
+DigestProducer readProducer(const Reader& r, element producer) {
+  r.object(producer, "\"producer\"");
+  DigestProducer p;
+  if (r.has(producer, "distributed_backend"))
+    p.distributed_backend = r.text(producer, "distributed_backend");
+  for (const auto [key, value] : r.object(r.field(producer, "config"), "\"config\""))
+    p.block.config.emplace_back(std::string(key), simdjson::minify(value));
+  p.block.present = !p.block.config.empty();
+  return p;
+}
+
 RunSummary readRun(const Reader& r, element run) {
   r.object(run, "\"run\"");
   RunSummary s;
@@ -253,6 +266,8 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   d.rules = top.text(doc, "rules");
   d.matched_by = top.text(doc, "matched_by");
   d.matched_collectives = top.integer(doc, "matched_collectives");
+  if (d.version >= 3)
+    d.producer = readProducer(Reader(name, "producer: "), top.field(doc, "producer"));
   d.warnings = top.strings(doc, "warnings");
   std::size_t index = 0;
   std::set<std::int32_t> seen;
@@ -272,6 +287,7 @@ Digest readDigest(const std::string& path) {
 std::string digestConfigurationText(const Digest& d, bool with_buckets) {
   std::string s = "from its digest · " + sourceText(d.ranks.empty() ? std::string_view("imported")
                                                                     : d.ranks.front().source);
+  if (d.producer) s += producerText(d.producer->block, d.producer->distributed_backend);
   const auto world = std::max(d.run.world_size, d.run.ranks);
   s += " · " + (d.run.ranks < world ? std::to_string(d.run.ranks) + " of " : std::string()) +
        std::to_string(world) + (world == 1 ? " rank" : " ranks");
@@ -299,6 +315,7 @@ RunIdentity digestIdentity(const Digest& d) {
   RunIdentity id;
   id.source = d.ranks.empty() ? "imported" : d.ranks.front().source;
   id.world_size = std::max(d.run.world_size, d.run.ranks);
+  if (d.producer) id.model = std::string(d.producer->block.configValue("model"));
   return id;
 }
 

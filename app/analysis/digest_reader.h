@@ -47,6 +47,8 @@ struct Digest {
   std::int64_t matched_collectives = 0;
   std::vector<std::string> warnings;
   std::vector<DigestRank> ranks;  // in the digest's (rank) order
+  // Version 3 on; none in a digest of version 1 or 2 (its settings are then not known).
+  std::optional<DigestProducer> producer;
 };
 
 // Parses digest JSON; `name` (the file) prefixes every error. Throws trace::TraceError naming
@@ -56,9 +58,11 @@ Digest parseDigest(std::string_view json, const std::string& name);
 // Reads a digest file, gzip-compressed or not (detected by its bytes).
 Digest readDigest(const std::string& path);
 // The digest's run in one line, as runConfigurationText names a loaded run: "from its digest ·
-// simulated · 4 ranks · buckets 25 MiB (first 1 MiB)" (a digest keeps no model settings).
+// simulated · mlp, 4 layers, hidden 1024 · backend sim · 4 ranks · buckets 25 MiB (first 1 MiB)"
+// (a digest of version 1 or 2 keeps no model or backend: "from its digest · simulated · 4 ranks
+// · ...").
 std::string digestConfigurationText(const Digest& digest, bool with_buckets = true);
-// Its source and world size (its model is not known: not compared).
+// Its source, world size and model (version 3 on; not known, so not compared, before).
 RunIdentity digestIdentity(const Digest& digest);
 // selectedStepTimes of the digest's ranks over its run summary's steps.
 std::vector<TimeNs> digestStepTimes(const Digest& digest);

@@ -1,5 +1,7 @@
 #include "report_json.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -68,6 +70,18 @@ class JsonOut {
     first_ = false;
   }
   void null() { optional(std::nullopt); }
+  // A value already in JSON: `json` when it is exactly one JSON value, else it as a string.
+  void rawOrString(std::string_view json) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element value;
+    if (parser.parse(simdjson::padded_string(json)).get(value) != simdjson::SUCCESS) {
+      str(json);
+      return;
+    }
+    comma();
+    s_ += json;
+    first_ = false;
+  }
   // Microseconds of ns when known, else null.
   void microsOrNull(const std::optional<TimeNs>& ns) {
     optional(ns ? std::optional(static_cast<double>(*ns) / 1000.0) : std::nullopt);
@@ -481,7 +495,8 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
 
 }  // namespace
 
-std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files) {
+std::string digestToJson(const RunReport& report, const std::vector<DigestFile>& files,
+                         const DigestProducer& producer) {
   std::string s;
   JsonOut j(s);
   j.open('{');
@@ -495,6 +510,18 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
   j.str(report.matched_by);
   j.key("matched_collectives");
   j.integer(static_cast<std::int64_t>(report.matched.size()));
+  j.key("producer");
+  j.open('{');
+  j.key("distributed_backend");
+  j.strOrNull(!producer.distributed_backend.empty(), producer.distributed_backend);
+  j.key("config");
+  j.open('{');
+  for (const auto& [key, value] : producer.block.config) {
+    j.key(key.c_str());
+    j.rawOrString(value);
+  }
+  j.close('}');
+  j.close('}');
   j.key("warnings");
   j.open('[');
   for (const auto& w : report.warnings)

@@ -432,19 +432,24 @@ std::string sourceText(std::string_view source) {
                                  : "imported";
 }
 
-std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
-  if (run.ranks.empty()) return "no ranks";
-  const trace::RankTrace& r = run.ranks.front();
-  const auto& b = r.ddpscope;
-  std::string s = sourceText(r.source());
+std::string producerText(const trace::DdpscopeBlock& b, std::string_view distributed_backend) {
+  std::string s;
   if (const auto model = b.configValue("model"); !model.empty()) {
     s += " · " + unquoted(model);
     if (const auto l = b.configValue("layers"); !l.empty()) s += ", " + unquoted(l) + " layers";
     if (const auto h = b.configValue("hidden"); !h.empty()) s += ", hidden " + unquoted(h);
   }
   std::string backend = unquoted(b.configValue("backend"));
-  if (backend.empty()) backend = r.distributed_backend;
+  if (backend.empty()) backend = distributed_backend;
   if (!backend.empty()) s += " · backend " + backend;
+  return s;
+}
+
+std::string runConfigurationText(const trace::Run& run, bool with_buckets) {
+  if (run.ranks.empty()) return "no ranks";
+  const trace::RankTrace& r = run.ranks.front();
+  const auto& b = r.ddpscope;
+  std::string s = sourceText(r.source()) + producerText(b, r.distributed_backend);
   std::int32_t world = 0;
   for (const auto& rank : run.ranks)
     world = std::max(world, rank.world_size);

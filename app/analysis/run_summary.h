@@ -168,6 +168,10 @@ std::string mibNumberText(double mib);
 // overlapped"; "1 of 2 ranks" when fewer ranks are loaded than the world has. Settings the trace
 // does not say are left out ("bucket size not recorded").
 std::string runConfigurationText(const trace::Run& run, bool with_buckets = true);
+// What it says of the producer after the source: " · mlp, 4 layers, hidden 1024 · backend nccl"
+// (the model's pieces the block records; the block's backend, else the trace's distributed
+// backend); "" when neither is recorded. A run digest's line says the same (digestProducer).
+std::string producerText(const trace::DdpscopeBlock& block, std::string_view distributed_backend);
 // A trace's source as the configuration line names it: "simulated", "CUDA (measured)",
 // "predicted (...)", "imported".
 std::string sourceText(std::string_view source);

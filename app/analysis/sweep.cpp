@@ -172,13 +172,17 @@ std::vector<std::string> identityDifferences(const RunIdentity& a, const RunIden
 }
 
 std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run) {
+  if (run.ranks.empty()) return {};
+  return sweepSettings(run.ranks.front().ddpscope);
+}
+
+std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::DdpscopeBlock& block) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (run.ranks.empty()) return out;
   for (const auto key : trace::runSettingKeys()) {
     if (key == "bucket_mb" || key == "first_bucket_mb" || key == "steps" || key == "run_id" ||
         key == "overlap" || key == "model")
       continue;
-    const auto value = run.ranks.front().ddpscope.configValue(key);
+    const auto value = block.configValue(key);
     if (!value.empty()) out.emplace_back(std::string(key), std::string(value));
   }
   return out;
@@ -233,9 +237,9 @@ std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
   for (std::size_t i = 0; i < digests.size(); ++i)
     list += (i == 0 ? "" : i + 1 == digests.size() ? " and " : ", ") + digests[i];
   return "Settings not compared for " + list +
-         ": a run digest keeps no producer settings (a "
-         "straggler, jitter, seed, ...), so a difference in them would not be warned of; compare "
-         "the runs' traces to check them.";
+         ": a run digest of version 1 or 2 keeps no producer settings (a straggler, jitter, "
+         "seed, ...), so a difference in them would not be warned of; compare the runs' traces, "
+         "or digests made again by this ddpscope, to check them.";
 }
 
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied) {
@@ -280,7 +284,7 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
     return "not recorded";
   };
   for (const auto& r : runs) {
-    // A digest keeps no settings, an imported trace records none: nothing to compare.
+    // An older digest keeps no settings, an imported trace records none: nothing to compare.
     if (!r.settings_known || r.settings.empty()) continue;
     if (!reference) {
       reference = &r;

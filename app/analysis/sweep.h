@@ -68,9 +68,10 @@ struct MeasuredRun {
   RunSummary summary;
   std::vector<TimeNs> step_times;  // per selected step (selectedStepTimes)
   RunIdentity identity;
-  // The producer's settings compared between runs (sweepSettings); a digest keeps none.
+  // The producer's settings compared between runs (sweepSettings); a digest of version 1 or 2
+  // keeps none.
   std::vector<std::pair<std::string, std::string>> settings;
-  bool settings_known = true;  // false for a run read from its digest
+  bool settings_known = true;  // false for a run read from a digest of version 1 or 2
   // The bucket size the run itself records (recordedBucketMb, or a digest's bucket setting when
   // it is a size); none when it records none (an imported trace).
   std::optional<double> recorded_bucket_mb;
@@ -78,6 +79,8 @@ struct MeasuredRun {
 // The settings every rank of a run shares but those a sweep varies or compares on their own (its
 // caps, steps, run id, overlap and model): a straggler, jitter, ... as written.
 std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::Run& run);
+// The same of one block (a run's first rank's; a digest's, digestProducer).
+std::vector<std::pair<std::string, std::string>> sweepSettings(const trace::DdpscopeBlock& block);
 // A loaded run as a measured sweep's run at `bucket_mb` (recordedBucketMb: the size a run
 // records, configNumber of "bucket_mb"; none when it records none).
 struct MeasuredRunInput {
@@ -94,11 +97,12 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 // world size (identityDifferences), other ranks loaded of the same world (a run missing ranks
 // the other has) and overlap on one and off on the other; against the first run that records
 // settings, each setting either records (sweepSettings; numbers by value), runs recording none (a
-// digest, an imported trace) left out. "Not like for like: ...; .... Differences may come from
-// these (this, for one), not from the <varied>.", or "".
+// digest of version 1 or 2, an imported trace) left out. "Not like for like: ...; .... Differences
+// may come from these (this, for one), not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
-// The runs whose settings likeForLikeWarning could not compare (run digests keep none), said:
-// "Settings not compared for A and B: ...", or "" when every run's settings were compared.
+// The runs whose settings likeForLikeWarning could not compare (digests of version 1 or 2 keep
+// none), said: "Settings not compared for A and B: ...", or "" when every run's settings were
+// compared.
 std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs);
 
 // The runs side by side by bucket size: each one's step-time spread (stepTimeSpread), the fastest

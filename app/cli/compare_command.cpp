@@ -49,10 +49,12 @@ struct ComparedRun {
   std::string configuration;
   std::string configuration_without_buckets;  // what a sweep's runs must share
   analysis::RunIdentity identity;
-  std::optional<double> bucket_mb;           // the recorded cap, when the run says it
-  bool from_digest = false;                  // a digest keeps fewer settings than its traces
+  std::optional<double> bucket_mb;  // the recorded cap, when the run says it
+  // False for a digest of version 1 or 2, which keeps none of its producer's settings.
+  bool settings_known = true;
   std::vector<analysis::TimeNs> step_times;  // per selected step (selectedStepTimes)
-  // The settings a sweep compares (analysis::sweepSettings); none for a digest or an import.
+  // The settings a sweep compares (analysis::sweepSettings, of a digest's producer from
+  // version 3 on); none for an import.
   std::vector<std::pair<std::string, std::string>> settings;
 };
 
@@ -77,7 +79,8 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     c.configuration = analysis::digestConfigurationText(digest);
     c.identity = analysis::digestIdentity(digest);
     c.bucket_mb = capOfSetting(digest.run.bucket_setting);
-    c.from_digest = true;
+    c.settings_known = digest.producer.has_value();
+    if (digest.producer) c.settings = analysis::sweepSettings(digest.producer->block);
     c.step_times = analysis::digestStepTimes(digest);
     c.configuration_without_buckets = analysis::digestConfigurationText(digest, false);
     return c;
@@ -104,7 +107,7 @@ analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double
   m.step_times = std::move(run.step_times);
   m.identity = std::move(run.identity);
   m.settings = std::move(run.settings);
-  m.settings_known = !run.from_digest;
+  m.settings_known = run.settings_known;
   m.recorded_bucket_mb = run.bucket_mb;  // the trace's recorded size, or the digest's setting
   return m;
 }

@@ -88,10 +88,31 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   const fs::path dir = writeStragglerRun("roundtrip");
   const std::string json = analysis::digestRun({dir.string()}, {});
   const analysis::Digest d = analysis::parseDigest(json, "run.digest.json");
-  const auto report = analysis::analyzeRun(trace::loadRun({dir.string()}));
+  const auto run = trace::loadRun({dir.string()});
+  const auto report = analysis::analyzeRun(run);
   const auto summary = analysis::summarizeRun(report);
 
-  EXPECT_EQ(d.version, 2);
+  EXPECT_EQ(d.version, 3);
+  // The producer's configuration, as the traces give it: the settings a sweep compares (the
+  // straggler among them), the model, and the configuration line.
+  ASSERT_TRUE(d.producer);
+  // Numbers compare by value (a digest's 0.1 is the trace's 0.10000000000000001).
+  const auto settings = analysis::sweepSettings(d.producer->block);
+  const auto from_traces = analysis::sweepSettings(run);
+  ASSERT_EQ(settings.size(), from_traces.size());
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    EXPECT_EQ(settings[i].first, from_traces[i].first);
+    EXPECT_TRUE(trace::sameSettingValue(settings[i].second, from_traces[i].second))
+        << settings[i].first << ": " << settings[i].second << " vs " << from_traces[i].second;
+  }
+  EXPECT_NE(std::find(settings.begin(), settings.end(),
+                      std::pair<std::string, std::string>("sim_straggler_rank", "3")),
+            settings.end());
+  EXPECT_EQ(analysis::digestIdentity(d).model, analysis::runIdentity(run).model);
+  EXPECT_EQ(analysis::digestIdentity(d).model, std::optional<std::string>("\"transformer\""));
+  EXPECT_EQ(analysis::digestConfigurationText(d),
+            "from its digest · " + analysis::runConfigurationText(run));
+  EXPECT_EQ(d.producer->block.configValue("run_id"), "");  // the run's own, not a setting
   EXPECT_NE(json.find("\"xxh3_64\": \""), std::string::npos);
   EXPECT_EQ(json.find("fnv1a64"), std::string::npos);
   EXPECT_EQ(d.matched_collectives, static_cast<std::int64_t>(report.matched.size()));
@@ -375,7 +396,11 @@ TEST(DigestReader, BadInputNamesWhatIsWrong) {
   EXPECT_NE(stray.find("unquoted word 'x'"), std::string::npos) << stray;
   EXPECT_NE(errorOf("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
-  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("digest version 3 is not supported"),
+  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "4")).find("digest version 4 is not supported"),
+            std::string::npos);
+  // Version 3 has its producer; versions 1 and 2 are read without.
+  EXPECT_FALSE(analysis::parseDigest(handDigest(ok_steps, ok_steps), "d.json").producer);
+  EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("no \"producer\" field"),
             std::string::npos);
   // Version 2 names its files' hash xxh3_64 (an FNV-1a key is not it); a malformed one is named
   // by its key.

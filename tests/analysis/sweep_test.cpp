@@ -416,16 +416,17 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     EXPECT_NE(analysis::measuredSweep({c, d}, -1, &error)->warning.find("(c: all 4, d: 3 of 4"),
               std::string::npos);
   }
-  // A digest keeps no settings: not compared.
+  // A digest of version 1 or 2 keeps no settings: not compared.
   b.settings_known = false;
   b.summary.overlap_setting = true;
   s = analysis::measuredSweep({a, b}, -1, &error);
   ASSERT_TRUE(s);
   EXPECT_TRUE(s->warning.empty()) << s->warning;
   EXPECT_EQ(s->note,
-            "Settings not compared for b: a run digest keeps no producer settings (a straggler, "
-            "jitter, seed, ...), so a difference in them would not be warned of; compare the "
-            "runs' traces to check them.");
+            "Settings not compared for b: a run digest of version 1 or 2 keeps no producer "
+            "settings (a straggler, jitter, seed, ...), so a difference in them would not be "
+            "warned of; compare the runs' traces, or digests made again by this ddpscope, to "
+            "check them.");
 
   EXPECT_FALSE(analysis::measuredSweep({a, measured(1, {90}, "c")}, -1, &error));
   EXPECT_EQ(error, "two runs at 1 MiB: a and c; give one run per size");
