@@ -6,6 +6,7 @@
 
 #include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
+#include "app/ui/plot_style.h"
 
 namespace ddpscope::ui {
 
@@ -317,9 +318,9 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
         Look::Heights);
   }
   // The GPU's colours on the first row; the host's and the reading items after them, in rows
-  // as wide (at least two a row).
-  legend->setWrap(legend->itemCount() == gpu_items ? 0 : std::max(gpu_items, 2));
-  legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
+  // as wide (at least two a row); fewer a row where the plot is too narrow for them.
+  setLegendColumns(legend->parentPlot(),
+                   legend->itemCount() == gpu_items ? 0 : std::max(gpu_items, 2));
 }
 
 SwatchLegendItem::SwatchLegendItem(QCPLegend* legend, const QColor& colour, const QString& text,

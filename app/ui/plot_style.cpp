@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "app/ui/palette.h"
 
@@ -120,6 +121,49 @@ void putLegendBelow(QCustomPlot* plot) {
   // cut off.
   plot->legend->setMargins(QMargins(12, 0, 12, 6));
   layout->setRowStretchFactor(row, 0.001);
+}
+
+namespace {
+constexpr const char* kColumnsProperty = "ddpscope_legend_columns";
+}  // namespace
+
+void setLegendColumns(QCustomPlot* plot, int columns) {
+  const bool connected = plot->property(kColumnsProperty).isValid();
+  plot->setProperty(kColumnsProperty, columns);
+  if (!connected) {
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
+                     [plot] { fitLegendToWidth(plot, plot->viewport().width()); });
+  }
+  fitLegendToWidth(plot, plot->viewport().width());
+}
+
+void fitLegendToWidth(QCustomPlot* plot, int width) {
+  const QVariant preferred = plot->property(kColumnsProperty);
+  QCPLegend* legend = plot->legend;
+  const int n = legend->itemCount();
+  if (!preferred.isValid() || n == 0 || width <= 0) return;
+  std::vector<int> widths;
+  for (int i = 0; i < n; ++i)
+    widths.push_back(legend->item(i) ? legend->item(i)->minimumOuterSizeHint().width() : 0);
+  const QMargins m = legend->margins();
+  const int room = width - m.left() - m.right();
+  int columns = preferred.toInt() <= 0 ? n : std::min(preferred.toInt(), n);
+  for (; columns > 1; --columns) {
+    // Filled a row at a time: item i in column i % columns, each column as wide as its widest.
+    std::vector<int> column(static_cast<std::size_t>(columns), 0);
+    for (int i = 0; i < n; ++i) {
+      auto& c = column[static_cast<std::size_t>(i % columns)];
+      c = std::max(c, widths[static_cast<std::size_t>(i)]);
+    }
+    int need = legend->columnSpacing() * (columns - 1);
+    for (const int c : column)
+      need += c;
+    if (need <= room) break;
+  }
+  const int wrap = columns >= n ? 0 : columns;
+  if (legend->wrap() == wrap) return;
+  legend->setWrap(wrap);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-laid out at that wrap
 }
 
 void showLegendBelow(QCustomPlot* plot, bool shown) {

@@ -28,6 +28,11 @@ void putLegendBelow(QCustomPlot* plot);
 // left in it caps the width of its column (a grid of no columns is at most its margins wide),
 // which squeezed the plot above it.
 void showLegendBelow(QCustomPlot* plot, bool shown);
+// A legend below of `columns` items a row (0: all on one row), fewer whenever the plot is too
+// narrow for them: fitLegendToWidth, at every replot at the plot's width and by renderPlot at an
+// export's, puts as many a row as fit with every item whole (at least one).
+void setLegendColumns(QCustomPlot* plot, int columns);
+void fitLegendToWidth(QCustomPlot* plot, int width);
 // A ticker for a category axis of integer keys (steps, bucket ids): labels `prefix`N at integer
 // steps of 1, 2, 5, 10, 20, ... chosen so that labels as wide as the last key's never collide at
 // the axis's current width, on screen and in exports of any size; none past the last key.

@@ -665,10 +665,29 @@ TEST(UiHostLanes, LegendSaysHowToReadBucketsAndBarHeights) {
       << legend.join(", ").toStdString();
   EXPECT_TRUE(legend.contains("bar height: busy share of its pixel column"))
       << legend.join(", ").toStdString();
-  for (int i = 0; i < plot->legend->itemCount(); ++i) {
-    auto* item = plot->legend->item(i);
-    if (item == nullptr) continue;
-    const QCPLayoutElement* element = item;
-    EXPECT_GE(item->outerRect().width(), element->minimumOuterSizeHint().width()) << i;
+  // Every item whole, at the plot's width in the window and narrower (fewer a row, more rows),
+  // and the legend within the plot.
+  int rows_before = 0;
+  for (const int width : {plot->width(), 800, 600, 420}) {
+    plot->setFixedWidth(width);
+    QCoreApplication::processEvents();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    int rows = 0;
+    for (int i = 0; i < plot->legend->itemCount(); ++i) {
+      auto* item = plot->legend->item(i);
+      if (item == nullptr) continue;
+      const QCPLayoutElement* element = item;
+      EXPECT_GE(item->outerRect().width(), element->minimumOuterSizeHint().width())
+          << "item " << i << " at " << width << " px";
+      EXPECT_LE(item->outerRect().right(), plot->width()) << "item " << i << " at " << width;
+      rows = std::max(rows, plot->legend->rowCount());
+    }
+    EXPECT_GE(rows, rows_before) << width;  // narrower: as many rows or more
+    rows_before = rows;
+    if (const QByteArray dir = qgetenv("DDPSCOPE_SCREENSHOTS"); !dir.isEmpty()) {
+      QDir().mkpath(QString::fromLocal8Bit(dir));
+      plot->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/legend-%1.png").arg(width));
+    }
   }
+  EXPECT_GT(rows_before, 4);  // at 420 px the 15 items take more rows than at the window's width
 }
