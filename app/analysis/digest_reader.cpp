@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -309,6 +310,29 @@ std::vector<TimeNs> digestStepTimes(const Digest& d) {
       steps.emplace_back(st.step, st.dur_ns);
   }
   return selectedStepTimes(per_rank, d.run.selection);
+}
+
+std::optional<double> digestBucketMb(const Digest& d) {
+  const std::string& setting = d.run.bucket_setting;
+  if (setting == "per tensor") return 0.0;
+  char* end = nullptr;
+  const double v = std::strtod(setting.c_str(), &end);
+  if (end == setting.c_str() || std::string_view(end).rfind(" MiB", 0) != 0) return std::nullopt;
+  return v;
+}
+
+MeasuredRun measuredDigest(const Digest& d, const std::string& label, double bucket_mb) {
+  MeasuredRun m;
+  m.bucket_mb = bucket_mb;
+  m.label = label;
+  m.configuration = digestConfigurationText(d, false);
+  m.summary = d.run;
+  m.step_times = digestStepTimes(d);
+  m.identity = digestIdentity(d);
+  m.settings_known = d.producer.has_value();
+  if (d.producer) m.settings = sweepSettings(d.producer->block);
+  m.recorded_bucket_mb = digestBucketMb(d);
+  return m;
 }
 
 RunIdentity digestIdentity(const Digest& d) {

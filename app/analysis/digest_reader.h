@@ -64,6 +64,14 @@ Digest readDigest(const std::string& path);
 std::string digestConfigurationText(const Digest& digest, bool with_buckets = true);
 // Its source, world size and model (version 3 on; not known, so not compared, before).
 RunIdentity digestIdentity(const Digest& digest);
+// The digest's run as a measured sweep or Compare sets it beside others (measuredRun's
+// counterpart): its summary, selected step times, identity, configuration without buckets, the
+// settings of its producer (version 3 on; not known before) and the cap its bucket setting states
+// (digestBucketMb), labelled `label`, at `bucket_mb`.
+MeasuredRun measuredDigest(const Digest& digest, const std::string& label, double bucket_mb);
+// The cap a digest's bucket setting states: "25 MiB (first 1 MiB)" 25, "per tensor" 0; none
+// when it states no size.
+std::optional<double> digestBucketMb(const Digest& digest);
 // selectedStepTimes of the digest's ranks over its run summary's steps.
 std::vector<TimeNs> digestStepTimes(const Digest& digest);
 

@@ -58,15 +58,6 @@ struct ComparedRun {
   std::vector<std::pair<std::string, std::string>> settings;
 };
 
-// The cap a digest's bucket setting states ("25 MiB (first 1 MiB)", "per tensor").
-std::optional<double> capOfSetting(const std::string& setting) {
-  if (setting == "per tensor") return 0.0;
-  char* end = nullptr;
-  const double v = std::strtod(setting.c_str(), &end);
-  if (end == setting.c_str() || std::string_view(end).rfind(" MiB", 0) != 0) return std::nullopt;
-  return v;
-}
-
 ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
   ComparedRun c;
   if (analysis::isDigestFile(path)) {
@@ -75,14 +66,15 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
                 << " is a run digest: its figures are those of the rules it was made with, not "
                    "--rules (make the digest again with --rules to apply them)\n";
     const auto digest = analysis::readDigest(path);
-    c.summary = digest.run;
+    auto m = analysis::measuredDigest(digest, path, 0);
+    c.summary = std::move(m.summary);
     c.configuration = analysis::digestConfigurationText(digest);
-    c.identity = analysis::digestIdentity(digest);
-    c.bucket_mb = capOfSetting(digest.run.bucket_setting);
-    c.settings_known = digest.producer.has_value();
-    if (digest.producer) c.settings = analysis::sweepSettings(digest.producer->block);
-    c.step_times = analysis::digestStepTimes(digest);
-    c.configuration_without_buckets = analysis::digestConfigurationText(digest, false);
+    c.configuration_without_buckets = std::move(m.configuration);
+    c.identity = std::move(m.identity);
+    c.bucket_mb = m.recorded_bucket_mb;
+    c.settings_known = m.settings_known;
+    c.settings = std::move(m.settings);
+    c.step_times = std::move(m.step_times);
     return c;
   }
   const trace::Run run = trace::loadRun({path});

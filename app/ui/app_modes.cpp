@@ -246,6 +246,32 @@ int exportDigestHeadless(const QString& file, const QString& digest_path, double
 int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,
                           std::optional<int> step) {
   if (!exportNameOk(file)) return 2;
+  const auto isDigest = [](const QString& p) {
+    return QFileInfo(p).isFile() && analysis::isDigestFile(p.toStdString());
+  };
+  if (isDigest(a) || isDigest(b)) {
+    // A run digest has no lanes: the chart is the table of figures (and the runs' lines).
+    if (step) {
+      err(QStringLiteral("--step %1 aligns two runs' lanes at a step, and a run digest has no "
+                         "lanes: leave --step out")
+              .arg(*step));
+      return 2;
+    }
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.resize(1600, 1000);
+    window.show();
+    for (const QString& p : {a, b})
+      if (!isDigest(p) && window.openRunIndex({p}) < 0 && !loadInto(window, {p})) return 1;
+    window.openForComparison(a, b);  // the digests read there, the runs open already
+    settle(window);
+    ComparePanel* compare = window.comparePanel();
+    if (!(compare->runA() || compare->digestA()) || !(compare->runB() || compare->digestB())) {
+      err(window.lastError());
+      return 1;
+    }
+    return exportAndSay(window, QStringLiteral("chart"), file, scale);
+  }
   MainWindow window;
   if (!openUnattended(window, {a})) return 1;
   // The same run twice (by any spelling of its path) is compared with itself, loaded once.

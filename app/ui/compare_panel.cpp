@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "app/analysis/bucket_steps.h"
+#include "app/analysis/digest_reader.h"
 #include "app/ui/compare_model.h"
 #include "app/ui/format.h"
 #include "app/ui/lane_plottable.h"
@@ -25,6 +26,9 @@
 namespace ddpscope::ui {
 
 namespace {
+// The height, in the lanes' units (pixels), of each side's line saying it has no lanes.
+constexpr double kNoLanesHeight = 40;
+
 // Time labels relative to the aligned step's start (ticks at start + k * step).
 class AlignedTimeTicker : public TimeTicker {
  public:
@@ -170,13 +174,15 @@ void ComparePanel::setUpPlot() {
 
 void ComparePanel::refreshRunLists() {
   const auto& runs = session_->runs();
-  auto indexOf = [&](const std::shared_ptr<const LoadedRun>& r) {
-    for (std::size_t i = 0; i < runs.size(); ++i)
+  const int n = static_cast<int>(runs.size());
+  auto indexOf = [&](const std::shared_ptr<const LoadedRun>& r, const DigestEntry& d) {
+    for (std::size_t i = 0; r && i < runs.size(); ++i)
       if (runs[i] == r) return static_cast<int>(i);
+    for (std::size_t k = 0; d.digest && k < digests_.size(); ++k)
+      if (digests_[k].digest == d.digest) return n + static_cast<int>(k);
     return -1;
   };
-  int a = indexOf(a_), b = indexOf(b_);
-  const int n = static_cast<int>(runs.size());
+  int a = indexOf(a_, da_), b = indexOf(b_, db_);
   // Default: the two most recent runs (the one just made against the one before).
   if (a < 0 || b < 0 || a == b) {
     a = std::max(0, n - 2);
@@ -187,8 +193,32 @@ void ComparePanel::refreshRunLists() {
     box->clear();
     for (const auto& r : runs)
       box->addItem(QStringLiteral("%1 [%2]").arg(r->name, sourceBadge(r->source())));
+    for (const auto& d : digests_)
+      box->addItem(tr("%1 [digest]").arg(d.name));
   }
   setRuns(a, b);
+}
+
+void ComparePanel::addDigest(std::shared_ptr<const analysis::Digest> digest, const QString& name,
+                             const QString& key) {
+  if (!digest) return;
+  const auto same = std::find_if(digests_.begin(), digests_.end(),
+                                 [&](const DigestEntry& d) { return d.key == key; });
+  if (same != digests_.end()) {
+    // Opened again (perhaps rewritten): the new one, where the old one was picked too.
+    for (DigestEntry* side : {&da_, &db_})
+      if (side->digest == same->digest) side->digest = digest;
+    same->digest = std::move(digest);
+  } else {
+    digests_.push_back({std::move(digest), name, key});
+  }
+  refreshRunLists();
+}
+
+int ComparePanel::digestIndex(const QString& key) const {
+  for (std::size_t k = 0; k < digests_.size(); ++k)
+    if (digests_[k].key == key) return static_cast<int>(session_->runs().size() + k);
+  return -1;
 }
 
 void ComparePanel::setRuns(int a, int b) {
@@ -198,12 +228,19 @@ void ComparePanel::setRuns(int a, int b) {
     box_b_->setCurrentIndex(b);
   }
   const auto& runs = session_->runs();
+  const int n = static_cast<int>(runs.size());
   auto at = [&](int i) -> std::shared_ptr<const LoadedRun> {
-    return i >= 0 && i < static_cast<int>(runs.size()) ? runs[static_cast<std::size_t>(i)]
-                                                       : nullptr;
+    return i >= 0 && i < n ? runs[static_cast<std::size_t>(i)] : nullptr;
+  };
+  auto digestAt = [&](int i) -> DigestEntry {
+    return i >= n && i - n < static_cast<int>(digests_.size())
+               ? digests_[static_cast<std::size_t>(i - n)]
+               : DigestEntry{};
   };
   a_ = at(a);
   b_ = at(b);
+  da_ = digestAt(a);
+  db_ = digestAt(b);
   refreshSteps();
   rebuild();
 }
@@ -245,6 +282,9 @@ trace::TimeNs ComparePanel::stepStart(bool b) const {
 }
 
 void ComparePanel::buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin) {
+  keyAxis(rect)->setTicks(true);  // hidden while a digest was shown (showWithDigest)
+  keyAxis(rect)->setTickLabels(true);
+  keyAxis(rect)->grid()->setVisible(true);
   auto labels = QSharedPointer<QCPAxisTickerText>::create();
   double y = 0;
   if (!run.run.ranks.empty()) {
@@ -286,6 +326,10 @@ void ComparePanel::rebuild() {
     plot_->axisRect(i)
         ->axis(QCPAxis::atLeft)
         ->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  if ((a_ || da_.digest) && (b_ || db_.digest) && (da_.digest || db_.digest)) {
+    showWithDigest(title_a, title_b);
+    return;
+  }
   if (!a_ || !b_) {
     title_a->setText(tr("Open or run two runs to compare them"));
     title_b->setText(QString());
@@ -350,6 +394,83 @@ void ComparePanel::rebuild() {
           .arg(step())
           .arg(covered(*a_), QString::fromStdString(a_->summary.selection.rule), covered(*b_),
                QString::fromStdString(b_->summary.selection.rule)));
+}
+
+void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title_b) {
+  const auto title = [this](const QString& tag, bool b) {
+    const auto& run = b ? b_ : a_;
+    return run ? tr("%1: %2 [%3] · no lanes here: the other side is a digest")
+                     .arg(tag, run->name, sourceBadge(run->source()))
+               : tr("%1: %2 [digest] · figures from its digest (no timeline: load its ranks "
+                    "from the Digest tab)")
+                     .arg(tag, sideName(b));
+  };
+  title_a->setText(title(QStringLiteral("A"), false));
+  title_b->setText(title(QStringLiteral("B"), true));
+  for (int i = 0; i < 2; ++i) {
+    // No time axis: a line of text where the lanes would be (kNoLanesHeight high, which the
+    // export's height counts as it counts lanes).
+    QCPAxisRect* rect = plot_->axisRect(i);
+    rect->axis(QCPAxis::atLeft)->setRange(0, kNoLanesHeight);
+    keyAxis(rect)->setTicker(QSharedPointer<TimeTicker>::create());
+    keyAxis(rect)->setLabel(QString());
+    keyAxis(rect)->setTicks(false);
+    keyAxis(rect)->setTickLabels(false);
+    keyAxis(rect)->grid()->setVisible(false);
+    plot_->plotLayout()->setRowStretchFactor(i == 0 ? 1 : 3, 1);
+    const bool digest = i == 0 ? da_.digest != nullptr : db_.digest != nullptr;
+    auto* text = new QCPItemText(plot_);
+    text->setClipAxisRect(rect);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setAxisRect(rect);
+    text->position->setCoords(0.5, 0.5);
+    text->setText(digest ? tr("a run digest: no lanes") : tr("lanes: in the Timeline tab"));
+    text->setColor(colours::kLabelGrey);
+  }
+  plot_->legend->clearItems();
+  showLegendBelow(plot_, false);
+  plot_->setMinimumHeight(200);
+  // The table: each side's summary as its traces or its digest give it (one definition of the
+  // rows); the warning and the note as for two runs.
+  const auto measured = [this](bool b) {
+    const auto& run = b ? b_ : a_;
+    const QString tag = b ? QStringLiteral("B") : QStringLiteral("A");
+    if (run)
+      return analysis::measuredRun({&run->run, &run->report, &run->summary, tag.toStdString()}, 0);
+    return analysis::measuredDigest(*(b ? db_ : da_).digest, tag.toStdString(), 0);
+  };
+  const std::vector<analysis::MeasuredRun> pair{measured(false), measured(true)};
+  rows_ = analysis::compareSummaries(pair[0].summary, pair[1].summary);
+  model_->setRows(rows_);
+  const QString warning =
+      QString::fromStdString(analysis::likeForLikeWarning(pair, "bucket configuration"));
+  warning_->setText(warning);
+  warning_->setVisible(!warning.isEmpty());
+  QString note =
+      tr("%1. The table compares each run's figures over the steps in brackets: for A %2, for B "
+         "%3.")
+          .arg(da_.digest && db_.digest
+                   ? tr("No lanes: A and B are read from their digests")
+                   : tr("No lanes: %1 is read from its digest").arg(da_.digest ? "A" : "B"),
+               QString::fromStdString(pair[0].summary.selection.rule),
+               QString::fromStdString(pair[1].summary.selection.rule));
+  if (const auto not_compared = analysis::settingsNotComparedNote(pair); !not_compared.empty())
+    note += QStringLiteral(" ") + QString::fromStdString(not_compared);
+  step_note_->setText(note);
+  applyPlotTheme(plot_, PlotTheme::System);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString ComparePanel::sideName(bool b) const {
+  const auto& run = b ? b_ : a_;
+  return run ? run->name : (b ? db_ : da_).name;
+}
+
+std::string ComparePanel::configurationOf(bool b) const {
+  const auto& run = b ? b_ : a_;
+  if (run) return analysis::runConfigurationText(run->run);
+  const auto& d = (b ? db_ : da_).digest;
+  return d ? analysis::digestConfigurationText(*d) : std::string();
 }
 
 QString ComparePanel::stepNote() const {
@@ -418,12 +539,10 @@ int ComparePanel::legendHeight() const {
 
 FigureTable ComparePanel::figureTable() const {
   FigureTable table;
-  if (!a_ || !b_) return table;
-  table.above << tr("A: %1 — %2")
-                     .arg(a_->name, QString::fromStdString(analysis::runConfigurationText(a_->run)))
-              << tr("B: %1 — %2")
-                     .arg(b_->name,
-                          QString::fromStdString(analysis::runConfigurationText(b_->run)));
+  if (!(a_ || da_.digest) || !(b_ || db_.digest)) return table;
+  table.above
+      << tr("A: %1 — %2").arg(sideName(false), QString::fromStdString(configurationOf(false)))
+      << tr("B: %1 — %2").arg(sideName(true), QString::fromStdString(configurationOf(true)));
   table.warning = warningText();
   for (int c = 0; c < model_->columnCount(); ++c)
     table.header << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();

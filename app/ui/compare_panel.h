@@ -1,7 +1,9 @@
 #pragma once
 // The Compare tab: two loaded runs stacked on one time axis, aligned at the start of a chosen step
 // (rank 0's lanes of each, drawn by the timeline's LanePlottable), and the table of differences
-// (analysis::compareRuns). The "fused vs unfused" / "overlapped vs not" picture.
+// (analysis::compareRuns). The "fused vs unfused" / "overlapped vs not" picture. A run digest
+// opened this session (the Digest tab's) can be A or B too: it has no lanes, so none are drawn,
+// and the table compares its figures (analysis::compareSummaries).
 
 #include <QWidget>
 #include <memory>
@@ -13,9 +15,14 @@
 class QComboBox;
 class QCustomPlot;
 class QCPAxisRect;
+class QCPTextElement;
 class QHBoxLayout;
 class QLabel;
 class QTableView;
+
+namespace ddpscope::analysis {
+struct Digest;
+}
 
 namespace ddpscope::ui {
 
@@ -28,12 +35,23 @@ class ComparePanel : public QWidget, public ChartExport {
  public:
   explicit ComparePanel(Session* session, QWidget* parent = nullptr);
 
-  // Indices into Session::runs(); step: the step number both are aligned at. By default the
-  // first step of A's run summary (its step selection) that B has too: never a warm-up step
-  // the figures leave out, unless the runs share no other; stepNote() says which and why.
+  // Indices into Session::runs(), then into the digests added (Session::runs().size() + k: the
+  // k-th); step: the step number both are aligned at. By default the first step of A's run
+  // summary (its step selection) that B has too: never a warm-up step the figures leave out,
+  // unless the runs share no other; stepNote() says which and why.
   void setRuns(int a, int b);
+  // A digest opened this session, offered after the runs as "NAME [digest]"; `key` tells one
+  // digest from another (its file's canonical path): the same one opened again replaces its
+  // entry.
+  void addDigest(std::shared_ptr<const analysis::Digest> digest, const QString& name,
+                 const QString& key);
+  // The index setRuns takes for the digest added with `key`, or -1.
+  int digestIndex(const QString& key) const;
+  std::shared_ptr<const analysis::Digest> digestA() const { return da_.digest; }
+  std::shared_ptr<const analysis::Digest> digestB() const { return db_.digest; }
   void setStep(int step);
   int step() const;
+  // The runs picked; null for a side that is a digest.
   std::shared_ptr<const LoadedRun> runA() const { return a_; }
   std::shared_ptr<const LoadedRun> runB() const { return b_; }
   const std::vector<analysis::ComparisonRow>& rows() const { return rows_; }
@@ -70,7 +88,11 @@ class ComparePanel : public QWidget, public ChartExport {
   void showAligned(trace::TimeNs origin_a, trace::TimeNs origin_b, trace::TimeNs length,
                    const QString& axis_label);
   void buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::TimeNs origin);
-  void fillTable();          // analysis::compareRuns of A and B, and whether they are like for like
+  void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
+  // A or B a digest: no lanes, the table of both summaries, the warning and the note.
+  void showWithDigest(QCPTextElement* title_a, QCPTextElement* title_b);
+  QString sideName(bool b) const;             // the run's or the digest's name
+  std::string configurationOf(bool b) const;  // runConfigurationText or digestConfigurationText
   int legendHeight() const;  // the room the legend takes under the lanes (0 when hidden)
 
   Session* session_;
@@ -83,6 +105,13 @@ class ComparePanel : public QWidget, public ChartExport {
   QLabel* warning_;
   QLabel* step_note_;
   std::shared_ptr<const LoadedRun> a_, b_;
+  struct DigestEntry {
+    std::shared_ptr<const analysis::Digest> digest;
+    QString name;
+    QString key;
+  };
+  std::vector<DigestEntry> digests_;  // in the order added
+  DigestEntry da_, db_;               // a side that is a digest (a_ or b_ then null)
   std::vector<analysis::ComparisonRow> rows_;
   bool syncing_ = false;
 };

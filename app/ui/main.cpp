@@ -149,16 +149,17 @@ int main(int argc, char** argv) {
     return exportDigestHeadless(parser.value(QStringLiteral("export")), paths.front(), *scale,
                                 figure);
   }
-  if (headless || !display)
+  // Compare's chart takes digests (a table of figures, no lanes): exportCompareHeadless.
+  if ((headless && !(compare && exporting)) || (!display && !headless))
     for (const QString& p : paths)
       if (QFileInfo(p).isFile() && ddpscope::analysis::isDigestFile(p.toStdString())) {
         if (headless) {
           std::fprintf(stderr,
                        "ddpscope: %s is a run digest (ddpscope-cli digest), not a trace: open it "
-                       "in the app's window (the Digest tab), or give it alone to --export "
-                       "(without --step or --compare) for its heatmap; --report and "
-                       "--screenshots take traces; `ddpscope-cli compare A B` compares two "
-                       "runs from their digests\n",
+                       "in the app's window (the Digest tab), give it alone to --export "
+                       "(without --step) for its heatmap, or with another run to --compare "
+                       "--export for their figures side by side; --report and --screenshots "
+                       "take traces\n",
                        qPrintable(p));
         } else {
           std::fprintf(stderr,

@@ -49,6 +49,15 @@
 namespace ddpscope::ui {
 
 namespace {
+// What tells one digest from another in the Compare tab: its file's canonical path, or the run
+// folders it was made of.
+QString digestKey(const DigestResult& r) {
+  if (!r.file.isEmpty()) return QFileInfo(r.file).canonicalFilePath();
+  return QStringLiteral("made of ") + r.folders.join(QLatin1Char('|'));
+}
+}  // namespace
+
+namespace {
 constexpr int kMaxRecent = 8;
 const char* kRecentKey = "recentRuns";
 }  // namespace
@@ -359,13 +368,32 @@ void MainWindow::openForComparison(const QString& a, const QString& b) {
 
 void MainWindow::continueCompare() {
   if (compare_paths_.size() != 2) return;
+  const auto isDigest = [](const QString& p) {
+    return QFileInfo(p).isFile() && analysis::isDigestFile(p.toStdString());
+  };
   for (const auto& p : compare_paths_) {
+    if (isDigest(p)) {
+      // A digest is small: read here, for the Compare tab only (its heatmap is the Digest tab's).
+      if (compare_->digestIndex(QFileInfo(p).canonicalFilePath()) >= 0) continue;
+      const DigestResult r = openDigestBlocking({p}, false);
+      if (!r.digest) {
+        compare_paths_.clear();
+        reportError(tr("Could not open the digest"), tr("Could not open: %1").arg(r.error));
+        return;
+      }
+      compare_->addDigest(r.digest, r.name, digestKey(r));
+      continue;
+    }
     if (openRunIndex({p}) < 0) {
       loader_->start({p});  // the next one when this one is loaded
       return;
     }
   }
-  const int a = openRunIndex({compare_paths_[0]}), b = openRunIndex({compare_paths_[1]});
+  const auto indexOf = [&](const QString& p) {
+    return isDigest(p) ? compare_->digestIndex(QFileInfo(p).canonicalFilePath())
+                       : openRunIndex({p});
+  };
+  const int a = indexOf(compare_paths_[0]), b = indexOf(compare_paths_[1]);
   compare_paths_.clear();
   compare_->setRuns(a, b);
   tabs_->setCurrentWidget(compare_);
@@ -413,6 +441,7 @@ void MainWindow::connectDigest() {
   });
   connect(digest_job_, &DigestJob::opened, this, [this](const DigestResult& r) {
     digest_->setDigest(r.digest, r.name, r.folders);
+    compare_->addDigest(r.digest, r.name, digestKey(r));  // A or B of the Compare tab too
     if (!r.file.isEmpty()) addRecent({r.file});
     tabs_->setCurrentWidget(digest_);
     // The heatmap needs the height; the timeline keeps a strip until ranks are loaded.
@@ -622,7 +651,9 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
         (predicted ? tr("the predictor failed: %1").arg(predicted->error) : no_prediction)
             .toStdString();
   }
-  if (!compare_->rows().empty() && compare_->runA() != compare_->runB()) {  // not A against A
+  // Two runs (not A against A; a digest side has no run to draw or name here).
+  if (!compare_->rows().empty() && compare_->runA() && compare_->runB() &&
+      compare_->runA() != compare_->runB()) {
     const auto a = compare_->runA(), b = compare_->runB();
     in.compare_name_a = a->name.toStdString();
     in.compare_name_b = b->name.toStdString();

@@ -23,6 +23,7 @@
 #include "app/analysis/digest.h"
 #include "app/analysis/digest_reader.h"
 #include "app/ui/app_settings.h"
+#include "app/ui/compare_panel.h"
 #include "app/ui/digest_heatmap.h"
 #include "app/ui/digest_job.h"
 #include "app/ui/digest_view.h"
@@ -481,4 +482,53 @@ TEST(DigestView, ABigRunIsOfferedAsADigest) {
   EXPECT_TRUE(w->digestOfferReason({run.dir.path()}).contains(QStringLiteral("GB of traces")));
   settings::setDigestOfferGB(0);
   settings::setDigestOfferRanks(0);
+}
+
+// A digest opened in the Digest tab is offered in Compare, beside the runs: against the trace it
+// was made from, every row reads the same (the figures from the digest and from the trace are one
+// definition); no lanes are drawn for it, the note says so and that a version-1 digest's
+// settings were not compared; a run against a run draws lanes again.
+TEST(DigestView, ADigestComparesWithARunInTheCompareTab) {
+  const QString trace = QStringLiteral(DDPSCOPE_TEST_DATA "/resnet50_ddp_rank0.json.gz");
+  const QString digest = QStringLiteral(DDPSCOPE_TEST_DATA "/digest/resnet50.digest.json");
+  auto w = window();
+  w->openPaths({trace});
+  ASSERT_TRUE(waitFor([&] { return !w->session()->runs().empty(); }));
+  w->openPaths({digest});
+  ASSERT_TRUE(waitFor([&] { return w->digestView()->digest() != nullptr; }))
+      << w->lastError().toStdString();
+  ComparePanel* c = w->comparePanel();
+  ASSERT_EQ(c->runBoxA()->count(), 2);
+  EXPECT_EQ(c->runBoxB()->itemText(1), QStringLiteral("resnet50.digest.json [digest]"));
+  const int d = c->digestIndex(QFileInfo(digest).canonicalFilePath());
+  ASSERT_EQ(d, 1);
+  c->setRuns(0, d);
+  ASSERT_TRUE(c->runA() && c->digestB());
+  EXPECT_FALSE(c->runB());
+  ASSERT_GT(c->rows().size(), 4u);
+  for (const auto& r : c->rows()) {
+    EXPECT_EQ(r.a, r.b) << r.metric;
+    if (r.metric == "step time") {
+      EXPECT_EQ(r.a, "222 ms");
+    }
+  }
+  EXPECT_TRUE(c->stepNote().startsWith(QStringLiteral("No lanes: B is read from its digest.")))
+      << c->stepNote().toStdString();
+  EXPECT_TRUE(c->stepNote().contains(QStringLiteral("Settings not compared for B")))
+      << c->stepNote().toStdString();
+  EXPECT_EQ(c->plot()->plottableCount(), 0);
+  const FigureTable table = c->figureTable();
+  ASSERT_EQ(table.above.size(), 2);
+  EXPECT_TRUE(table.above[1].startsWith(
+      QStringLiteral("B: resnet50.digest.json — from its digest · imported")))
+      << table.above[1].toStdString();
+  QByteArray png;
+  QString error;
+  ASSERT_TRUE(c->renderChart(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
+  EXPECT_GT(png.size(), 1000);
+  // Two runs again: their lanes, on a time axis with its numbers.
+  c->setRuns(0, 0);
+  EXPECT_GT(c->plot()->plottableCount(), 0);
+  EXPECT_TRUE(c->plot()->axisRect(0)->axis(QCPAxis::atBottom)->tickLabels());
+  EXPECT_FALSE(c->digestA() || c->digestB());
 }
