@@ -260,13 +260,12 @@ std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& o
 DigestProducer digestProducer(const trace::RankTrace& first_rank) {
   DigestProducer p;
   p.distributed_backend = first_rank.distributed_backend;
-  p.block.present = first_rank.ddpscope.present;
-  p.block.source = first_rank.ddpscope.source;
   for (const auto key : trace::runSettingKeys()) {
     if (key == "run_id") continue;  // this run's alone (and may be beyond a 64-bit number)
     if (const auto value = first_rank.ddpscope.configValue(key); !value.empty())
       p.block.config.emplace_back(std::string(key), std::string(value));
   }
+  p.block.present = !p.block.config.empty();  // as the reader sets it
   return p;
 }
 

@@ -28,7 +28,7 @@ inline constexpr int kDigestVersion = 3;
 // sweep or Compare warns of when it differs (sweepSettings). An imported trace records none.
 struct DigestProducer {
   std::string distributed_backend;  // "" when not recorded
-  trace::DdpscopeBlock block;       // its config only
+  trace::DdpscopeBlock block;       // its config, and `present` when that holds any
   bool operator==(const DigestProducer&) const = default;
 };
 DigestProducer digestProducer(const trace::RankTrace& first_rank);

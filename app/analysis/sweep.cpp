@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -214,14 +215,19 @@ std::string MeasuredSweep::mark(std::size_t i) const {
 namespace {
 // A recorded setting as a person reads it: a number in the shortest form that reads back as the
 // same double (0.1, not the 0.10000000000000001 it was written as; two values that differ never
-// read the same; not the locale's), a string without its quotes.
+// read the same; not the locale's), or, for a 32-bit float written in full, the shortest form of
+// that float (a learning rate of 0.05 written as 0.05000000074505806 reads 0.05, as sameSetting
+// takes it); a string without its quotes.
 std::string settingText(const std::string& raw) {
   double v = 0;
   const char* end = raw.data() + raw.size();
   const auto parsed = std::from_chars(raw.data(), end, v);
   if (!raw.empty() && parsed.ec == std::errc() && parsed.ptr == end && std::isfinite(v)) {
     char buf[32];
-    const auto written = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
+    const bool float32 = std::fabs(v) <= std::numeric_limits<float>::max() &&
+                         static_cast<double>(static_cast<float>(v)) == v;
+    const auto written = float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
+                                 : std::to_chars(buf, buf + sizeof buf, v);  // shortest
     if (written.ec == std::errc()) return std::string(buf, written.ptr);
   }
   return unquoted(raw);
@@ -266,7 +272,7 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
         return std::to_string(s.ranks) + " of " + std::to_string(s.world_size) + ", missing rank" +
                (s.missing_ranks.size() == 1 ? " " : "s ") + rankRanges(s.missing_ranks);
       };
-      differs("ranks loaded differ (" + first.label + ": " + loaded(sa) + ", " + other.label +
+      differs("ranks loaded differ (" + first.label + ": " + loaded(sa) + "; " + other.label +
               ": " + loaded(sb) + ")");
     }
     // Overlap where both runs say it (an imported trace does not).

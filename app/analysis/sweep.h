@@ -49,8 +49,9 @@ std::vector<ComparisonRow> compareRuns(const RunReport& a, const RunReport& b);
 
 // What two runs must share to compare like for like.
 struct RunIdentity {
-  std::string source;                // "sim", "cuda", "imported", ...
-  std::optional<std::string> model;  // "" when not recorded; none when not known (a digest)
+  std::string source;  // "sim", "cuda", "imported", ...
+  // "" when not recorded; none when not known (a digest of version 1 or 2).
+  std::optional<std::string> model;
   std::int32_t world_size = 0;
 };
 RunIdentity runIdentity(const trace::Run& run);

@@ -265,9 +265,14 @@ int exportCompareHeadless(const QString& file, const QString& a, const QString& 
       if (!isDigest(p) && window.openRunIndex({p}) < 0 && !loadInto(window, {p})) return 1;
     window.openForComparison(a, b);  // the digests read there, the runs open already
     settle(window);
+    // Each side what was asked for: a digest that could not be read leaves the pickers at their
+    // default (the run against itself), which must not be written as the comparison.
     ComparePanel* compare = window.comparePanel();
-    if (!(compare->runA() || compare->digestA()) || !(compare->runB() || compare->digestB())) {
-      err(window.lastError());
+    const bool a_ok = isDigest(a) ? compare->digestA() != nullptr : compare->runA() != nullptr;
+    const bool b_ok = isDigest(b) ? compare->digestB() != nullptr : compare->runB() != nullptr;
+    if (!a_ok || !b_ok) {
+      err(window.lastError().isEmpty() ? QStringLiteral("could not open the runs to compare")
+                                       : window.lastError());
       return 1;
     }
     return exportAndSay(window, QStringLiteral("chart"), file, scale);

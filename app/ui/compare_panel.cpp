@@ -27,7 +27,7 @@ namespace ddpscope::ui {
 
 namespace {
 // The height, in the lanes' units (pixels), of each side's line saying it has no lanes.
-constexpr double kNoLanesHeight = 40;
+constexpr double kNoLanesHeight = 24;
 
 // Time labels relative to the aligned step's start (ticks at start + k * step).
 class AlignedTimeTicker : public TimeTicker {
@@ -399,11 +399,8 @@ void ComparePanel::rebuild() {
 void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title_b) {
   const auto title = [this](const QString& tag, bool b) {
     const auto& run = b ? b_ : a_;
-    return run ? tr("%1: %2 [%3] · no lanes here: the other side is a digest")
-                     .arg(tag, run->name, sourceBadge(run->source()))
-               : tr("%1: %2 [digest] · figures from its digest (no timeline: load its ranks "
-                    "from the Digest tab)")
-                     .arg(tag, sideName(b));
+    return run ? tr("%1: %2 [%3]").arg(tag, run->name, sourceBadge(run->source()))
+               : tr("%1: %2 [digest] · figures from its digest").arg(tag, sideName(b));
   };
   title_a->setText(title(QStringLiteral("A"), false));
   title_b->setText(title(QStringLiteral("B"), true));
@@ -424,7 +421,8 @@ void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title
     text->position->setType(QCPItemPosition::ptAxisRectRatio);
     text->position->setAxisRect(rect);
     text->position->setCoords(0.5, 0.5);
-    text->setText(digest ? tr("a run digest: no lanes") : tr("lanes: in the Timeline tab"));
+    text->setText(digest ? tr("a run digest: no lanes")
+                         : tr("lanes not drawn beside a digest (the Timeline tab has them)"));
     text->setColor(colours::kLabelGrey);
   }
   plot_->legend->clearItems();

@@ -86,6 +86,13 @@ std::string errorOf(const std::string& json) {
 
 TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   const fs::path dir = writeStragglerRun("roundtrip");
+  // A run id on every rank (beyond a 64-bit number, as some launchers make them): the run's
+  // own, so not among the settings a digest keeps.
+  for (const auto& f : fs::directory_iterator(dir)) {
+    trace::RankTrace t = trace::readTraceFile(f.path().string());
+    t.ddpscope.config.emplace_back("run_id", "123456789012345678901234567890");
+    trace::writeTraceFile(t, f.path().string());
+  }
   const std::string json = analysis::digestRun({dir.string()}, {});
   const analysis::Digest d = analysis::parseDigest(json, "run.digest.json");
   const auto run = trace::loadRun({dir.string()});
@@ -112,7 +119,9 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   EXPECT_EQ(analysis::digestIdentity(d).model, std::optional<std::string>("\"transformer\""));
   EXPECT_EQ(analysis::digestConfigurationText(d),
             "from its digest · " + analysis::runConfigurationText(run));
+  ASSERT_EQ(run.ranks.front().ddpscope.configValue("run_id"), "123456789012345678901234567890");
   EXPECT_EQ(d.producer->block.configValue("run_id"), "");  // the run's own, not a setting
+  EXPECT_EQ(json.find("123456789012345678901234567890"), std::string::npos);
   EXPECT_NE(json.find("\"xxh3_64\": \""), std::string::npos);
   EXPECT_EQ(json.find("fnv1a64"), std::string::npos);
   EXPECT_EQ(d.matched_collectives, static_cast<std::int64_t>(report.matched.size()));

@@ -394,6 +394,18 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
               "from this, not from the bucket size.");
   }
   {
+    // 32-bit floats written in full read as the float's shortest form; a double as its own.
+    auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
+    c.settings = {{"lr", "0.05000000074505806"}, {"sim_jitter", "0.10000000000000001"}};
+    d.settings = {{"lr", "0.10000000149011612"}, {"sim_jitter", "0.2"}};
+    const auto floats = analysis::measuredSweep({c, d}, -1, &error);
+    ASSERT_TRUE(floats);
+    EXPECT_NE(floats->warning.find("lr differs (c: 0.05, d: 0.1); sim_jitter differs (c: 0.1, "
+                                   "d: 0.2)"),
+              std::string::npos)
+        << floats->warning;
+  }
+  {
     // One run of a world of 4 missing rank 2, another missing ranks 1 to 3: other ranks.
     auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
     for (auto* r : {&c, &d})
@@ -409,11 +421,11 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     const auto other = analysis::measuredSweep({c, d}, -1, &error);
     ASSERT_TRUE(other);
     EXPECT_EQ(other->warning,
-              "Not like for like: ranks loaded differ (c: 1 of 4, missing ranks 1-3, d: 3 of 4, "
+              "Not like for like: ranks loaded differ (c: 1 of 4, missing ranks 1-3; d: 3 of 4, "
               "missing rank 2). Differences may come from this, not from the bucket size.");
     c.summary.ranks = 4;
     c.summary.missing_ranks.clear();
-    EXPECT_NE(analysis::measuredSweep({c, d}, -1, &error)->warning.find("(c: all 4, d: 3 of 4"),
+    EXPECT_NE(analysis::measuredSweep({c, d}, -1, &error)->warning.find("(c: all 4; d: 3 of 4"),
               std::string::npos);
   }
   // A digest of version 1 or 2 keeps no settings: not compared.
