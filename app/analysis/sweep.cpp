@@ -248,6 +248,19 @@ std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
          "or digests made again by this ddpscope, to check them.";
 }
 
+std::string sharedConfiguration(const std::vector<MeasuredRun>& runs) {
+  constexpr std::string_view kDigest = "from its digest · ";
+  const auto own = [&](const MeasuredRun& r) {
+    std::string_view c = r.configuration;
+    if (c.starts_with(kDigest)) c.remove_prefix(kDigest.size());
+    return c;
+  };
+  if (runs.empty()) return {};
+  for (const auto& r : runs)
+    if (own(r) != own(runs.front())) return {};
+  return std::string(own(runs.front()));
+}
+
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied) {
   std::vector<std::string> why;
   const auto differs = [&](const std::string& what) {

@@ -101,6 +101,10 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 // digest of version 1 or 2, an imported trace) left out. "Not like for like: ...; .... Differences
 // may come from these (this, for one), not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
+// The configuration every run shares (MeasuredRun::configuration, a digest's "from its digest · "
+// left aside: a digest and its traces share theirs), or "" when two differ: a sweep's heading
+// names it only when it is every run's.
+std::string sharedConfiguration(const std::vector<MeasuredRun>& runs);
 // The runs whose settings likeForLikeWarning could not compare (digests of version 1 or 2 keep
 // none), said: "Settings not compared for A and B: ...", or "" when every run's settings were
 // compared.

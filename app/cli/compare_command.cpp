@@ -357,8 +357,15 @@ int runSweep(const SweepArgs& args) {
     std::cout << o;
     return 0;
   }
-  std::cout << "sweep (measured): " << points.size() << (points.size() == 1 ? " run" : " runs")
-            << ", " << points.front().configuration << "\n";
+  // The configuration when every run has it; else each run's (the warning says what differs).
+  if (const std::string shared = analysis::sharedConfiguration(sweep->runs); !shared.empty()) {
+    std::cout << "sweep (measured): " << points.size() << (points.size() == 1 ? " run" : " runs")
+              << ", " << shared << "\n";
+  } else {
+    std::cout << "sweep (measured): " << points.size() << " runs of other configurations:\n";
+    for (const auto& r : sweep->runs)
+      std::cout << "  " << r.label << ": " << r.configuration << "\n";
+  }
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   if (!sweep->note.empty()) std::cout << "note: " << sweep->note << "\n";
   std::cout << "\n";

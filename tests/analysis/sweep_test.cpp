@@ -394,6 +394,14 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
               "from this, not from the bucket size.");
   }
   {
+    // The heading's configuration: every run's (a digest's prefix aside), else none.
+    auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
+    d.configuration = "from its digest · simulated · mlp";
+    EXPECT_EQ(analysis::sharedConfiguration({c, d}), "simulated · mlp");
+    d.configuration = "simulated · transformer";
+    EXPECT_EQ(analysis::sharedConfiguration({c, d}), "");
+  }
+  {
     // 32-bit floats written in full read as the float's shortest form; a double as its own.
     auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
     c.settings = {{"lr", "0.05000000074505806"}, {"sim_jitter", "0.10000000000000001"}};
