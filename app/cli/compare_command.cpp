@@ -56,6 +56,9 @@ struct ComparedRun {
   // The settings a sweep compares (analysis::sweepSettings, of a digest's producer from
   // version 3 on); none for an import.
   std::vector<std::pair<std::string, std::string>> settings;
+  // What `summary` warns of this run (missing ranks, a trace with no events, ...): its report's
+  // warnings, or the digest's, then each rank's own ("rank 3: ...").
+  std::vector<std::string> warnings;
 };
 
 ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
@@ -75,6 +78,10 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
     c.settings_known = m.settings_known;
     c.settings = std::move(m.settings);
     c.step_times = std::move(m.step_times);
+    c.warnings = digest.warnings;
+    for (const auto& r : digest.ranks)
+      for (const auto& w : r.warnings)
+        c.warnings.push_back("rank " + std::to_string(r.rank) + ": " + w);
     return c;
   }
   const trace::Run run = trace::loadRun({path});
@@ -86,6 +93,10 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
   c.configuration_without_buckets = analysis::runConfigurationText(run, false);
   c.identity = analysis::runIdentity(run);
   c.bucket_mb = analysis::recordedBucketMb(run);
+  c.warnings = report.warnings;
+  for (const auto& r : report.ranks)
+    for (const auto& w : r.warnings)
+      c.warnings.push_back("rank " + std::to_string(r.rank) + ": " + w);
   return c;
 }
 
@@ -125,7 +136,14 @@ void runJson(std::string& o, const char* key, const std::string& path, const Com
   trace::appendJsonString(o, "configuration");
   o += ": ";
   trace::appendJsonString(o, run.configuration);
-  o += "}";
+  o += ", ";
+  trace::appendJsonString(o, "warnings");
+  o += ": [";
+  for (std::size_t i = 0; i < run.warnings.size(); ++i) {
+    if (i > 0) o += ", ";
+    trace::appendJsonString(o, run.warnings[i]);
+  }
+  o += "]}";
 }
 
 }  // namespace
@@ -192,8 +210,21 @@ int runCompare(const CompareArgs& args) {
     }
     return std::string();
   };
-  std::cout << "A: " << args.a << "\n   " << a.configuration << covered(true) << "\n";
-  std::cout << "B: " << args.b << "\n   " << b.configuration << covered(false) << "\n";
+  // Each run's own warnings under its lines, as `summary` gives them (a missing rank, a trace
+  // with no events): what makes its figures partial or n/a.
+  // The first few; --json has them all.
+  const auto warned = [](const ComparedRun& r) {
+    constexpr std::size_t kShown = 4;
+    std::string s;
+    for (std::size_t i = 0; i < r.warnings.size() && i < kShown; ++i)
+      s += "\n   warning: " + r.warnings[i];
+    if (r.warnings.size() > kShown)
+      s += "\n   (" + std::to_string(r.warnings.size() - kShown) +
+           " more warnings: `summary` of this run, or --json, lists them)";
+    return s;
+  };
+  std::cout << "A: " << args.a << "\n   " << a.configuration << covered(true) << warned(a) << "\n";
+  std::cout << "B: " << args.b << "\n   " << b.configuration << covered(false) << warned(b) << "\n";
   if (!warning.empty()) std::cout << "warning: " << warning << "\n";
   if (!note.empty()) std::cout << "note: " << note << "\n";
   std::cout << "\n";
