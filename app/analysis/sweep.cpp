@@ -248,6 +248,12 @@ std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
          "or digests made again by this ddpscope, to check them.";
 }
 
+std::string comparedVaried(const RunSummary& a, const RunSummary& b) {
+  const bool same = !a.bucket_setting.empty() && a.bucket_setting == b.bucket_setting &&
+                    a.overlap_setting == b.overlap_setting;
+  return same ? std::string() : std::string("bucket configuration");
+}
+
 std::string sharedConfiguration(const std::vector<MeasuredRun>& runs) {
   constexpr std::string_view kDigest = "from its digest · ";
   const auto own = [&](const MeasuredRun& r) {
@@ -324,8 +330,8 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
   std::string warning = "Not like for like: ";
   for (std::size_t i = 0; i < why.size(); ++i)
     warning += (i ? "; " : "") + why[i];
-  return warning + ". Differences may come from " + (why.size() == 1 ? "this" : "these") +
-         ", not from the " + std::string(varied) + ".";
+  warning += ". Differences may come from " + std::string(why.size() == 1 ? "this" : "these");
+  return varied.empty() ? warning + "." : warning + ", not from the " + std::string(varied) + ".";
 }
 
 std::optional<MeasuredSweep> measuredSweep(std::vector<MeasuredRun> runs, double current_mb,

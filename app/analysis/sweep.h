@@ -101,6 +101,10 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 // digest of version 1 or 2, an imported trace) left out. "Not like for like: ...; .... Differences
 // may come from these (this, for one), not from the <varied>.", or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
+// What Compare's warning says the differences are not from: "bucket configuration", or "" when
+// both runs record the same bucket setting and overlap (their buckets are not what differs; the
+// warning then ends "Differences may come from these.").
+std::string comparedVaried(const RunSummary& a, const RunSummary& b);
 // The configuration every run shares (MeasuredRun::configuration, a digest's "from its digest · "
 // left aside: a digest and its traces share theirs), or "" when two differ: a sweep's heading
 // names it only when it is every run's.

@@ -158,7 +158,8 @@ int runCompare(const CompareArgs& args) {
   const auto rows = analysis::compareSummaries(a.summary, b.summary);
   const std::vector<analysis::MeasuredRun> pair{measured(ComparedRun(a), "A", 0),
                                                 measured(ComparedRun(b), "B", 0)};
-  const std::string warning = analysis::likeForLikeWarning(pair, "bucket configuration");
+  const std::string warning =
+      analysis::likeForLikeWarning(pair, analysis::comparedVaried(a.summary, b.summary));
   const std::string note = analysis::settingsNotComparedNote(pair);
   if (args.json) {
     std::string o = "{";

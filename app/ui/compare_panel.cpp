@@ -440,8 +440,8 @@ void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title
   const std::vector<analysis::MeasuredRun> pair{measured(false), measured(true)};
   rows_ = analysis::compareSummaries(pair[0].summary, pair[1].summary);
   model_->setRows(rows_);
-  const QString warning =
-      QString::fromStdString(analysis::likeForLikeWarning(pair, "bucket configuration"));
+  const QString warning = QString::fromStdString(analysis::likeForLikeWarning(
+      pair, analysis::comparedVaried(pair[0].summary, pair[1].summary)));
   warning_->setText(warning);
   warning_->setVisible(!warning.isEmpty());
   QString note =
@@ -507,7 +507,7 @@ void ComparePanel::fillTable() {
   const QString warning = QString::fromStdString(analysis::likeForLikeWarning(
       {analysis::measuredRun({&a_->run, &a_->report, &a_->summary, "A"}, 0),
        analysis::measuredRun({&b_->run, &b_->report, &b_->summary, "B"}, 0)},
-      "bucket configuration"));
+      analysis::comparedVaried(a_->summary, b_->summary)));
   warning_->setText(warning);
   warning_->setVisible(!warning.isEmpty());
   model_->setRows(rows_);

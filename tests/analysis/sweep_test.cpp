@@ -394,6 +394,26 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
               "from this, not from the bucket size.");
   }
   {
+    // Compare of two runs with the same buckets: the warning does not say the buckets are what
+    // differs.
+    analysis::RunSummary x, y;
+    x.bucket_setting = y.bucket_setting = "1 MiB (first 1 MiB)";
+    EXPECT_EQ(analysis::comparedVaried(x, y), "");
+    y.overlap_setting = false;
+    EXPECT_EQ(analysis::comparedVaried(x, y), "bucket configuration");
+    y.overlap_setting.reset();
+    y.bucket_setting = "10 MiB (first 1 MiB)";
+    EXPECT_EQ(analysis::comparedVaried(x, y), "bucket configuration");
+    x.bucket_setting = y.bucket_setting = "";  // not recorded: the buckets may differ
+    EXPECT_EQ(analysis::comparedVaried(x, y), "bucket configuration");
+    auto c = a;
+    c.label = "b";
+    c.settings.front().second = "1";
+    EXPECT_EQ(analysis::likeForLikeWarning({a, c}, ""),
+              "Not like for like: sim_straggler_rank differs (a: -1, b: 1). Differences may come "
+              "from this.");
+  }
+  {
     // The heading's configuration: every run's (a digest's prefix aside), else none.
     auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
     d.configuration = "from its digest · simulated · mlp";
