@@ -213,12 +213,22 @@ std::string MeasuredSweep::mark(std::size_t i) const {
 }
 
 namespace {
-// A recorded setting as a person reads it: a number in the shortest form that reads back as the
-// same double (0.1, not the 0.10000000000000001 it was written as; two values that differ never
-// read the same; not the locale's), or, for a 32-bit float written in full, the shortest form of
-// that float (a learning rate of 0.05 written as 0.05000000074505806 reads 0.05, as sameSetting
-// takes it); a string without its quotes.
+// A recorded setting as a person reads it: a whole number as written (its leading zeros aside:
+// sameSetting compares them digit by digit, beyond a double's precision); another number in the
+// shortest form that reads back as the same double (0.1, not the 0.10000000000000001 it was
+// written as; not the locale's), or, for a 32-bit float written in full, the shortest form of that
+// float (a learning rate of 0.05 written as 0.05000000074505806 reads 0.05, as sameSetting takes
+// it); a string without its quotes.
 std::string settingText(const std::string& raw) {
+  {
+    std::string_view digits = raw;
+    const bool negative = digits.starts_with('-');
+    if (negative) digits.remove_prefix(1);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
+      digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size() - 1));
+      return (negative && digits != "0" ? "-" : "") + std::string(digits);
+    }
+  }
   double v = 0;
   const char* end = raw.data() + raw.size();
   const auto parsed = std::from_chars(raw.data(), end, v);
@@ -249,8 +259,11 @@ std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
 }
 
 std::string comparedVaried(const RunSummary& a, const RunSummary& b) {
-  const bool same = !a.bucket_setting.empty() && a.bucket_setting == b.bucket_setting &&
-                    a.overlap_setting == b.overlap_setting;
+  // Overlap as likeForLikeWarning takes it: different only when both runs record it.
+  const bool overlap_differs =
+      a.overlap_setting && b.overlap_setting && *a.overlap_setting != *b.overlap_setting;
+  const bool same =
+      !a.bucket_setting.empty() && a.bucket_setting == b.bucket_setting && !overlap_differs;
   return same ? std::string() : std::string("bucket configuration");
 }
 

@@ -99,11 +99,12 @@ MeasuredRun measuredRun(const MeasuredRunInput& in, double bucket_mb);
 // the other has) and overlap on one and off on the other; against the first run that records
 // settings, each setting either records (sweepSettings; numbers by value), runs recording none (a
 // digest of version 1 or 2, an imported trace) left out. "Not like for like: ...; .... Differences
-// may come from these (this, for one), not from the <varied>.", or "".
+// may come from these (this, for one), not from the <varied>.", ending at "these." when `varied`
+// is empty; or "".
 std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string_view varied);
 // What Compare's warning says the differences are not from: "bucket configuration", or "" when
-// both runs record the same bucket setting and overlap (their buckets are not what differs; the
-// warning then ends "Differences may come from these.").
+// both runs record the same bucket setting and no different overlap (their buckets are not what
+// differs; the warning then ends "Differences may come from these.").
 std::string comparedVaried(const RunSummary& a, const RunSummary& b);
 // The configuration every run shares (MeasuredRun::configuration, a digest's "from its digest · "
 // left aside: a digest and its traces share theirs), or "" when two differ: a sweep's heading

@@ -88,10 +88,14 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   const fs::path dir = writeStragglerRun("roundtrip");
   // A run id on every rank (beyond a 64-bit number, as some launchers make them): the run's
   // own, so not among the settings a digest keeps.
-  for (const auto& f : fs::directory_iterator(dir)) {
-    trace::RankTrace t = trace::readTraceFile(f.path().string());
+  std::vector<fs::path> files;  // listed first: rewriting them adds and renames entries
+  for (const auto& f : fs::directory_iterator(dir))
+    files.push_back(f.path());
+  ASSERT_EQ(files.size(), 8u);
+  for (const auto& f : files) {
+    trace::RankTrace t = trace::readTraceFile(f.string());
     t.ddpscope.config.emplace_back("run_id", "123456789012345678901234567890");
-    trace::writeTraceFile(t, f.path().string());
+    trace::writeTraceFile(t, f.string());
   }
   const std::string json = analysis::digestRun({dir.string()}, {});
   const analysis::Digest d = analysis::parseDigest(json, "run.digest.json");

@@ -399,8 +399,11 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     analysis::RunSummary x, y;
     x.bucket_setting = y.bucket_setting = "1 MiB (first 1 MiB)";
     EXPECT_EQ(analysis::comparedVaried(x, y), "");
-    y.overlap_setting = false;
+    y.overlap_setting = false;  // recorded by one run only: not a difference
+    EXPECT_EQ(analysis::comparedVaried(x, y), "");
+    x.overlap_setting = true;  // on against off
     EXPECT_EQ(analysis::comparedVaried(x, y), "bucket configuration");
+    x.overlap_setting.reset();
     y.overlap_setting.reset();
     y.bucket_setting = "10 MiB (first 1 MiB)";
     EXPECT_EQ(analysis::comparedVaried(x, y), "bucket configuration");
@@ -422,7 +425,21 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     EXPECT_EQ(analysis::sharedConfiguration({c, d}), "");
   }
   {
-    // 32-bit floats written in full read as the float's shortest form; a double as its own.
+    // Whole numbers as written, beyond a double's precision too (two seeds that differ read
+    // differently); 32-bit floats written in full as the float's shortest form; a double as its
+    // own.
+    {
+      auto e = measured(1, {100, 100}, "e"), f = measured(4, {90, 90}, "f");
+      e.settings = {{"seed", "1733440000123456789"}, {"batch", "1125899906842624"}};
+      f.settings = {{"seed", "1733440000123456790"}, {"batch", "1125899900000000"}};
+      const auto seeds = analysis::measuredSweep({e, f}, -1, &error);
+      ASSERT_TRUE(seeds);
+      EXPECT_NE(seeds->warning.find("seed differs (e: 1733440000123456789, f: "
+                                    "1733440000123456790); batch differs (e: 1125899906842624, f: "
+                                    "1125899900000000)"),
+                std::string::npos)
+          << seeds->warning;
+    }
     auto c = measured(1, {100, 100}, "c"), d = measured(4, {90, 90}, "d");
     c.settings = {{"lr", "0.05000000074505806"}, {"sim_jitter", "0.10000000000000001"}};
     d.settings = {{"lr", "0.10000000149011612"}, {"sim_jitter", "0.2"}};
