@@ -42,23 +42,20 @@ CLI::App* addCompareCommand(CLI::App& app, CompareArgs& a) {
 
 namespace {
 
-// What compare needs of a run: its summary, its configuration line and what like for like
-// compares; from its traces (loaded, analysed, dropped) or from its digest (as written).
+// What compare and sweep need of a run: what like for like compares (analysis::measuredRun of
+// its traces, loaded, analysed and dropped, or measuredDigest of its digest, as written; its label
+// and bucket size set where it is used), its configuration line with its buckets, and its
+// warnings.
 struct ComparedRun {
-  analysis::RunSummary summary;
+  analysis::MeasuredRun measured;
   std::string configuration;
-  std::string configuration_without_buckets;  // what a sweep's runs must share
-  analysis::RunIdentity identity;
-  std::optional<double> bucket_mb;  // the recorded cap, when the run says it
-  // False for a digest of version 1 or 2, which keeps none of its producer's settings.
-  bool settings_known = true;
-  std::vector<analysis::TimeNs> step_times;  // per selected step (selectedStepTimes)
-  // The settings a sweep compares (analysis::sweepSettings, of a digest's producer from
-  // version 3 on); none for an import.
-  std::vector<std::pair<std::string, std::string>> settings;
   // What `summary` warns of this run (missing ranks, a trace with no events, ...): its report's
   // warnings, or the digest's, then each rank's own ("rank 3: ...").
   std::vector<std::string> warnings;
+  void addRankWarnings(std::int32_t rank, const std::vector<std::string>& of_rank) {
+    for (const auto& w : of_rank)
+      warnings.push_back("rank " + std::to_string(rank) + ": " + w);
+  }
 };
 
 ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions& options) {
@@ -69,49 +66,29 @@ ComparedRun comparedRun(const std::string& path, const analysis::AnalysisOptions
                 << " is a run digest: its figures are those of the rules it was made with, not "
                    "--rules (make the digest again with --rules to apply them)\n";
     const auto digest = analysis::readDigest(path);
-    auto m = analysis::measuredDigest(digest, path, 0);
-    c.summary = std::move(m.summary);
+    c.measured = analysis::measuredDigest(digest, path, 0);
     c.configuration = analysis::digestConfigurationText(digest);
-    c.configuration_without_buckets = std::move(m.configuration);
-    c.identity = std::move(m.identity);
-    c.bucket_mb = m.recorded_bucket_mb;
-    c.settings_known = m.settings_known;
-    c.settings = std::move(m.settings);
-    c.step_times = std::move(m.step_times);
     c.warnings = digest.warnings;
     for (const auto& r : digest.ranks)
-      for (const auto& w : r.warnings)
-        c.warnings.push_back("rank " + std::to_string(r.rank) + ": " + w);
+      c.addRankWarnings(r.rank, r.warnings);
     return c;
   }
   const trace::Run run = trace::loadRun({path});
   const auto report = analysis::analyzeRun(run, options);
-  c.summary = analysis::summarizeRun(report);
-  c.step_times = analysis::selectedStepTimes(report, c.summary.selection);
-  c.settings = analysis::sweepSettings(run);
+  const auto summary = analysis::summarizeRun(report);
+  c.measured = analysis::measuredRun({&run, &report, &summary, path}, 0);
   c.configuration = analysis::runConfigurationText(run);
-  c.configuration_without_buckets = analysis::runConfigurationText(run, false);
-  c.identity = analysis::runIdentity(run);
-  c.bucket_mb = analysis::recordedBucketMb(run);
   c.warnings = report.warnings;
   for (const auto& r : report.ranks)
-    for (const auto& w : r.warnings)
-      c.warnings.push_back("rank " + std::to_string(r.rank) + ": " + w);
+    c.addRankWarnings(r.rank, r.warnings);
   return c;
 }
 
 // A run as a sweep and the like-for-like warning set it beside others.
 analysis::MeasuredRun measured(ComparedRun run, const std::string& label, double bucket_mb) {
-  analysis::MeasuredRun m;
-  m.bucket_mb = bucket_mb;
+  analysis::MeasuredRun m = std::move(run.measured);
   m.label = label;
-  m.configuration = std::move(run.configuration_without_buckets);
-  m.summary = std::move(run.summary);
-  m.step_times = std::move(run.step_times);
-  m.identity = std::move(run.identity);
-  m.settings = std::move(run.settings);
-  m.settings_known = run.settings_known;
-  m.recorded_bucket_mb = run.bucket_mb;  // the trace's recorded size, or the digest's setting
+  m.bucket_mb = bucket_mb;
   return m;
 }
 
@@ -155,11 +132,11 @@ int runCompare(const CompareArgs& args) {
   // never share the memory. A digest is read as written (its rules were chosen when it was made).
   const ComparedRun a = comparedRun(args.a, options);
   const ComparedRun b = comparedRun(args.b, options);
-  const auto rows = analysis::compareSummaries(a.summary, b.summary);
+  const auto rows = analysis::compareSummaries(a.measured.summary, b.measured.summary);
   const std::vector<analysis::MeasuredRun> pair{measured(ComparedRun(a), "A", 0),
                                                 measured(ComparedRun(b), "B", 0)};
-  const std::string warning =
-      analysis::likeForLikeWarning(pair, analysis::comparedVaried(a.summary, b.summary));
+  const std::string warning = analysis::likeForLikeWarning(
+      pair, analysis::comparedVaried(pair[0].summary, pair[1].summary));
   const std::string note = analysis::settingsNotComparedNote(pair);
   if (args.json) {
     std::string o = "{";
@@ -297,14 +274,15 @@ int runSweep(const SweepArgs& args) {
       return 2;
     }
     ComparedRun run = comparedRun(path, options);
-    if (stated && run.bucket_mb && *run.bucket_mb != *stated) {
+    const auto recorded = run.measured.recorded_bucket_mb;  // the trace's, or the digest's setting
+    if (stated && recorded && *recorded != *stated) {
       std::cerr << "ddpscope-cli sweep: " << path << " records bucket size "
-                << analysis::mibNumberText(*run.bucket_mb) << " MiB, not "
+                << analysis::mibNumberText(*recorded) << " MiB, not "
                 << analysis::mibNumberText(*stated) << " as given; give it without "
                 << analysis::mibNumberText(*stated) << "=\n";
       return 2;
     }
-    const auto mb = stated ? stated : run.bucket_mb;
+    const auto mb = stated ? stated : recorded;
     if (!mb) {
       std::cerr << "ddpscope-cli sweep: " << path
                 << " does not record its bucket size: give it as MB=" << path << " (25=" << path
