@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -220,24 +219,14 @@ namespace {
 // float (a learning rate of 0.05 written as 0.05000000074505806 reads 0.05, as sameSetting takes
 // it); a string without its quotes.
 std::string settingText(const std::string& raw) {
-  {
-    std::string_view digits = raw;
-    const bool negative = digits.starts_with('-');
-    if (negative) digits.remove_prefix(1);
-    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
-      digits.remove_prefix(std::min(digits.find_first_not_of('0'), digits.size() - 1));
-      return (negative && digits != "0" ? "-" : "") + std::string(digits);
-    }
-  }
+  if (auto whole = trace::wholeNumberText(raw)) return std::move(*whole);
   double v = 0;
   const char* end = raw.data() + raw.size();
   const auto parsed = std::from_chars(raw.data(), end, v);
   if (!raw.empty() && parsed.ec == std::errc() && parsed.ptr == end && std::isfinite(v)) {
+    if (auto short_form = trace::float32Text(v)) return std::move(*short_form);
     char buf[32];
-    const bool float32 = std::fabs(v) <= std::numeric_limits<float>::max() &&
-                         static_cast<double>(static_cast<float>(v)) == v;
-    const auto written = float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
-                                 : std::to_chars(buf, buf + sizeof buf, v);  // shortest
+    const auto written = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
     if (written.ec == std::errc()) return std::string(buf, written.ptr);
   }
   return unquoted(raw);

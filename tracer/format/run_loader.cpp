@@ -62,15 +62,7 @@ bool sameSetting(std::string_view a, std::string_view b) {
   if (a == b) return true;
   // Whole numbers compared digit by digit (a run id of 19 digits is beyond a double's 15 or
   // 16): the sign and the leading zeros aside, the same digits.
-  const auto integer = [](std::string_view v) -> std::optional<std::pair<bool, std::string_view>> {
-    const bool negative = !v.empty() && v.front() == '-';
-    if (negative) v.remove_prefix(1);
-    if (v.empty() || v.find_first_not_of("0123456789") != std::string_view::npos)
-      return std::nullopt;
-    v.remove_prefix(std::min(v.find_first_not_of('0'), v.size() - 1));
-    return std::pair{negative && v != "0", v};
-  };
-  const auto ia = integer(a), ib = integer(b);
+  const auto ia = wholeNumberText(a), ib = wholeNumberText(b);
   if (ia && ib) return *ia == *ib;
   const auto number = [](std::string_view v) -> std::optional<double> {
     if (v.empty() || !(v.front() == '-' || (v.front() >= '0' && v.front() <= '9')))
@@ -87,14 +79,11 @@ bool sameSetting(std::string_view a, std::string_view b) {
   // same setting written short ("0.05"): one is exactly a float32 value and the other is that
   // float's shortest decimal form, read back.
   const auto fullAndShort = [](double full, double other) {
-    if (!std::isfinite(full) || std::fabs(full) > std::numeric_limits<float>::max()) return false;
-    const auto f = static_cast<float>(full);
-    if (static_cast<double>(f) != full) return false;  // not a float32 value
-    char text[64];
-    const auto [end, ec] = std::to_chars(text, text + sizeof text, f);
-    if (ec != std::errc{}) return false;
+    const auto text = float32Text(full);
     double shortest = 0;
-    return std::from_chars(text, end, shortest).ec == std::errc{} && shortest == other;
+    return text &&
+           std::from_chars(text->data(), text->data() + text->size(), shortest).ec == std::errc{} &&
+           shortest == other;
   };
   return fullAndShort(*x, *y) || fullAndShort(*y, *x);
 }
@@ -105,6 +94,25 @@ std::string shown(std::string_view raw) {
   return std::string(raw);
 }
 }  // namespace
+
+std::optional<std::string> wholeNumberText(std::string_view raw) {
+  const bool negative = raw.starts_with('-');
+  if (negative) raw.remove_prefix(1);
+  if (raw.empty() || raw.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  raw.remove_prefix(std::min(raw.find_first_not_of('0'), raw.size() - 1));
+  return (negative && raw != "0" ? "-" : "") + std::string(raw);
+}
+
+std::optional<std::string> float32Text(double v) {
+  if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max()) return std::nullopt;
+  const auto f = static_cast<float>(v);
+  if (static_cast<double>(f) != v) return std::nullopt;  // not a float32 value
+  char text[64];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, f);
+  if (ec != std::errc{}) return std::nullopt;
+  return std::string(text, end);
+}
 
 std::span<const std::string_view> runSettingKeys() {
   return kRunIdentityKeys;

@@ -60,6 +60,12 @@ std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankT
 // and whether two raw JSON values of one are the same ("25", "25.0" and "2.5e1" are).
 std::span<const std::string_view> runSettingKeys();
 bool sameSettingValue(std::string_view a, std::string_view b);
+// What sameSettingValue compares numbers by, and how a setting reads (analysis::settingText):
+// a whole number's digits without its leading zeros, signed ("-0012" -> "-12", "-0" -> "0"),
+// none for anything else; and a value that is exactly a 32-bit float, that float's shortest
+// decimal form (0.05000000074505806 -> "0.05"), none otherwise.
+std::optional<std::string> wholeNumberText(std::string_view raw);
+std::optional<std::string> float32Text(double v);
 
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
