@@ -286,8 +286,9 @@ Digest readDigest(const std::string& path) {
 }
 
 std::string digestConfigurationText(const Digest& d, bool with_buckets) {
-  std::string s = "from its digest · " + sourceText(d.ranks.empty() ? std::string_view("imported")
-                                                                    : d.ranks.front().source);
+  std::string s =
+      std::string(kFromItsDigest) +
+      sourceText(d.ranks.empty() ? std::string_view("imported") : d.ranks.front().source);
   if (d.producer) s += producerText(d.producer->block, d.producer->distributed_backend);
   const auto world = std::max(d.run.world_size, d.run.ranks);
   s += " · " + (d.run.ranks < world ? std::to_string(d.run.ranks) + " of " : std::string()) +

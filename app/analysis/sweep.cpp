@@ -257,10 +257,9 @@ std::string comparedVaried(const RunSummary& a, const RunSummary& b) {
 }
 
 std::string sharedConfiguration(const std::vector<MeasuredRun>& runs) {
-  constexpr std::string_view kDigest = "from its digest · ";
   const auto own = [&](const MeasuredRun& r) {
     std::string_view c = r.configuration;
-    if (c.starts_with(kDigest)) c.remove_prefix(kDigest.size());
+    if (c.starts_with(kFromItsDigest)) c.remove_prefix(kFromItsDigest.size());
     return c;
   };
   if (runs.empty()) return {};

@@ -106,6 +106,8 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
 // both runs record the same bucket setting and no different overlap (their buckets are not what
 // differs; the warning then ends "Differences may come from these.").
 std::string comparedVaried(const RunSummary& a, const RunSummary& b);
+// How a run read from its digest begins its configuration line (digestConfigurationText).
+inline constexpr std::string_view kFromItsDigest = "from its digest · ";
 // The configuration every run shares (MeasuredRun::configuration, a digest's "from its digest · "
 // left aside: a digest and its traces share theirs), or "" when two differ: a sweep's heading
 // names it only when it is every run's.
