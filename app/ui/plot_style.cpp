@@ -125,11 +125,15 @@ void putLegendBelow(QCustomPlot* plot) {
 
 namespace {
 constexpr const char* kColumnsProperty = "ddpscope_legend_columns";
+// The width the legend was last fitted to: a replot at the same width (panning, zooming) has
+// nothing to refit. setLegendColumns (new items, a new preference) forgets it.
+constexpr const char* kFittedProperty = "ddpscope_legend_fitted_width";
 }  // namespace
 
 void setLegendColumns(QCustomPlot* plot, int columns) {
   const bool connected = plot->property(kColumnsProperty).isValid();
   plot->setProperty(kColumnsProperty, columns);
+  plot->setProperty(kFittedProperty, QVariant());
   if (!connected) {
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
                      [plot] { fitLegendToWidth(plot, plot->viewport().width()); });
@@ -139,12 +143,19 @@ void setLegendColumns(QCustomPlot* plot, int columns) {
 
 void fitLegendToWidth(QCustomPlot* plot, int width) {
   const QVariant preferred = plot->property(kColumnsProperty);
+  if (!preferred.isValid() || width <= 0) return;
+  if (const QVariant fitted = plot->property(kFittedProperty);
+      fitted.isValid() && fitted.toInt() == width)
+    return;
+  plot->setProperty(kFittedProperty, width);
   QCPLegend* legend = plot->legend;
-  const int n = legend->itemCount();
-  if (!preferred.isValid() || n == 0 || width <= 0) return;
+  // The items' widths (the grid's empty cells, after the last item, aside).
   std::vector<int> widths;
-  for (int i = 0; i < n; ++i)
-    widths.push_back(legend->item(i) ? legend->item(i)->minimumOuterSizeHint().width() : 0);
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i))
+      widths.push_back(item->minimumOuterSizeHint().width());
+  const int n = static_cast<int>(widths.size());
+  if (n == 0) return;
   const QMargins m = legend->margins();
   const int room = width - m.left() - m.right();
   int columns = preferred.toInt() <= 0 ? n : std::min(preferred.toInt(), n);
