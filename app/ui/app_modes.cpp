@@ -246,10 +246,10 @@ int exportDigestHeadless(const QString& file, const QString& digest_path, double
 int exportCompareHeadless(const QString& file, const QString& a, const QString& b, double scale,
                           std::optional<int> step) {
   if (!exportNameOk(file)) return 2;
-  const auto isDigest = [](const QString& p) {
-    return QFileInfo(p).isFile() && analysis::isDigestFile(p.toStdString());
-  };
-  if (isDigest(a) || isDigest(b)) {
+  // Each path looked at once (isDigestFile reads its first bytes; a folder is no digest).
+  const bool digest_a = analysis::isDigestFile(a.toStdString());
+  const bool digest_b = analysis::isDigestFile(b.toStdString());
+  if (digest_a || digest_b) {
     // A run digest has no lanes: the chart is the table of figures (and the runs' lines).
     if (step) {
       err(QStringLiteral("--step %1 aligns two runs' lanes at a step, and a run digest has no "
@@ -261,15 +261,15 @@ int exportCompareHeadless(const QString& file, const QString& a, const QString& 
     window.setErrorDialogsEnabled(false);
     window.resize(1600, 1000);
     window.show();
-    for (const QString& p : {a, b})
-      if (!isDigest(p) && window.openRunIndex({p}) < 0 && !loadInto(window, {p})) return 1;
+    for (const auto& [p, digest] : {std::pair{a, digest_a}, std::pair{b, digest_b}})
+      if (!digest && window.openRunIndex({p}) < 0 && !loadInto(window, {p})) return 1;
     window.openForComparison(a, b);  // the digests read there, the runs open already
     settle(window);
     // Each side what was asked for: a digest that could not be read leaves the pickers at their
     // default (the run against itself), which must not be written as the comparison.
     ComparePanel* compare = window.comparePanel();
-    const bool a_ok = isDigest(a) ? compare->digestA() != nullptr : compare->runA() != nullptr;
-    const bool b_ok = isDigest(b) ? compare->digestB() != nullptr : compare->runB() != nullptr;
+    const bool a_ok = digest_a ? compare->digestA() != nullptr : compare->runA() != nullptr;
+    const bool b_ok = digest_b ? compare->digestB() != nullptr : compare->runB() != nullptr;
     if (!a_ok || !b_ok) {
       err(window.lastError().isEmpty() ? QStringLiteral("could not open the runs to compare")
                                        : window.lastError());

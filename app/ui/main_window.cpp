@@ -368,11 +368,12 @@ void MainWindow::openForComparison(const QString& a, const QString& b) {
 
 void MainWindow::continueCompare() {
   if (compare_paths_.size() != 2) return;
-  const auto isDigest = [](const QString& p) {
-    return QFileInfo(p).isFile() && analysis::isDigestFile(p.toStdString());
-  };
-  for (const auto& p : compare_paths_) {
-    if (isDigest(p)) {
+  // Each path looked at once per call (isDigestFile reads its first bytes; a folder is none).
+  const bool digest[2] = {analysis::isDigestFile(compare_paths_[0].toStdString()),
+                          analysis::isDigestFile(compare_paths_[1].toStdString())};
+  for (int i = 0; i < 2; ++i) {
+    const QString& p = compare_paths_[i];
+    if (digest[i]) {
       // A digest is small: read here, for the Compare tab only (its heatmap is the Digest tab's).
       if (compare_->digestIndex(QFileInfo(p).canonicalFilePath()) >= 0) continue;
       const DigestResult r = openDigestBlocking({p}, false);
@@ -389,11 +390,11 @@ void MainWindow::continueCompare() {
       return;
     }
   }
-  const auto indexOf = [&](const QString& p) {
-    return isDigest(p) ? compare_->digestIndex(QFileInfo(p).canonicalFilePath())
-                       : openRunIndex({p});
+  const auto indexOf = [&](int i) {
+    const QString& p = compare_paths_[i];
+    return digest[i] ? compare_->digestIndex(QFileInfo(p).canonicalFilePath()) : openRunIndex({p});
   };
-  const int a = indexOf(compare_paths_[0]), b = indexOf(compare_paths_[1]);
+  const int a = indexOf(0), b = indexOf(1);
   compare_paths_.clear();
   compare_->setRuns(a, b);
   tabs_->setCurrentWidget(compare_);
