@@ -267,6 +267,16 @@ Digest parseDigest(std::string_view json, const std::string& name) {
   d.rules = top.text(doc, "rules");
   d.matched_by = top.text(doc, "matched_by");
   d.matched_collectives = top.integer(doc, "matched_collectives");
+  if (top.has(doc, "collectives_with_skew")) {
+    Digest::LateRank late;
+    late.skewed = top.int32(doc, "collectives_with_skew");
+    if (top.has(doc, "late_rank")) late.rank = top.int32(doc, "late_rank");
+    late.last_in = top.int32(doc, "late_rank_last_in");
+    if (late.skewed < 0 || late.last_in < 0 || late.last_in > late.skewed ||
+        late.rank.has_value() != (late.last_in > 0))
+      top.fail("\"late_rank\", \"late_rank_last_in\" and \"collectives_with_skew\" disagree");
+    d.late = late;
+  }
   if (d.version >= 3)
     d.producer = readProducer(Reader(name, "producer: "), top.field(doc, "producer"));
   d.warnings = top.strings(doc, "warnings");
@@ -410,42 +420,21 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
   return g;
 }
 
-DigestLateRank digestLateRank(const Digest& digest) {
-  // Per step of the selection (every step when the summary covers the whole trace): each rank's
-  // matched wait.
-  std::map<std::int32_t, std::vector<std::pair<std::int32_t, TimeNs>>> waits;
-  const auto& used = digest.run.selection.used;
-  for (const auto& r : digest.ranks)
-    for (const auto& s : r.steps)
-      if (s.matched_wait_ns &&
-          (used.empty() || std::binary_search(used.begin(), used.end(), s.step)))
-        waits[s.step].emplace_back(r.rank, *s.matched_wait_ns);
-  DigestLateRank out;
-  std::map<std::int32_t, std::int32_t> least_count;
-  std::map<std::int32_t, std::pair<TimeNs, std::int64_t>> others;  // rank → Σ others' wait, n
-  for (const auto& [step, w] : waits) {
-    if (w.size() < 2) continue;
-    const auto [lo, hi] = std::minmax_element(
-        w.begin(), w.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (lo->second == hi->second) continue;
-    ++out.steps_compared;
-    // The first rank of the least wait (ties: the lowest place in the digest).
-    ++least_count[lo->first];
-    auto& [sum, n] = others[lo->first];
-    for (const auto& [rank, ns] : w)
-      if (rank != lo->first) {
-        sum += ns;
-        ++n;
-      }
+StragglerSummary digestStragglers(const Digest& digest) {
+  StragglerSummary s;
+  if (digest.late) {
+    s.late_known = true;
+    s.skewed = digest.late->skewed;
+    s.late_rank = digest.late->rank;
+    s.late_count = digest.late->last_in;
   }
-  for (const auto& [rank, count] : least_count)
-    if (2 * count > out.steps_compared) {
-      out.rank = rank;
-      out.late_steps = count;
-      const auto& [sum, n] = others[rank];
-      if (n > 0) out.others_wait_ns = sum / n;
-    }
-  return out;
+  for (const auto& r : digest.ranks) {
+    if (!r.exposed_wait_ns || !r.exposed_transfer_ns) continue;
+    s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *r.exposed_wait_ns;
+    s.exposed_transfer_ns = s.exposed_transfer_ns.value_or(0) + *r.exposed_transfer_ns;
+  }
+  setExposedShares(s);
+  return s;
 }
 
 namespace {

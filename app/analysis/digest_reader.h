@@ -11,6 +11,7 @@
 
 #include "app/analysis/digest.h"
 #include "app/analysis/run_summary.h"
+#include "app/analysis/stragglers.h"
 #include "app/analysis/sweep.h"
 
 namespace ddpscope::analysis {
@@ -45,6 +46,15 @@ struct Digest {
   std::string rules;
   std::string matched_by;
   std::int64_t matched_collectives = 0;
+  // The run's late rank as summarizeStragglers found it over the matched collectives when the
+  // digest was made (`late_rank`, `late_rank_last_in`, `collectives_with_skew`); none in a digest
+  // written before the format kept it.
+  struct LateRank {
+    std::int32_t skewed = 0;
+    std::optional<std::int32_t> rank;
+    std::int32_t last_in = 0;
+  };
+  std::optional<LateRank> late;
   std::vector<std::string> warnings;
   std::vector<DigestRank> ranks;  // in the digest's (rank) order
   // Version 3 on; none in a digest of version 1 or 2 (its settings are then not known).
@@ -108,19 +118,10 @@ struct DigestGrid {
 };
 DigestGrid digestGrid(const Digest& digest, DigestFigure figure);
 
-// The rank the others waited for, from the digest's per-step matched waits (docs/METRICS.md,
-// "Late rank of a digest"): in each step of the run's selection where the ranks' waits differ,
-// the rank that waited least; named when it is the same rank in more than half of those steps.
-struct DigestLateRank {
-  std::int32_t steps_compared = 0;  // selected steps where at least two ranks have a wait and
-                                    // the waits differ
-  std::optional<std::int32_t> rank;
-  std::int32_t late_steps = 0;  // how many of those steps `rank` waited least in
-  // Over those steps: the mean of the other ranks' waits (what the late rank cost each of them
-  // per step); none without a named rank.
-  std::optional<TimeNs> others_wait_ns;
-};
-DigestLateRank digestLateRank(const Digest& digest);
+// The run's late rank and exposed split, as summarizeStragglers gives them for the run's traces:
+// the late rank as the digest recorded it (late_known false when it did not), the exposed split
+// summed over the ranks that have it. The hidden split is not kept in a digest: none.
+StragglerSummary digestStragglers(const Digest& digest);
 
 // The trace files of some ranks (digest rank numbers); each file once, in rank order. A rank's
 // file is looked for, by the name the digest gives it, in each of `folders` (a digest file's own

@@ -240,12 +240,9 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
   j.close(']');
 }
 
-void writeMatched(JsonOut& j, const RunReport& report) {
-  j.key("matched_collectives");
-  j.open('{');
-  j.key("matched_by");
-  j.str(report.matched_by);
-  // The run's late rank as the text names it (summarizeStragglers), null when none is.
+// The run's late rank as the text names it (summarizeStragglers), null when none is: in
+// summary --json's matched_collectives and at a digest's top level.
+void writeLateRank(JsonOut& j, const RunReport& report) {
   const StragglerSummary late = summarizeStragglers(report);
   j.key("late_rank");
   j.integerOrNull(late.late_rank.has_value(), late.late_rank.value_or(0));
@@ -253,6 +250,14 @@ void writeMatched(JsonOut& j, const RunReport& report) {
   j.integer(late.late_count);
   j.key("collectives_with_skew");
   j.integer(late.skewed);
+}
+
+void writeMatched(JsonOut& j, const RunReport& report) {
+  j.key("matched_collectives");
+  j.open('{');
+  j.key("matched_by");
+  j.str(report.matched_by);
+  writeLateRank(j, report);
   j.key("collectives");
   j.open('[');
   for (const auto& m : report.matched) {
@@ -510,6 +515,7 @@ std::string digestToJson(const RunReport& report, const std::vector<DigestFile>&
   j.str(report.matched_by);
   j.key("matched_collectives");
   j.integer(static_cast<std::int64_t>(report.matched.size()));
+  writeLateRank(j, report);  // as summary --json's matched_collectives gives it
   j.key("producer");
   j.open('{');
   j.key("distributed_backend");

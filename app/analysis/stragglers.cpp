@@ -26,6 +26,7 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
     ++s.skewed;
     ++last[m.last_rank];
   }
+  s.late_known = true;
   for (const auto& [rank, count] : last) {  // ascending ranks: the lowest wins a tie
     if (count > s.late_count) {
       s.late_count = count;
@@ -54,12 +55,19 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
   if (transfer > 0)
     s.transfer_overlap_pct =
         100.0 * static_cast<double>(hidden_transfer) / static_cast<double>(transfer);
-  if (s.exposed_wait_ns && *s.exposed_wait_ns + *s.exposed_transfer_ns > 0) {
+  setExposedShares(s);
+  return s;
+}
+
+void setExposedShares(StragglerSummary& s) {
+  s.wait_pct.reset();
+  s.transfer_pct.reset();
+  if (s.exposed_wait_ns && s.exposed_transfer_ns &&
+      *s.exposed_wait_ns + *s.exposed_transfer_ns > 0) {
     s.wait_pct = 100.0 * static_cast<double>(*s.exposed_wait_ns) /
                  static_cast<double>(*s.exposed_wait_ns + *s.exposed_transfer_ns);
     s.transfer_pct = 100.0 - *s.wait_pct;
   }
-  return s;
 }
 
 }  // namespace ddpscope::analysis

@@ -11,6 +11,9 @@
 namespace ddpscope::analysis {
 
 struct StragglerSummary {
+  // Whether the late rank was looked for: always for a run's report; for a run read from its
+  // digest, when the digest recorded it (digestStragglers).
+  bool late_known = false;
   // Matched collectives at which some rank started after the others (skew > 0).
   std::int32_t skewed = 0;
   // The rank that started last at more than half of those, when there is one.
@@ -42,5 +45,8 @@ struct HiddenSplit {
 };
 std::optional<HiddenSplit> hiddenSplit(const RankReport& rank);
 StragglerSummary summarizeStragglers(const RunReport& report);
+// wait_pct and transfer_pct of exposed_wait_ns and exposed_transfer_ns (none unless both are
+// known and their sum is above 0): the one definition of the exposed split's shares.
+void setExposedShares(StragglerSummary& s);
 
 }  // namespace ddpscope::analysis

@@ -19,6 +19,7 @@
 #include "app/ui/digest_heatmap.h"
 #include "app/ui/format.h"
 #include "app/ui/palette.h"
+#include "app/ui/run_text.h"
 
 namespace ddpscope::ui {
 
@@ -165,21 +166,29 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
           .arg(QString::fromStdString(fig.step), QString::fromStdString(fig.overlap),
                QString::fromStdString(fig.exposed), QString::fromStdString(fig.dp_efficiency),
                QString::fromStdString(fig.gpu_idle), QString::fromStdString(fig.scope)));
-  const auto late = analysis::digestLateRank(d);
-  if (late.rank) {
-    late_->setText(tr("Late rank: rank %1 waited least in %2 of the %3 steps compared; the other "
-                      "ranks waited %4 per step for it (matched collectives)")
-                       .arg(*late.rank)
-                       .arg(late.late_steps)
-                       .arg(late.steps_compared)
-                       .arg(late.others_wait_ns ? formatTime(*late.others_wait_ns) : tr("n/a")));
-  } else if (late.steps_compared > 0) {
-    late_->setText(tr("No late rank: no rank waited least in more than half of the %1 steps "
-                      "compared")
-                       .arg(late.steps_compared));
-  } else {
-    late_->setText(tr("No late rank: the digest has no matched waits that differ between ranks"));
-  }
+  // The late rank as the run's traces name it (recorded when the digest was made), then the
+  // exposed split as the app's headline gives it.
+  const auto late = analysis::digestStragglers(d);
+  QString late_text;
+  if (!late.late_known)
+    late_text =
+        tr("Late rank: not recorded (the digest was made before ddpscope kept it: make it "
+           "again to see it)");
+  else if (late.late_rank)
+    late_text = tr("Late rank: rank %1, the last to start at %2 of the %3 matched collectives with "
+                   "a skew")
+                    .arg(*late.late_rank)
+                    .arg(late.late_count)
+                    .arg(late.skewed);
+  else if (late.skewed > 0)
+    late_text = tr("No late rank: no rank was the last to start at more than half of the %1 "
+                   "matched collectives with a skew")
+                    .arg(late.skewed);
+  else
+    late_text = tr("No late rank: no matched collective had a skew");
+  if (const QString split = stragglerText(late, false); !split.isEmpty())
+    late_text += QStringLiteral("\n") + split;
+  late_->setText(late_text);
   QStringList warnings;
   for (const auto& w : d.warnings)
     warnings << QString::fromStdString(w);

@@ -69,10 +69,13 @@ QString warningCount(qsizetype n) {
 }
 
 QString stragglerText(const LoadedRun& run) {
-  const auto late = analysis::summarizeStragglers(run.report);
+  return stragglerText(analysis::summarizeStragglers(run.report));
+}
+
+QString stragglerText(const analysis::StragglerSummary& late, bool name_late_rank) {
   if (!late.exposed_wait_ns || !late.exposed_transfer_ns) return {};
   if (!late.wait_pct) return QObject::tr("Exposed communication: none to split (whole trace)");
-  const QString who = late.late_rank
+  const QString who = late.late_rank && name_late_rank
                           ? QObject::tr(" (rank %1, last at %2 of %3 collectives with a skew)")
                                 .arg(*late.late_rank)
                                 .arg(late.late_count)

@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <cstddef>
 
+#include "app/analysis/stragglers.h"
 #include "app/ui/loaded_run.h"
 
 namespace ddpscope::ui {
@@ -26,6 +27,9 @@ QString warningCount(qsizetype n);
 // waiting for a late rank (rank 2, last at 30 of 32 skewed collectives), 18.8 % transfer not
 // hidden (whole trace)". "" when no collective could be matched (one rank).
 QString stragglerText(const LoadedRun& run);
+// The same of a summary (a run's, or a digest's: analysis::digestStragglers); without the late
+// rank's part where the text beside it names it already.
+QString stragglerText(const analysis::StragglerSummary& late, bool name_late_rank = true);
 
 // The title of an exported figure, so that a slide says what it shows: the run's name, its source
 // badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.

@@ -185,13 +185,22 @@ TEST(DigestReader, RoundTripGivesTheRunsNumbers) {
   ASSERT_EQ(grid.steps.size(), report.ranks[0].steps.size());
   EXPECT_EQ(grid.at(5, 1), report.ranks[5].steps[1].dur_ns);
 
-  // The simulated straggler is the rank the others waited for.
-  const auto late = analysis::digestLateRank(d);
-  ASSERT_TRUE(late.rank);
-  EXPECT_EQ(*late.rank, 3);
-  EXPECT_EQ(late.late_steps, late.steps_compared);
-  ASSERT_TRUE(late.others_wait_ns);
-  EXPECT_GT(*late.others_wait_ns, 0);
+  // The simulated straggler is the late rank, as the run's traces name it: the same rank, counts
+  // and exposed split (the hidden split is not kept in a digest).
+  const auto late = analysis::digestStragglers(d);
+  const auto traces_late = analysis::summarizeStragglers(report);
+  EXPECT_TRUE(late.late_known);
+  ASSERT_TRUE(late.late_rank);
+  EXPECT_EQ(*late.late_rank, 3);
+  EXPECT_EQ(late.late_rank, traces_late.late_rank);
+  EXPECT_EQ(late.late_count, traces_late.late_count);
+  EXPECT_EQ(late.skewed, traces_late.skewed);
+  EXPECT_GT(late.skewed, 0);
+  EXPECT_EQ(late.exposed_wait_ns, traces_late.exposed_wait_ns);
+  EXPECT_EQ(late.exposed_transfer_ns, traces_late.exposed_transfer_ns);
+  ASSERT_TRUE(late.wait_pct && traces_late.wait_pct);
+  EXPECT_DOUBLE_EQ(*late.wait_pct, *traces_late.wait_pct);
+  EXPECT_FALSE(late.hidden_wait_ns);
 
   // Its trace files, next to the digest.
   const std::string digest_path = (dir / "run.digest.json.gz").string();
@@ -241,11 +250,6 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   // Step 1 is outside the selection: drawn hatched, its cells kept.
   EXPECT_EQ(scaled.left_out, (std::vector<char>{1, 0, 0}));
   EXPECT_EQ(g.left_out, (std::vector<char>{1, 0, 0}));
-  // Selected steps 2 and 3: only step 2 has two waits, and rank 0 waited least there.
-  const auto late = analysis::digestLateRank(d);
-  EXPECT_EQ(late.steps_compared, 1);
-  EXPECT_EQ(late.rank, 0);
-  EXPECT_EQ(late.others_wait_ns, 4'000);
   // The headline figures as written.
   EXPECT_EQ(d.run.step_ns, 1'500'000);
   EXPECT_EQ(d.run.exposed_ns_per_step, 250'500);
@@ -333,37 +337,55 @@ TEST(DigestReader, RankFilesFromSeveralFolders) {
   fs::remove_all(root);
 }
 
-TEST(DigestReader, NoLateRankWithoutAMajority) {
-  // Step 2: rank 0 waited least; step 3: rank 1 did. Neither in more than half.
-  const auto d = analysis::parseDigest(handDigest("[" + step(2, "1.000", "1.000", "1.000") + ", " +
-                                                      step(3, "1.000", "1.000", "5.000") + "]",
-                                                  "[" + step(2, "1.000", "1.000", "2.000") + ", " +
-                                                      step(3, "1.000", "1.000", "3.000") + "]"),
-                                       "d.json");
-  const auto late = analysis::digestLateRank(d);
-  EXPECT_EQ(late.steps_compared, 2);
-  EXPECT_FALSE(late.rank);
-  EXPECT_FALSE(late.others_wait_ns);
+TEST(DigestReader, LateRankAsRecordedOrNotKnown) {
+  const std::string steps = "[" + step(2, "1.000", "1.000", "1.000") + "]";
+  const std::string json = handDigest(steps, steps);
+  const auto with = [&](const std::string& fields) {
+    std::string j = json;
+    const std::string at = R"("matched_collectives": 6,)";
+    return j.replace(j.find(at), at.size(), at + fields);
+  };
+  // Written before the format kept it: not known, so no rank is named and none is denied.
+  const auto before = analysis::digestStragglers(analysis::parseDigest(json, "d.json"));
+  EXPECT_FALSE(before.late_known);
+  EXPECT_FALSE(before.late_rank);
+  EXPECT_EQ(before.skewed, 0);
+  // Recorded: as written.
+  const auto named = analysis::digestStragglers(analysis::parseDigest(
+      with(R"( "late_rank": 1, "late_rank_last_in": 5, "collectives_with_skew": 6,)"), "d.json"));
+  EXPECT_TRUE(named.late_known);
+  EXPECT_EQ(named.late_rank, 1);
+  EXPECT_EQ(named.late_count, 5);
+  EXPECT_EQ(named.skewed, 6);
+  const auto none = analysis::digestStragglers(analysis::parseDigest(
+      with(R"( "late_rank": null, "late_rank_last_in": 0, "collectives_with_skew": 6,)"),
+      "d.json"));
+  EXPECT_TRUE(none.late_known);
+  EXPECT_FALSE(none.late_rank);
+  EXPECT_EQ(none.skewed, 6);
+  // Fields that contradict each other are refused, naming them.
+  for (const char* bad :
+       {R"( "late_rank": 1, "late_rank_last_in": 7, "collectives_with_skew": 6,)",
+        R"( "late_rank": null, "late_rank_last_in": 4, "collectives_with_skew": 6,)",
+        R"( "late_rank": 1, "late_rank_last_in": 0, "collectives_with_skew": 6,)"})
+    EXPECT_NE(errorOf(with(bad)).find("\"collectives_with_skew\" disagree"), std::string::npos)
+        << bad;
 }
 
-TEST(DigestReader, LateRankStepsNeedTwoWaitsNotEvery) {
-  // Three ranks. Step 2: rank 1's wait is null, ranks 0 and 2 have 6 and 1 µs: compared, rank 2
-  // waited least. Step 3: only rank 0 has a wait: not compared. So one step compared, rank 2 late
-  // in it, the others' wait rank 0's 6 µs (rank 1 has none there).
-  const auto d = analysis::parseDigest(handDigest("[" + step(2, "1.000", "1.000", "6.000") + ", " +
-                                                      step(3, "1.000", "1.000", "9.000") + "]",
-                                                  "[" + step(2, "1.000", "1.000", "null") + ", " +
-                                                      step(3, "1.000", "1.000", "null") + "]",
-                                                  "1",
-                                                  "[" + step(2, "1.000", "1.000", "1.000") + ", " +
-                                                      step(3, "1.000", "1.000", "null") + "]"),
-                                       "d.json");
-  ASSERT_EQ(d.ranks.size(), 3u);
-  const auto late = analysis::digestLateRank(d);
-  EXPECT_EQ(late.steps_compared, 1);
-  EXPECT_EQ(late.rank, 2);
-  EXPECT_EQ(late.late_steps, 1);
-  EXPECT_EQ(late.others_wait_ns, 6'000);
+TEST(DigestReader, ExposedSplitSumsTheRanksThatHaveIt) {
+  // Rank 0: 3 µs waiting, 1 µs transfer; rank 1 without the split (its collectives unmatched).
+  const std::string steps = "[" + step(2, "1.000", "1.000", "null") + "]";
+  std::string json = handDigest(steps, steps);
+  const std::string null_split = R"("exposed_wait_us": null,
+      "exposed_transfer_us": null)";
+  json.replace(json.find(null_split), null_split.size(),
+               R"("exposed_wait_us": 3.000, "exposed_transfer_us": 1.000)");
+  const auto s = analysis::digestStragglers(analysis::parseDigest(json, "d.json"));
+  EXPECT_EQ(s.exposed_wait_ns, 3'000);
+  EXPECT_EQ(s.exposed_transfer_ns, 1'000);
+  ASSERT_TRUE(s.wait_pct && s.transfer_pct);
+  EXPECT_DOUBLE_EQ(*s.wait_pct, 75.0);
+  EXPECT_DOUBLE_EQ(*s.transfer_pct, 25.0);
 }
 
 // Cancelling a digest: the flag is looked at before each file, so one set after the first file

@@ -212,7 +212,7 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
       << view->headlineText().toStdString();
   EXPECT_TRUE(view->headlineText().contains(QString::fromStdString("overlap " + fig.overlap)));
   // The simulated straggler is named.
-  EXPECT_TRUE(view->lateRankText().startsWith(QStringLiteral("Late rank: rank 3 ")))
+  EXPECT_TRUE(view->lateRankText().startsWith(QStringLiteral("Late rank: rank 3, ")))
       << view->lateRankText().toStdString();
 
   // File ▸ Export current chart on this tab: the heatmap as a figure whose title carries the
@@ -228,7 +228,7 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
     const QString text = QString::fromUtf8(svg.readAll());
     for (const QString& part :
          {QStringLiteral("DIGEST"), QStringLiteral("step time per rank (rows) and step (columns)"),
-          QString::fromStdString("overlap " + fig.overlap), QStringLiteral("Late rank: rank 3 ")})
+          QString::fromStdString("overlap " + fig.overlap), QStringLiteral("Late rank: rank 3, ")})
       EXPECT_TRUE(text.contains(part.toHtmlEscaped())) << part.toStdString();
     // The headline's figures and the steps they cover on lines of their own: as one line they
     // were wider than the heatmap's column and cut at both ends.
@@ -463,7 +463,7 @@ TEST(DigestView, ABigRunIsOfferedAsADigest) {
   for (std::size_t i = 0; i < made.ranks.size(); ++i)
     for (std::size_t s = 0; s < made.ranks[i].steps.size(); ++s)
       EXPECT_EQ(made.ranks[i].steps[s].dur_ns, from_cli.ranks[i].steps[s].dur_ns);
-  EXPECT_TRUE(w->digestView()->lateRankText().startsWith(QStringLiteral("Late rank: rank 3 ")));
+  EXPECT_TRUE(w->digestView()->lateRankText().startsWith(QStringLiteral("Late rank: rank 3, ")));
   // Its ranks load from the run's folder.
   w->digestView()->setRankSelectionText(QStringLiteral("0"));
   w->digestView()->loadSelected();
