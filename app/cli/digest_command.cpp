@@ -20,7 +20,15 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
   c->add_option("--out", a.out,
                 "Write the digest here (.json, or .json.gz compressed); default: "
                 "standard output");
-  c->add_option("--threads", a.threads, "Files read at once (default: one per core)");
+  c->add_option("--threads", a.threads, "Files read at once (default: one per core)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // 0 would read as "one per core" without saying so: leaving the flag out says that.
+            if (v.find_first_not_of('0') == std::string::npos)
+              return "must be 1 or more (leave it out for one per core)";
+            return "";
+          },
+          "N >= 1"));
   c->add_option("--rules", a.rules_file,
                 "Classification rules to apply before the built-in ones (docs/RULES.md); "
                 "default: $DDPSCOPE_RULES when set");

@@ -210,7 +210,7 @@ int runDigestMpi(const DigestArgs& a) {
           trace::writeFileAtomically(a.out,
                                      a.out.ends_with(".gz") ? trace::gzipBytes(digest) : digest);
           std::cerr << "wrote " << a.out << " (" << digest.size() << " bytes of JSON, " << processes
-                    << " processes)\n";
+                    << (processes == 1 ? " process)\n" : " processes)\n");
         }
       } catch (const std::exception& e) {
         std::cerr << "ddpscope-cli: " << e.what() << "\n";
