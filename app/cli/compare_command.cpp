@@ -137,7 +137,16 @@ int runCompare(const CompareArgs& args) {
                                                 measured(ComparedRun(b), "B", 0)};
   const std::string warning = analysis::likeForLikeWarning(
       pair, analysis::comparedVaried(pair[0].summary, pair[1].summary));
-  const std::string note = analysis::settingsNotComparedNote(pair);
+  std::string note = analysis::settingsNotComparedNote(pair);
+  // The same run given twice compares equal by construction: say so, rather than let zeros read
+  // as a finding.
+  std::error_code ec_a, ec_b;
+  const auto path_a = std::filesystem::weakly_canonical(args.a, ec_a);
+  const auto path_b = std::filesystem::weakly_canonical(args.b, ec_b);
+  if (!ec_a && !ec_b && path_a == path_b)
+    note = "A and B are the same path, so every difference is 0 by construction: give B another "
+           "run's traces or digest." +
+           (note.empty() ? "" : " " + note);
   if (args.json) {
     std::string o = "{";
     runJson(o, "a", args.a, a);
