@@ -144,9 +144,10 @@ int runCompare(const CompareArgs& args) {
   const auto path_a = std::filesystem::weakly_canonical(args.a, ec_a);
   const auto path_b = std::filesystem::weakly_canonical(args.b, ec_b);
   if (!ec_a && !ec_b && path_a == path_b)
-    note = "A and B are the same path, so every difference is 0 by construction: give B another "
-           "run's traces or digest." +
-           (note.empty() ? "" : " " + note);
+    note =
+        "A and B are the same path, so every difference is 0 by construction: give B another "
+        "run's traces or digest." +
+        (note.empty() ? "" : " " + note);
   if (args.json) {
     std::string o = "{";
     runJson(o, "a", args.a, a);
