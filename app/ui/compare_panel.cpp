@@ -459,6 +459,11 @@ void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+bool ComparePanel::twoSides() const {
+  if (!(a_ || da_.digest) || !(b_ || db_.digest)) return false;
+  return a_ ? a_ != b_ : da_.digest != db_.digest;
+}
+
 QString ComparePanel::sideName(bool b) const {
   const auto& run = b ? b_ : a_;
   return run ? run->name : (b ? db_ : da_).name;

@@ -57,6 +57,10 @@ class ComparePanel : public QWidget, public ChartExport {
   const std::vector<analysis::ComparisonRow>& rows() const { return rows_; }
   // The warning above the table when A and B are not like for like ("" when they are).
   QString warningText() const;
+  QString sideName(bool b) const;             // the run's or the digest's name
+  std::string configurationOf(bool b) const;  // runConfigurationText or digestConfigurationText
+  // Whether A and B are two sides to compare: each a run or a digest, not one picked twice.
+  bool twoSides() const;
 
   QCustomPlot* plot() const { return plot_; }
   QTableView* table() const { return table_; }
@@ -91,8 +95,6 @@ class ComparePanel : public QWidget, public ChartExport {
   void fillTable();  // analysis::compareRuns of A and B, and whether they are like for like
   // A or B a digest: no lanes, the table of both summaries, the warning and the note.
   void showWithDigest(QCPTextElement* title_a, QCPTextElement* title_b);
-  QString sideName(bool b) const;             // the run's or the digest's name
-  std::string configurationOf(bool b) const;  // runConfigurationText or digestConfigurationText
   int legendHeight() const;  // the room the legend takes under the lanes (0 when hidden)
 
   Session* session_;

@@ -652,15 +652,13 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
         (predicted ? tr("the predictor failed: %1").arg(predicted->error) : no_prediction)
             .toStdString();
   }
-  // Two runs (not A against A; a digest side has no run to draw or name here).
-  if (!compare_->rows().empty() && compare_->runA() && compare_->runB() &&
-      compare_->runA() != compare_->runB()) {
-    const auto a = compare_->runA(), b = compare_->runB();
-    in.compare_name_a = a->name.toStdString();
-    in.compare_name_b = b->name.toStdString();
-    in.compare_configuration_a = analysis::runConfigurationText(a->run);
-    in.compare_configuration_b = analysis::runConfigurationText(b->run);
-    in.compare_includes_this_run = a == run || b == run;
+  // Two sides (not A against A), each a run or a digest (its figures, no lanes).
+  if (!compare_->rows().empty() && compare_->twoSides()) {
+    in.compare_name_a = compare_->sideName(false).toStdString();
+    in.compare_name_b = compare_->sideName(true).toStdString();
+    in.compare_configuration_a = compare_->configurationOf(false);
+    in.compare_configuration_b = compare_->configurationOf(true);
+    in.compare_includes_this_run = compare_->runA() == run || compare_->runB() == run;
     in.comparison = compare_->rows();
     in.compare_png = "compare.png";
     figures.push_back({QStringLiteral("compare.png"), [this](QByteArray* png, QString* e) {

@@ -526,8 +526,23 @@ TEST(DigestView, ADigestComparesWithARunInTheCompareTab) {
   QString error;
   ASSERT_TRUE(c->renderChart(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
   EXPECT_GT(png.size(), 1000);
+  // The design report carries the comparison with the digest side: its name and configuration,
+  // the table and the chart.
+  EXPECT_TRUE(c->twoSides());
+  QTemporaryDir out;
+  ASSERT_TRUE(w->exportReport(out.filePath(QStringLiteral("report")), &error))
+      << error.toStdString();
+  const QDir report(out.filePath(QStringLiteral("report")));
+  QFile md(report.filePath(QStringLiteral("report.md")));
+  ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(md.readAll());
+  EXPECT_TRUE(text.contains(QStringLiteral("B: resnet50.digest.json (from its digest · imported")))
+      << text.toStdString();
+  EXPECT_TRUE(text.contains(QStringLiteral("compare.png"))) << text.toStdString();
+  EXPECT_TRUE(report.exists(QStringLiteral("compare.png")));
   // Two runs again: their lanes, on a time axis with its numbers.
   c->setRuns(0, 0);
+  EXPECT_FALSE(c->twoSides());  // A against A: no comparison for a report
   EXPECT_GT(c->plot()->plottableCount(), 0);
   EXPECT_TRUE(c->plot()->axisRect(0)->axis(QCPAxis::atBottom)->tickLabels());
   EXPECT_FALSE(c->digestA() || c->digestB());
