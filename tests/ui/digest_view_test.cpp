@@ -343,6 +343,41 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
     QFile::copy(png, QString::fromLocal8Bit(out));
 }
 
+// The late rank of a digest missing ranks of its world: not denied, since the late rank may be
+// among those missing (the straggler, rank 3, left out); one found among the rest is said to be
+// of those; and a digest of one rank has no collective to match.
+TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
+  app();
+  DigestedRun run;
+  const auto file = [&](int r) {
+    return run.dir.filePath(QStringLiteral("rank-%1.json.gz").arg(r)).toStdString();
+  };
+  DigestView view;
+  const auto show = [&](const std::vector<std::string>& files) {
+    view.setDigest(std::make_shared<const analysis::Digest>(
+                       analysis::parseDigest(analysis::digestRun(files, {}), "d.json")),
+                   QStringLiteral("d.json"), {});
+  };
+  show({file(0), file(1), file(2), file(4)});
+  EXPECT_TRUE(view.lateRankText().startsWith(QStringLiteral(
+      "No late rank can be named: the digest has no trace of ranks 3, 5-7 of the world")))
+      << view.lateRankText().toStdString();
+  // The export says that the digest warns (of the missing ranks).
+  EXPECT_TRUE(view.exportTitle().contains(QStringLiteral(" in the digest: its Digest tab lists")))
+      << view.exportTitle().toStdString();
+  // Rank 3 and two others: rank 3 is late among them, and the text says of which ranks.
+  show({file(0), file(3), file(5)});
+  EXPECT_TRUE(view.lateRankText().startsWith(QStringLiteral("Late rank: rank 3, ")))
+      << view.lateRankText().toStdString();
+  EXPECT_TRUE(view.lateRankText().contains(
+      QStringLiteral("(of the ranks with a trace; none of ranks 1-2, 4, 6-7)")))
+      << view.lateRankText().toStdString();
+  // A digest of every rank warns of nothing.
+  show({run.dir.path().toStdString()});
+  EXPECT_FALSE(view.exportTitle().contains(QStringLiteral("⚠")))
+      << view.exportTitle().toStdString();
+}
+
 TEST(DigestView, NothingToOpenSaysSo) {
   const DigestResult made = openDigestBlocking({}, true);
   EXPECT_FALSE(made.digest);
