@@ -755,6 +755,12 @@ std::string streamText(std::int64_t stream) {
   return stream == -1 || stream == 0xFFFFFFFFll ? "none" : std::to_string(stream);
 }
 
+std::string rankWarning(std::int32_t rank, const std::string& warning) {
+  const std::string prefix = "rank " + std::to_string(rank);
+  if (warning.starts_with(prefix + " ")) return warning;
+  return prefix + ": " + warning;
+}
+
 std::string rankRanges(const std::vector<std::int32_t>& sorted) {
   std::string s;
   for (std::size_t i = 0; i < sorted.size();) {

@@ -306,6 +306,9 @@ void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
 std::string cutShortWarning(const std::vector<std::int32_t>& ranks);
 // Sorted rank numbers in words, runs of neighbours as ranges: "2, 5-7".
 std::string rankRanges(const std::vector<std::int32_t>& sorted);
+// A rank's own warning as a line among the run's: "rank 3: <warning>", or the warning as it is
+// when it names the rank first already ("rank 3 is process 144 ...").
+std::string rankWarning(std::int32_t rank, const std::string& warning);
 // Whether ddpscope recorded this trace (its agent, simulated or on a GPU): a ddpscope block whose
 // source is not "imported" (what `convert` writes for a trace it imported).
 bool recordedByDdpscope(const trace::RankTrace& rank);

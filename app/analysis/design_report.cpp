@@ -382,7 +382,7 @@ std::vector<std::string> reportWarnings(const DesignReportInput& in) {
     if (w != said) out.push_back(w);
   for (const auto& r : in.report->ranks)
     for (const auto& w : r.warnings)
-      out.push_back("rank " + std::to_string(r.rank) + ": " + w);
+      out.push_back(rankWarning(r.rank, w));
   return out;
 }
 

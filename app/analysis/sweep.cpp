@@ -211,28 +211,6 @@ std::string MeasuredSweep::mark(std::size_t i) const {
   return std::find(tied.begin(), tied.end(), i) != tied.end() ? "tied" : "";
 }
 
-namespace {
-// A recorded setting as a person reads it: a whole number as written (its leading zeros aside:
-// sameSetting compares them digit by digit, beyond a double's precision); another number in the
-// shortest form that reads back as the same double (0.1, not the 0.10000000000000001 it was
-// written as; not the locale's), or, for a 32-bit float written in full, the shortest form of that
-// float (a learning rate of 0.05 written as 0.05000000074505806 reads 0.05, as sameSetting takes
-// it); a string without its quotes.
-std::string settingText(const std::string& raw) {
-  if (auto whole = trace::wholeNumberText(raw)) return std::move(*whole);
-  double v = 0;
-  const char* end = raw.data() + raw.size();
-  const auto parsed = std::from_chars(raw.data(), end, v);
-  if (!raw.empty() && parsed.ec == std::errc() && parsed.ptr == end && std::isfinite(v)) {
-    if (auto short_form = trace::float32Text(v)) return std::move(*short_form);
-    char buf[32];
-    const auto written = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
-    if (written.ec == std::errc()) return std::string(buf, written.ptr);
-  }
-  return unquoted(raw);
-}
-}  // namespace
-
 std::string settingsNotComparedNote(const std::vector<MeasuredRun>& runs) {
   std::vector<std::string> digests;
   for (const auto& r : runs)
@@ -295,6 +273,15 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
       differs("ranks loaded differ (" + first.label + ": " + loaded(sa) + "; " + other.label +
               ": " + loaded(sb) + ")");
     }
+    // Figures over selected steps against a whole trace's (a trace without step markers): a
+    // step's overlap and a whole run's are not the same quantity.
+    if (sa.selection.whole_trace != sb.selection.whole_trace) {
+      const auto scope = [](const RunSummary& s) {
+        return s.selection.whole_trace ? "the whole trace (no steps)" : "steps";
+      };
+      differs("figures over " + std::string(scope(sa)) + " (" + first.label + ") and " + scope(sb) +
+              " (" + other.label + ")");
+    }
     // Overlap where both runs say it (an imported trace does not).
     const auto& oa = first.summary.overlap_setting;
     const auto& ob = other.summary.overlap_setting;
@@ -323,8 +310,8 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
     for (const auto& key : keys) {
       const auto va = valueOf(*reference, key), vb = valueOf(r, key);
       if (!trace::sameSettingValue(va, vb))
-        differs(key + " differs (" + reference->label + ": " + settingText(va) + ", " + r.label +
-                ": " + settingText(vb) + ")");
+        differs(key + " differs (" + reference->label + ": " + trace::settingText(key, va) + ", " +
+                r.label + ": " + trace::settingText(key, vb) + ")");
     }
   }
   if (why.empty()) return {};

@@ -54,7 +54,7 @@ struct ComparedRun {
   std::vector<std::string> warnings;
   void addRankWarnings(std::int32_t rank, const std::vector<std::string>& of_rank) {
     for (const auto& w : of_rank)
-      warnings.push_back("rank " + std::to_string(rank) + ": " + w);
+      warnings.push_back(analysis::rankWarning(rank, w));
   }
 };
 

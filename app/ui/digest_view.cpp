@@ -225,11 +225,9 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     if (r.warnings.empty()) continue;
     ++warned;
     if (examples.size() < kRankWarningExamples)
-      examples << tr("rank %1: %2%3")
-                      .arg(r.rank)
-                      .arg(QString::fromStdString(r.warnings.front()))
-                      .arg(r.warnings.size() > 1 ? tr(" (and %1 more)").arg(r.warnings.size() - 1)
-                                                 : QString());
+      examples << QString::fromStdString(analysis::rankWarning(r.rank, r.warnings.front())) +
+                      (r.warnings.size() > 1 ? tr(" (and %1 more)").arg(r.warnings.size() - 1)
+                                             : QString());
   }
   heatmap_->setRowNotes(std::move(notes));
   if (warned > 0)

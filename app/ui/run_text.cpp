@@ -56,7 +56,7 @@ QStringList runWarnings(const LoadedRun& run) {
     out << QString::fromStdString(w);
   for (const auto& r : run.report.ranks)
     for (const auto& w : r.warnings)
-      out << QStringLiteral("rank %1: %2").arg(r.rank).arg(QString::fromStdString(w));
+      out << QString::fromStdString(analysis::rankWarning(r.rank, w));
   return out;
 }
 

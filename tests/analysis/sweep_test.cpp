@@ -376,10 +376,11 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
   std::string error;
   auto s = analysis::measuredSweep({a, b}, -1, &error);
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->warning,
-            "Not like for like: overlap differs (a: on, b: off); sim_straggler_rank differs (a: "
-            "-1, b: 1); sim_jitter differs (a: 0.1, b: 0.2). Differences may come from these, not "
-            "from the bucket size.");
+  EXPECT_EQ(
+      s->warning,
+      "Not like for like: overlap differs (a: on, b: off); sim_straggler_rank differs (a: "
+      "none, b: 1); sim_jitter differs (a: 0.1, b: 0.2). Differences may come from these, not "
+      "from the bucket size.");
   EXPECT_TRUE(s->note.empty());
   {
     // One difference is "this".
@@ -390,7 +391,7 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     const auto one = analysis::measuredSweep({a, c}, -1, &error);
     ASSERT_TRUE(one);
     EXPECT_EQ(one->warning,
-              "Not like for like: sim_straggler_rank differs (a: -1, b: 1). Differences may come "
+              "Not like for like: sim_straggler_rank differs (a: none, b: 1). Differences may come "
               "from this, not from the bucket size.");
   }
   {
@@ -413,8 +414,27 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     c.label = "b";
     c.settings.front().second = "1";
     EXPECT_EQ(analysis::likeForLikeWarning({a, c}, ""),
-              "Not like for like: sim_straggler_rank differs (a: -1, b: 1). Differences may come "
+              "Not like for like: sim_straggler_rank differs (a: none, b: 1). Differences may come "
               "from this.");
+  }
+  {
+    // Figures over steps against a whole trace's (no step markers): not the same quantity.
+    auto c = a;
+    c.label = "b";
+    c.summary.selection.whole_trace = true;
+    EXPECT_EQ(analysis::likeForLikeWarning({a, c}, ""),
+              "Not like for like: figures over steps (a) and the whole trace (no steps) (b). "
+              "Differences may come from this.");
+    // A rank's own warning, prefixed with its rank unless it names the rank first.
+    EXPECT_EQ(analysis::rankWarning(3, "this trace holds no events at all"),
+              "rank 3: this trace holds no events at all");
+    EXPECT_EQ(analysis::rankWarning(0, "rank 0 is process 144"), "rank 0 is process 144");
+    EXPECT_EQ(analysis::rankWarning(1, "rank 10 is process 144"), "rank 1: rank 10 is process 144");
+    // The simulator's "no straggler" reads as none, in the warning and in a file clash alike.
+    EXPECT_EQ(trace::settingText("sim_straggler_rank", "-1"), "none");
+    EXPECT_EQ(trace::settingText("sim_straggler_rank", "3"), "3");
+    EXPECT_EQ(trace::settingText("seed", "-1"), "-1");
+    EXPECT_EQ(trace::settingText("model", "\"mlp\""), "mlp");
   }
   {
     // The heading's configuration: every run's (a digest's prefix aside), else none.

@@ -88,11 +88,6 @@ bool sameSetting(std::string_view a, std::string_view b) {
   return fullAndShort(*x, *y) || fullAndShort(*y, *x);
 }
 
-std::string shown(std::string_view raw) {
-  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
-    return std::string(raw.substr(1, raw.size() - 2));
-  return std::string(raw);
-}
 }  // namespace
 
 std::optional<std::string> wholeNumberText(std::string_view raw) {
@@ -112,6 +107,24 @@ std::optional<std::string> float32Text(double v) {
   const auto [end, ec] = std::to_chars(text, text + sizeof text, f);
   if (ec != std::errc{}) return std::nullopt;
   return std::string(text, end);
+}
+
+std::string settingText(std::string_view key, std::string_view raw) {
+  // The simulator's straggler rank is -1 for none.
+  if (key == "sim_straggler_rank" && wholeNumberText(raw) == "-1") return "none";
+  if (auto whole = wholeNumberText(raw)) return std::move(*whole);
+  double v = 0;
+  const char* end = raw.data() + raw.size();
+  const auto parsed = std::from_chars(raw.data(), end, v);
+  if (!raw.empty() && parsed.ec == std::errc() && parsed.ptr == end && std::isfinite(v)) {
+    if (auto short_form = float32Text(v)) return std::move(*short_form);
+    char buf[32];
+    const auto written = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
+    if (written.ec == std::errc()) return std::string(buf, written.ptr);
+  }
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
+    return std::string(raw.substr(1, raw.size() - 2));
+  return std::string(raw);
 }
 
 std::span<const std::string_view> runSettingKeys() {
@@ -136,7 +149,8 @@ std::optional<std::string> runIdentityDifference(const RankTrace& a, const RankT
     const auto va = a.ddpscope.configValue(key), vb = b.ddpscope.configValue(key);
     // A setting one file lacks is no clash.
     if (va.empty() || vb.empty() || sameSetting(va, vb)) continue;
-    return "its " + std::string(key) + " is " + shown(vb) + ", not " + shown(va);
+    return "its " + std::string(key) + " is " + settingText(key, vb) + ", not " +
+           settingText(key, va);
   }
   return std::nullopt;
 }

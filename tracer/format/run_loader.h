@@ -66,6 +66,14 @@ bool sameSettingValue(std::string_view a, std::string_view b);
 // decimal form (0.05000000074505806 -> "0.05"), none otherwise.
 std::optional<std::string> wholeNumberText(std::string_view raw);
 std::optional<std::string> float32Text(double v);
+// A recorded setting as a person reads it, in every message that names one: a whole number as
+// written (its leading zeros aside: sameSettingValue compares them digit by digit, beyond a
+// double's precision); another number in the shortest form that reads back as the same double
+// (0.1, not the 0.10000000000000001 it was written as; not the locale's), or, for a 32-bit float
+// written in full, that float's shortest form (0.05000000074505806 reads 0.05, as
+// sameSettingValue takes it); a string without its quotes; the simulator's straggler rank -1
+// as "none".
+std::string settingText(std::string_view key, std::string_view raw);
 
 Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options = {});
 
