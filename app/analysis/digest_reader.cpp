@@ -59,11 +59,14 @@ class Reader {
     if (!v) fail(std::string("\"") + key + "\" is null");
     return *v;
   }
-  // Microseconds with three decimals, as the digest writes them, back to nanoseconds.
-  std::optional<TimeNs> micros(element obj, const char* key) const {
+  // Microseconds with three decimals, as the digest writes them, back to nanoseconds. Every
+  // duration a digest keeps is at least 0 (a bucket's queued time aside: `may_be_negative`).
+  std::optional<TimeNs> micros(element obj, const char* key, bool may_be_negative = false) const {
     const auto us = number(obj, key);
     if (!us) return std::nullopt;
     if (std::fabs(*us) > 9.0e12) fail(std::string("\"") + key + "\" is out of range");
+    if (*us < 0 && !may_be_negative)
+      fail(std::string("\"") + key + "\" is negative (a duration; was the file edited?)");
     return static_cast<TimeNs>(std::llround(*us * 1000.0));
   }
   TimeNs requiredMicros(element obj, const char* key) const {
@@ -161,7 +164,7 @@ RunSummary readRun(const Reader& r, element run) {
   s.allreduces_per_step = r.number(run, "allreduces_per_step").value_or(0);
   const element buckets = r.field(run, "buckets_per_step");
   s.buckets_per_step = buckets.is_null() ? 0 : r.int32(run, "buckets_per_step");
-  s.mean_bucket_wait_ns = r.micros(run, "mean_bucket_wait_us").value_or(0);
+  s.mean_bucket_wait_ns = r.micros(run, "mean_bucket_wait_us", true).value_or(0);
   if (r.has(run, "bucket_setting")) s.bucket_setting = r.text(run, "bucket_setting");
   if (r.has(run, "overlap_setting")) s.overlap_setting = r.boolean(run, "overlap_setting");
   return s;
@@ -287,6 +290,13 @@ Digest parseDigest(std::string_view json, const std::string& name) {
     if (!seen.insert(d.ranks.back().rank).second)
       top.fail("rank " + std::to_string(d.ranks.back().rank) + " appears twice");
   }
+  // What the run summary and the late rank say of the ranks, against the ranks' own rows.
+  if (static_cast<std::size_t>(d.run.ranks) != d.ranks.size())
+    top.fail("the run summary counts " + std::to_string(d.run.ranks) + " ranks, but " +
+             std::to_string(d.ranks.size()) + " rank rows follow (was the file edited?)");
+  if (d.late && d.late->rank && !seen.contains(*d.late->rank))
+    top.fail("the late rank, " + std::to_string(*d.late->rank) +
+             ", is not one of the digest's ranks (was the file edited?)");
   return d;
 }
 

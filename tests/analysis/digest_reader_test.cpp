@@ -433,6 +433,29 @@ TEST(DigestReader, BadInputNamesWhatIsWrong) {
   EXPECT_NE(errorOf("{\"traceEvents\": []}").find("no \"ddpscope_digest\""), std::string::npos);
   EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "4")).find("digest version 4 is not supported"),
             std::string::npos);
+  // A digest edited into saying what no run can: a negative duration, a rank count its rows
+  // do not have, a late rank that is none of its ranks.
+  const std::string good = handDigest(ok_steps, ok_steps);
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string j = good;
+    return errorOf(j.replace(j.find(from), from.size(), to));
+  };
+  EXPECT_NE(edited("\"step_us\": 1500.000", "\"step_us\": -5.000")
+                .find("run: \"step_us\" is negative (a duration; was the file edited?)"),
+            std::string::npos);
+  EXPECT_NE(edited("\"ranks\": 2,", "\"ranks\": 8,")
+                .find("the run summary counts 8 ranks, but 2 rank rows follow"),
+            std::string::npos);
+  EXPECT_NE(edited(R"("matched_collectives": 6,)",
+                   R"("matched_collectives": 6, "late_rank": 42, "late_rank_last_in": 5,
+                      "collectives_with_skew": 6,)")
+                .find("the late rank, 42, is not one of the digest's ranks"),
+            std::string::npos);
+  // A bucket's mean queued time may be below 0 (its allreduce started before its inferred ready).
+  std::string queued = good;
+  queued.replace(queued.find("\"mean_bucket_wait_us\": 7.000"), 28,
+                 "\"mean_bucket_wait_us\": -7.000");
+  EXPECT_EQ(analysis::parseDigest(queued, "d.json").run.mean_bucket_wait_ns, -7'000);
   // Version 3 has its producer; versions 1 and 2 are read without.
   EXPECT_FALSE(analysis::parseDigest(handDigest(ok_steps, ok_steps), "d.json").producer);
   EXPECT_NE(errorOf(handDigest(ok_steps, ok_steps, "3")).find("no \"producer\" field"),
