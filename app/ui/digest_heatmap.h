@@ -15,6 +15,7 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
+class QCPItemText;
 class QCPColorGradient;
 class QCPItemRect;
 
@@ -37,6 +38,7 @@ class DigestHeatmap : public QWidget {
   const analysis::DigestGrid& grid() const { return grid_; }
   QCustomPlot* plot() const { return plot_; }
   QCPColorMap* colourMap() const { return map_; }
+  QCPColorScale* colourScale() const { return scale_; }
   // The unit the colour scale and the cells' values are in ("ms", "µs", "s").
   QString unit() const { return unit_; }
   // The value a cell is drawn with, in unit(); none for an empty cell.
@@ -52,6 +54,8 @@ class DigestHeatmap : public QWidget {
   // Selects the rows [first, last] (as a rectangle drag does) and emits ranksSelected.
   void selectRows(std::size_t first, std::size_t last);
   void clearSelection();
+  // Whether the map says it has no cell to draw (ranks without a step), instead of cells.
+  bool saysNoSteps() const;
   // The ranks selected (digest rank numbers), in row order.
   const std::vector<std::int32_t>& selectedRanks() const { return selected_; }
 
@@ -73,6 +77,7 @@ class DigestHeatmap : public QWidget {
   std::vector<std::int32_t> selected_;
   std::vector<QString> row_notes_;
   std::vector<QCPItemRect*> left_out_;  // hatched over the steps outside the run's selection
+  QCPItemText* no_cells_;               // why nothing is drawn: ranks without a step
 };
 
 }  // namespace ddpscope::ui

@@ -154,6 +154,26 @@ TEST(DigestView, ASingleRankOrStepIsDrawn) {
   }
 }
 
+// Ranks without a step (traces without step markers): the map says why it has no cell, and
+// shows no colour scale of no values.
+TEST(DigestView, RanksWithoutStepsAreSaidNotDrawnEmpty) {
+  app();
+  analysis::DigestGrid grid;
+  grid.ranks = {0, 1};
+  DigestHeatmap map;
+  map.resize(600, 400);
+  map.setGrid(grid, QColor(0x00, 0x72, 0xB2));
+  EXPECT_TRUE(map.saysNoSteps());
+  EXPECT_FALSE(map.colourScale()->visible());
+  grid.steps = {4};
+  grid.cells = {analysis::TimeNs{1'000}, analysis::TimeNs{2'000}};
+  grid.min_ns = 1'000;
+  grid.max_ns = 2'000;
+  map.setGrid(grid, QColor(0x00, 0x72, 0xB2));
+  EXPECT_FALSE(map.saysNoSteps());
+  EXPECT_TRUE(map.colourScale()->visible());
+}
+
 TEST(DigestView, RankLists) {
   EXPECT_EQ(rankListText({0, 1, 2, 3, 7, 9, 10}), QStringLiteral("0–3, 7, 9–10"));
   QString error;
