@@ -24,8 +24,12 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             // 0 would read as "one per core" without saying so: leaving the flag out says that.
-            if (v.find_first_not_of('0') == std::string::npos)
-              return "must be 1 or more (leave it out for one per core)";
+            const bool digits =
+                !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            const auto first = v.find_first_not_of('0');
+            if (!digits || first == std::string::npos || v.size() - first > 5)
+              return "'" + v +
+                     "': give a whole number from 1 to 99999 (leave it out for one per core)";
             return "";
           },
           "N >= 1"));

@@ -149,6 +149,12 @@ int main(int argc, char** argv) {
         std::cerr << "ddpscope-cli convert: give OUT (or --out OUT), the file or folder to write\n";
         return 2;
       }
+      // A run folder is many files; convert rewrites one (a folder out takes its ranks).
+      if (std::error_code ec; std::filesystem::is_directory(in, ec)) {
+        std::cerr << "ddpscope-cli convert: " << in
+                  << " is a folder; convert rewrites one trace file: give one of its files\n";
+        return 2;
+      }
       return convert(in, out);
     }
     if (*predict) return ddpscope::cli::runPredict(predict_args);

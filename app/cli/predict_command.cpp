@@ -447,11 +447,13 @@ int runPredict(const PredictArgs& a) {
     if (a.world_size && (*a.world_size < 2 || *a.world_size > 1 << 20))
       throw BadArgument("--world-size: " + std::to_string(*a.world_size) +
                         (*a.world_size == 1 ? " rank" : " ranks") +
-                        " (give 2 to 1048576: one rank has no communication to predict)");
+                        (*a.world_size < 2
+                             ? " (give 2 to 1048576: one rank has no communication to predict)"
+                             : " (give 2 to 1048576, the most the predictor takes)"));
     if (!(a.network_scale > 0) || !std::isfinite(a.network_scale) || a.network_scale > 1e6)
-      throw BadArgument("--network-scale: give a factor above 0");
+      throw BadArgument("--network-scale: give a factor above 0 and at most 1000000");
     if (!(a.compute_scale > 0) || !std::isfinite(a.compute_scale) || a.compute_scale > 1e6)
-      throw BadArgument("--compute-scale: give a factor above 0");
+      throw BadArgument("--compute-scale: give a factor above 0 and at most 1000000");
     WhatIfConfig base;
     base.first_bucket_mb = first;
     base.overlap = !a.no_overlap;  // --overlap or as recorded: settled once the run is loaded
