@@ -1280,6 +1280,10 @@ QString TimelineView::exportTitle(int shown_ranks) const {
   // The headline numbers and the source, so that a slide says what it shows.
   if (!run_) return {};
   QString text = runTitle(*run_, true);
+  // The exposed split and the late rank, as the window's headline and a digest's figure say
+  // them (none for one rank: nothing was matched across ranks).
+  if (const QString split = stragglerText(*run_); !split.isEmpty())
+    text += QStringLiteral("\n") + split;
   const auto ranks = static_cast<int>(run_->run.ranks.size());
   if (shown_ranks < ranks) {
     // Ranks beyond those shown whose lanes are pinned above them are drawn too.

@@ -584,6 +584,9 @@ TEST(Views, TheReportPinsTheLateRankOnlyWhileItDraws) {
   const QString unpinned_title = window.timeline()->exportTitleText();
   EXPECT_TRUE(unpinned_title.contains(QStringLiteral("lanes of ranks 0–7 shown (2 more below")))
       << unpinned_title.toStdString();
+  // The figure names the late rank and the exposed split, as the window's headline does.
+  EXPECT_TRUE(unpinned_title.contains(QStringLiteral("waiting for a late rank (rank 9, last at ")))
+      << unpinned_title.toStdString();
   const auto pinned = window.timeline()->pinRankLanes(9);
   EXPECT_FALSE(pinned.empty());
   EXPECT_EQ(window.timeline()->pinnedLanes(), pinned);
