@@ -287,6 +287,16 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
   sendMouse(plot, QEvent::MouseButtonRelease, to, Qt::NoButton);
   EXPECT_EQ(map->selectedRanks(), (std::vector<std::int32_t>{2, 3}));
   EXPECT_EQ(view->rankSelectionText(), QStringLiteral("2–3"));
+  // With DDPSCOPE_VIEWS_SHOTS=DIR the tab is saved there, waiting for late ranks shown (the
+  // documentation's screenshot, docs/screenshots/digest-view.png).
+  if (const QString shots = qEnvironmentVariable("DDPSCOPE_VIEWS_SHOTS"); !shots.isEmpty()) {
+    view->setFigure(analysis::DigestFigure::MatchedWait);
+    map->selectRows(2, 3);
+    view->resize(1100, 620);
+    QApplication::processEvents();
+    EXPECT_TRUE(view->grab().save(QDir(shots).filePath(QStringLiteral("digest-view.png"))));
+    view->setFigure(analysis::DigestFigure::StepTime);
+  }
 
   // Loading them: a run of exactly those ranks, through the normal loading path.
   view->loadSelected();
