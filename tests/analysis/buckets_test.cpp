@@ -373,3 +373,21 @@ TEST(RunReport, IdenticalStepsAreFoldedIntoOneRowAndADifferentOneIsNot) {
             std::string::npos)
       << text;
 }
+
+// A step whose time differs across ranks by less than the usual three digits show: its min and
+// max get the digits that tell them apart, never "min 10.0 µs, max 10.0 µs".
+TEST(RunReport, AStepsMinAndMaxAcrossRanksNeverReadTheSame) {
+  trace::Run run;
+  for (int rank = 0; rank < 2; ++rank) {
+    ddpscope::testing::TraceBuilder b;
+    b.trace().rank = rank;
+    b.trace().world_size = 2;
+    b.step(0, 0, rank == 0 ? 10'000 : 10'020);
+    b.kernel("gemm", 1'000, 5'000);
+    run.ranks.push_back(b.build());
+  }
+  const std::string text = analysis::reportToText(analysis::analyzeRun(run));
+  EXPECT_NE(text.find("step 0 across ranks: min 10.00 µs, max 10.02 µs (rank 1)\n"),
+            std::string::npos)
+      << text;
+}
