@@ -1017,8 +1017,8 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     if (sp.slowest_rank >= 0) {
       // As many digits as it takes for a min and max that differ not to read the same.
       const auto both = distinctDurations({sp.min_ns, sp.max_ns});
-      std::snprintf(line, sizeof line, "min %s, max %s (rank %d)", both[0].c_str(),
-                    both[1].c_str(), sp.slowest_rank);
+      std::snprintf(line, sizeof line, "min %s, max %s (rank %d)", both[0].c_str(), both[1].c_str(),
+                    sp.slowest_rank);
     } else {
       std::snprintf(line, sizeof line, "%s on every rank", formatDuration(sp.min_ns).c_str());
     }
