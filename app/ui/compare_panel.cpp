@@ -285,6 +285,8 @@ void ComparePanel::buildRect(QCPAxisRect* rect, const LoadedRun& run, trace::Tim
   keyAxis(rect)->setTicks(true);  // hidden while a digest was shown (showWithDigest)
   keyAxis(rect)->setTickLabels(true);
   keyAxis(rect)->grid()->setVisible(true);
+  keyAxis(rect)->setVisible(true);
+  rect->axis(QCPAxis::atLeft)->setVisible(true);
   auto labels = QSharedPointer<QCPAxisTickerText>::create();
   double y = 0;
   if (!run.run.ranks.empty()) {
@@ -361,7 +363,7 @@ void ComparePanel::rebuild() {
     fillTable();
     step_note_->setText(
         tr("The two runs have no step in common: lanes aligned at each run's first GPU activity. "
-           "The table compares each run's figures over the steps in brackets: for A %1, for B "
+           "The table compares each run's figures over the steps it covers: for A %1, for B "
            "%2.")
             .arg(QString::fromStdString(a_->summary.selection.rule),
                  QString::fromStdString(b_->summary.selection.rule)));
@@ -390,7 +392,7 @@ void ComparePanel::rebuild() {
   };
   step_note_->setText(
       tr("Lanes aligned at the start of step %1: for A %2 (%3), for B %4 (%5). The table "
-         "compares each run's figures over the steps in brackets.")
+         "compares each run's figures over the steps it covers (its first row).")
           .arg(step())
           .arg(covered(*a_), QString::fromStdString(a_->summary.selection.rule), covered(*b_),
                QString::fromStdString(b_->summary.selection.rule)));
@@ -414,6 +416,9 @@ void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title
     keyAxis(rect)->setTicks(false);
     keyAxis(rect)->setTickLabels(false);
     keyAxis(rect)->grid()->setVisible(false);
+    // No axis lines either: an open box read as lanes cut off.
+    keyAxis(rect)->setVisible(false);
+    rect->axis(QCPAxis::atLeft)->setVisible(false);
     plot_->plotLayout()->setRowStretchFactor(i == 0 ? 1 : 3, 1);
     const bool digest = i == 0 ? da_.digest != nullptr : db_.digest != nullptr;
     auto* text = new QCPItemText(plot_);
@@ -445,7 +450,7 @@ void ComparePanel::showWithDigest(QCPTextElement* title_a, QCPTextElement* title
   warning_->setText(warning);
   warning_->setVisible(!warning.isEmpty());
   QString note =
-      tr("%1. The table compares each run's figures over the steps in brackets: for A %2, for B "
+      tr("%1. The table compares each run's figures over the steps it covers: for A %2, for B "
          "%3.")
           .arg(da_.digest && db_.digest
                    ? tr("No lanes: A and B are read from their digests")

@@ -582,6 +582,8 @@ TEST(DigestView, ADigestComparesWithARunInTheCompareTab) {
   EXPECT_TRUE(c->stepNote().contains(QStringLiteral("Settings not compared for B")))
       << c->stepNote().toStdString();
   EXPECT_EQ(c->plot()->plottableCount(), 0);
+  // No axis lines around no lanes (an open box read as lanes cut off).
+  EXPECT_FALSE(c->plot()->axisRect(1)->axis(QCPAxis::atLeft)->visible());
   const FigureTable table = c->figureTable();
   ASSERT_EQ(table.above.size(), 2);
   EXPECT_TRUE(table.above[1].startsWith(
@@ -610,5 +612,7 @@ TEST(DigestView, ADigestComparesWithARunInTheCompareTab) {
   EXPECT_FALSE(c->twoSides());  // A against A: no comparison for a report
   EXPECT_GT(c->plot()->plottableCount(), 0);
   EXPECT_TRUE(c->plot()->axisRect(0)->axis(QCPAxis::atBottom)->tickLabels());
+  EXPECT_TRUE(c->plot()->axisRect(0)->axis(QCPAxis::atBottom)->visible());
+  EXPECT_TRUE(c->plot()->axisRect(1)->axis(QCPAxis::atLeft)->visible());
   EXPECT_FALSE(c->digestA() || c->digestB());
 }
