@@ -816,6 +816,12 @@ std::string matchedText(const RunReport& report) {
     s += "  no rank was last at more than half of the " + std::to_string(st.skewed) +
          " collectives with a skew\n";
   }
+  // The skews are those among the ranks with a trace: a late rank among those missing shows in
+  // none of them.
+  if (const auto& missing = report.completeness.missing_ranks; !missing.empty())
+    s += std::string("  the skews and the late rank are among the ranks with a trace; ") +
+         (missing.size() == 1 ? "rank " : "ranks ") + rankRanges(missing) +
+         (missing.size() == 1 ? " has" : " have") + " none, and the late rank may be among them\n";
   if (st.wait_pct && st.transfer_pct) {
     s += "  exposed communication (whole trace): waiting for a late rank " +
          fixed(*st.wait_pct, 1) + " %, transfer not hidden " + fixed(*st.transfer_pct, 1) + " %\n";

@@ -11,6 +11,7 @@
 
 #include "agent/run_agent.h"
 #include "app/analysis/digest.h"
+#include "app/analysis/report_json.h"
 #include "tracer/format/file_io.h"
 #include "tracer/format/run_loader.h"
 #include "tracer/format/trace_error.h"
@@ -370,6 +371,25 @@ TEST(DigestReader, LateRankAsRecordedOrNotKnown) {
         R"( "late_rank": 1, "late_rank_last_in": 0, "collectives_with_skew": 6,)"})
     EXPECT_NE(errorOf(with(bad)).find("\"collectives_with_skew\" disagree"), std::string::npos)
         << bad;
+}
+
+// Four of eight ranks, the straggler (rank 3) not among them: the summary's text says the skews
+// are those of the ranks with a trace, and which have none, rather than let "max 0 ns" read as
+// "no late rank".
+TEST(DigestReader, SkewsOfTheRanksLoadedSayWhichAreMissing) {
+  const fs::path dir = writeStragglerRun("partial");
+  std::vector<std::string> files;
+  for (int r : {0, 1, 2, 4})
+    files.push_back((dir / ("rank-" + std::to_string(r) + ".json.gz")).string());
+  const std::string text = analysis::reportToText(analysis::analyzeRun(trace::loadRun(files)));
+  EXPECT_NE(text.find("  the skews and the late rank are among the ranks with a trace; ranks 3, "
+                      "5-7 have none, and the late rank may be among them\n"),
+            std::string::npos)
+      << text;
+  const std::string whole =
+      analysis::reportToText(analysis::analyzeRun(trace::loadRun({dir.string()})));
+  EXPECT_EQ(whole.find("the skews and the late rank are among"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(DigestReader, ExposedSplitSumsTheRanksThatHaveIt) {
