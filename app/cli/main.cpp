@@ -138,6 +138,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // An option the command does not take is named as such, not as its value and the
+    // positionals it displaced ("The following arguments were not expected: RUN --threads").
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !app.get_subcommands().empty()) {
+      const CLI::App* command = app.get_subcommands().front();
+      for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") break;
+        if (arg.size() < 2 || arg[0] != '-' || (arg[1] >= '0' && arg[1] <= '9')) continue;
+        const std::string name = arg.substr(0, arg.find('='));
+        if (command->get_option_no_throw(name) != nullptr) continue;
+        std::cerr << "ddpscope-cli " << command->get_name() << ": " << name
+                  << " is not an option of " << command->get_name() << " (ddpscope-cli "
+                  << command->get_name() << " --help lists them)\n";
+        return 2;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
