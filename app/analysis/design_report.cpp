@@ -9,6 +9,7 @@
 #include "app/analysis/report_json.h"
 #include "app/analysis/stragglers.h"
 #include "app/analysis/whatif_summary.h"
+#include "tracer/format/run_loader.h"
 
 namespace ddpscope::analysis {
 
@@ -223,7 +224,12 @@ std::string compareCovers(const DesignReportInput& in) {
   std::string s = "A: " + in.compare_name_a + " (" + in.compare_configuration_a +
                   "). B: " + in.compare_name_b + " (" + in.compare_configuration_b + ").";
   if (!in.compare_includes_this_run) s += " Neither is the run reviewed above.";
-  if (in.compare_configuration_a != in.compare_configuration_b)
+  // A run read from its digest names the same configuration after "from its digest · ".
+  const auto own = [](std::string_view c) {
+    if (c.starts_with(kFromItsDigest)) c.remove_prefix(kFromItsDigest.size());
+    return c;
+  };
+  if (own(in.compare_configuration_a) != own(in.compare_configuration_b))
     s += " The runs differ in more than one setting: read the differences with care.";
   return s;
 }
@@ -300,20 +306,10 @@ std::string htmlTable(const Table& t) {
 
 Table configTable(const DesignReportInput& in) {
   Table t{{"setting", "value"}};
-  for (const auto& [k, v] : in.config) {
-    std::string value = unquoted(v);
-    const bool is_string = value.size() != v.size();
-    if (char* end = nullptr; !is_string && !value.empty()) {
-      // A number as a reader writes it: 0.05, not the float's 0.05000000074505806.
-      const double x = std::strtod(value.c_str(), &end);
-      if (end != nullptr && *end == '\0') {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.6g", x);
-        value = b;
-      }
-    }
-    t.push_back({k, value});
-  }
+  // Each setting as every message names it (0.05, not the float's 0.05000000074505806; a seed
+  // as written; no straggler as "none").
+  for (const auto& [k, v] : in.config)
+    t.push_back({k, trace::settingText(k, v)});
   return t;
 }
 

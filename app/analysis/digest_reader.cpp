@@ -438,11 +438,8 @@ StragglerSummary digestStragglers(const Digest& digest) {
     s.late_rank = digest.late->rank;
     s.late_count = digest.late->last_in;
   }
-  for (const auto& r : digest.ranks) {
-    if (!r.exposed_wait_ns || !r.exposed_transfer_ns) continue;
-    s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *r.exposed_wait_ns;
-    s.exposed_transfer_ns = s.exposed_transfer_ns.value_or(0) + *r.exposed_transfer_ns;
-  }
+  for (const auto& r : digest.ranks)
+    addExposedSplit(s, r.exposed_wait_ns, r.exposed_transfer_ns);
   setExposedShares(s);
   return s;
 }

@@ -821,7 +821,8 @@ std::string matchedText(const RunReport& report) {
   if (const auto& missing = report.completeness.missing_ranks; !missing.empty())
     s += std::string("  the skews and the late rank are among the ranks with a trace; ") +
          (missing.size() == 1 ? "rank " : "ranks ") + rankRanges(missing) +
-         (missing.size() == 1 ? " has" : " have") + " none, and the late rank may be among them\n";
+         (missing.size() == 1 ? " has" : " have") + " no trace, and a later rank may be among " +
+         (missing.size() == 1 ? "it\n" : "them\n");
   if (st.wait_pct && st.transfer_pct) {
     s += "  exposed communication (whole trace): waiting for a late rank " +
          fixed(*st.wait_pct, 1) + " %, transfer not hidden " + fixed(*st.transfer_pct, 1) + " %\n";
@@ -878,7 +879,9 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
   if (const StragglerSummary st = summarizeStragglers(report); st.late_rank) {
     s += "  late rank " + std::to_string(*st.late_rank) + ": the last to start " +
          std::to_string(st.late_count) + " of the " + std::to_string(st.skewed) +
-         " collectives with a skew (matched collectives, below)\n";
+         " collectives with a skew (matched collectives, below" +
+         (report.completeness.missing_ranks.empty() ? ")\n"
+                                                    : "; among the ranks with a trace only)\n");
   }
   s += "\n";
   if (!options.bucket_steps) s += bucketMeansText(report, summary);

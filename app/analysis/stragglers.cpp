@@ -40,8 +40,7 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
   TimeNs hidden_transfer = 0, transfer = 0, hidden = 0, comm = 0;
   for (const auto& r : report.ranks) {
     if (!r.exposed_wait_ns || !r.exposed_transfer_ns) continue;
-    s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *r.exposed_wait_ns;
-    s.exposed_transfer_ns = s.exposed_transfer_ns.value_or(0) + *r.exposed_transfer_ns;
+    addExposedSplit(s, r.exposed_wait_ns, r.exposed_transfer_ns);
     if (const auto h = hiddenSplit(r)) {
       s.hidden_wait_ns = s.hidden_wait_ns.value_or(0) + h->hidden_wait_ns;
       hidden_transfer += h->hidden_transfer_ns;
@@ -57,6 +56,13 @@ StragglerSummary summarizeStragglers(const RunReport& report) {
         100.0 * static_cast<double>(hidden_transfer) / static_cast<double>(transfer);
   setExposedShares(s);
   return s;
+}
+
+void addExposedSplit(StragglerSummary& s, std::optional<TimeNs> wait_ns,
+                     std::optional<TimeNs> transfer_ns) {
+  if (!wait_ns || !transfer_ns) return;
+  s.exposed_wait_ns = s.exposed_wait_ns.value_or(0) + *wait_ns;
+  s.exposed_transfer_ns = s.exposed_transfer_ns.value_or(0) + *transfer_ns;
 }
 
 void setExposedShares(StragglerSummary& s) {

@@ -45,6 +45,10 @@ struct HiddenSplit {
 };
 std::optional<HiddenSplit> hiddenSplit(const RankReport& rank);
 StragglerSummary summarizeStragglers(const RunReport& report);
+// Adds one rank's exposed split (its whole trace's waiting and transfer) to the run's sums; a
+// rank without both is left out. The one place the run's sums are made.
+void addExposedSplit(StragglerSummary& s, std::optional<TimeNs> wait_ns,
+                     std::optional<TimeNs> transfer_ns);
 // wait_pct and transfer_pct of exposed_wait_ns and exposed_transfer_ns (none unless both are
 // known and their sum is above 0): the one definition of the exposed split's shares.
 void setExposedShares(StragglerSummary& s);

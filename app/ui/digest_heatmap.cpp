@@ -162,15 +162,6 @@ DigestHeatmap::DigestHeatmap(QWidget* parent) : QWidget(parent), plot_(new QCust
   band_->setPen(QPen(colours::kSelection, 2));
   band_->setBrush(Qt::NoBrush);
   band_->setVisible(false);
-  no_cells_ = new QCPItemText(plot_);
-  no_cells_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  no_cells_->position->setCoords(0.5, 0.5);
-  no_cells_->setPositionAlignment(Qt::AlignCenter);
-  no_cells_->setTextAlignment(Qt::AlignCenter);
-  no_cells_->setText(
-      tr("No steps: the traces have no step markers, so there is no cell per rank and step.\n"
-         "The headline's figures are the whole trace's."));
-  no_cells_->setVisible(false);
   plot_->setSelectionRectMode(QCP::srmCustom);
   connect(plot_->selectionRect(), &QCPSelectionRect::accepted, this,
           [this](const QRect& rect, QMouseEvent*) { onRectangle(rect); });
@@ -241,15 +232,20 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
                                       : tr("step"));
   // Ranks without a step (a trace without step markers): say so rather than draw an empty
   // map under a colour scale of no values.
-  no_cells_->setVisible(ny > 0 && nx == 0);
-  no_cells_->setColor(plot_->xAxis->labelColor());
+  // (The plots' empty note: wrapped to the plot and recoloured with its theme, in an export too.)
+  setEmptyNote(plot_,
+               ny > 0 && nx == 0
+                   ? tr("No steps: the traces have no step markers, so there is no cell per rank "
+                        "and step. The headline's figures are the whole trace's.")
+                   : QString(),
+               {});
   scale_->setVisible(grid_.max_ns.has_value());
   clearSelection();
   plot_->replot();
 }
 
 bool DigestHeatmap::saysNoSteps() const {
-  return no_cells_->visible();
+  return !emptyNote(plot_).isEmpty();
 }
 
 std::optional<double> DigestHeatmap::drawnValue(std::size_t row, std::size_t column) const {

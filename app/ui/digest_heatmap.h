@@ -15,7 +15,6 @@
 class QCustomPlot;
 class QCPColorMap;
 class QCPColorScale;
-class QCPItemText;
 class QCPColorGradient;
 class QCPItemRect;
 
@@ -77,7 +76,6 @@ class DigestHeatmap : public QWidget {
   std::vector<std::int32_t> selected_;
   std::vector<QString> row_notes_;
   std::vector<QCPItemRect*> left_out_;  // hatched over the steps outside the run's selection
-  QCPItemText* no_cells_;               // why nothing is drawn: ranks without a step
 };
 
 }  // namespace ddpscope::ui

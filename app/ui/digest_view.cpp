@@ -171,38 +171,39 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
   const auto late = analysis::digestStragglers(d);
   // Ranks of the world without a trace may be the late one: their peers' waits for it are then
   // not told from transfer, and no skew among the ranks read says who it was.
-  const QString missing = d.run.missing_ranks.empty()
-                              ? QString()
-                              : QString::fromStdString(analysis::rankRanges(d.run.missing_ranks));
+  const QString missing = rankListText(d.run.missing_ranks);
   const QString missing_ranks =
       d.run.missing_ranks.size() == 1 ? tr("rank %1").arg(missing) : tr("ranks %1").arg(missing);
   QString late_text;
-  if (!late.late_known)
-    late_text =
-        tr("Late rank: not recorded (the digest was made before ddpscope kept it: make it "
-           "again to see it)");
-  else if (late.late_rank)
-    late_text =
-        tr("Late rank: rank %1, the last to start at %2 of the %3 matched collectives with "
-           "a skew")
-            .arg(*late.late_rank)
-            .arg(late.late_count)
-            .arg(late.skewed) +
-        (missing.isEmpty() ? QString()
-                           : tr(" (of the ranks with a trace; none of %1)").arg(missing_ranks));
-  else if (!missing.isEmpty())
+  if (!missing.isEmpty() && !late.late_rank)
     late_text = tr("No late rank can be named: the digest has no trace of %1 of the world, and "
                    "the late rank may be among them")
                     .arg(missing_ranks);
-  else if (late.skewed > 0)
-    late_text = tr("No late rank: no rank was the last to start at more than half of the %1 "
-                   "matched collectives with a skew")
-                    .arg(late.skewed);
   else if (d.matched_collectives == 0)
     late_text = d.ranks.size() == 1
                     ? tr("No late rank: collectives are matched across ranks, and the digest "
                          "has one rank")
                     : tr("No late rank: no collective was matched across the ranks");
+  else if (!late.late_known)
+    late_text =
+        tr("Late rank: not recorded (the digest was made before ddpscope kept it: make it "
+           "again to see it)");
+  else if (late.late_rank)
+    late_text =
+        tr("Late rank: rank %1, the last to start at %2 of the %3 matched collectives "
+           "with a skew")
+            .arg(*late.late_rank)
+            .arg(late.late_count)
+            .arg(late.skewed) +
+        (missing.isEmpty()
+             ? QString()
+             : tr(" (among the ranks with a trace; %1 of the world %2 no trace, and a "
+                  "later rank may be among them)")
+                   .arg(missing_ranks, d.run.missing_ranks.size() == 1 ? tr("has") : tr("have")));
+  else if (late.skewed > 0)
+    late_text = tr("No late rank: no rank was the last to start at more than half of the %1 "
+                   "matched collectives with a skew")
+                    .arg(late.skewed);
   else
     late_text = tr("No late rank: no matched collective had a skew");
   if (const QString split = stragglerText(late, false); !split.isEmpty())

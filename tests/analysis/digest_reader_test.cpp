@@ -383,7 +383,7 @@ TEST(DigestReader, SkewsOfTheRanksLoadedSayWhichAreMissing) {
     files.push_back((dir / ("rank-" + std::to_string(r) + ".json.gz")).string());
   const std::string text = analysis::reportToText(analysis::analyzeRun(trace::loadRun(files)));
   EXPECT_NE(text.find("  the skews and the late rank are among the ranks with a trace; ranks 3, "
-                      "5-7 have none, and the late rank may be among them\n"),
+                      "5-7 have no trace, and a later rank may be among them\n"),
             std::string::npos)
       << text;
   const std::string whole =

@@ -217,7 +217,24 @@ TEST(DesignReport, MarkdownAndHtmlCarryTheNumbersAndLabelSimulatedRuns) {
   EXPECT_NE(plain.find("| lr | 0.05 |"), std::string::npos) << plain;
   EXPECT_NE(plain.find("| model | mlp |"), std::string::npos);
   EXPECT_NE(plain.find("| steps | 3 |"), std::string::npos);
+  // As every message names them: a seed as written, no straggler as none.
+  in.config = {{"seed", "1234567"}, {"sim_straggler_rank", "-1"}};
+  const auto settings = analysis::designReportMarkdown(in);
+  EXPECT_NE(settings.find("| seed | 1234567 |"), std::string::npos) << settings;
+  EXPECT_NE(settings.find("| sim_straggler_rank | none |"), std::string::npos) << settings;
   EXPECT_EQ(md.find("INCOMPLETE"), std::string::npos);  // a complete run carries no warning
+  // A run compared with its own digest names one configuration, "from its digest · " aside.
+  in.compare_name_a = "run";
+  in.compare_name_b = "run.digest.json";
+  in.compare_configuration_a = "simulated · mlp · 2 ranks";
+  in.compare_configuration_b = "from its digest · simulated · mlp · 2 ranks";
+  in.compare_includes_this_run = true;
+  in.comparison = {{"step time", "1 ms", "1 ms", "0 ns (0.0 %)", 1e6, 1e6}};
+  EXPECT_EQ(analysis::designReportMarkdown(in).find("differ in more than one setting"),
+            std::string::npos);
+  in.compare_configuration_b = "from its digest · simulated · mlp · 4 ranks";
+  EXPECT_NE(analysis::designReportMarkdown(in).find("differ in more than one setting"),
+            std::string::npos);
 }
 
 TEST(DesignReport, AnIncompleteRunIsSaidSoBeforeAnyNumber) {

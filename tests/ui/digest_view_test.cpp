@@ -390,7 +390,7 @@ TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
   };
   show({file(0), file(1), file(2), file(4)});
   EXPECT_TRUE(view.lateRankText().startsWith(QStringLiteral(
-      "No late rank can be named: the digest has no trace of ranks 3, 5-7 of the world")))
+      "No late rank can be named: the digest has no trace of ranks 3, 5–7 of the world")))
       << view.lateRankText().toStdString();
   // The export says that the digest warns (of the missing ranks).
   EXPECT_TRUE(view.exportTitle().contains(QStringLiteral(" in the digest: its Digest tab lists")))
@@ -400,7 +400,16 @@ TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
   EXPECT_TRUE(view.lateRankText().startsWith(QStringLiteral("Late rank: rank 3, ")))
       << view.lateRankText().toStdString();
   EXPECT_TRUE(view.lateRankText().contains(
-      QStringLiteral("(of the ranks with a trace; none of ranks 1-2, 4, 6-7)")))
+      QStringLiteral("(among the ranks with a trace; ranks 1–2, 4, 6–7 of the world have no "
+                     "trace, and a later rank may be among them)")))
+      << view.lateRankText().toStdString();
+  // A digest made before the late rank was kept, of 1 of 2 ranks: what it lacks is a rank, not
+  // a newer digest (making it again would name no late rank either).
+  view.setDigest(std::make_shared<const analysis::Digest>(
+                     analysis::readDigest(DDPSCOPE_TEST_DATA "/digest/resnet50.digest.json")),
+                 QStringLiteral("resnet50.digest.json"), {});
+  EXPECT_TRUE(view.lateRankText().startsWith(
+      QStringLiteral("No late rank can be named: the digest has no trace of rank 1 of the world")))
       << view.lateRankText().toStdString();
   // A digest of every rank warns of nothing.
   show({run.dir.path().toStdString()});
