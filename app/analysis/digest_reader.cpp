@@ -275,8 +275,11 @@ Digest parseDigest(std::string_view json, const std::string& name) {
     late.skewed = top.int32(doc, "collectives_with_skew");
     if (top.has(doc, "late_rank")) late.rank = top.int32(doc, "late_rank");
     late.last_in = top.int32(doc, "late_rank_last_in");
+    // A named late rank was last at more than half of the collectives with a skew, which are
+    // some of those matched.
     if (late.skewed < 0 || late.last_in < 0 || late.last_in > late.skewed ||
-        late.rank.has_value() != (late.last_in > 0))
+        late.skewed > d.matched_collectives || late.rank.has_value() != (late.last_in > 0) ||
+        (late.rank && 2 * late.last_in <= late.skewed))
       top.fail("\"late_rank\", \"late_rank_last_in\" and \"collectives_with_skew\" disagree");
     d.late = late;
   }

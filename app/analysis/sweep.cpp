@@ -277,10 +277,10 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
     // step's overlap and a whole run's are not the same quantity.
     if (sa.selection.whole_trace != sb.selection.whole_trace) {
       const auto scope = [](const RunSummary& s) {
-        return s.selection.whole_trace ? "the whole trace (no steps)" : "steps";
+        return s.selection.whole_trace ? "over the whole trace (no step markers)" : "over steps";
       };
-      differs("figures over " + std::string(scope(sa)) + " (" + first.label + ") and " + scope(sb) +
-              " (" + other.label + ")");
+      differs("figures " + std::string(scope(sa)) + " for " + first.label + ", " + scope(sb) +
+              " for " + other.label);
     }
     // Overlap where both runs say it (an imported trace does not).
     const auto& oa = first.summary.overlap_setting;

@@ -30,6 +30,7 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
             if (!digits || first == std::string::npos || v.size() - first > 5)
               return "'" + v +
                      "': give a whole number from 1 to 99999 (leave it out for one per core)";
+            v.erase(0, first);  // leading zeros would read as octal ("010" as 8)
             return "";
           },
           "N >= 1"));

@@ -147,7 +147,11 @@ int main(int argc, char** argv) {
         if (arg == "--") break;
         if (arg.size() < 2 || arg[0] != '-' || (arg[1] >= '0' && arg[1] <= '9')) continue;
         const std::string name = arg.substr(0, arg.find('='));
-        if (command->get_option_no_throw(name) != nullptr) continue;
+        if (const CLI::Option* known = command->get_option_no_throw(name)) {
+          // Its value is the next argument (which may start with '-'), unless given with '='.
+          if (arg.find('=') == std::string::npos && known->get_items_expected_min() > 0) ++i;
+          continue;
+        }
         std::cerr << "ddpscope-cli " << command->get_name() << ": " << name
                   << " is not an option of " << command->get_name() << " (ddpscope-cli "
                   << command->get_name() << " --help lists them)\n";

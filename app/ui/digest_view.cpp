@@ -276,9 +276,8 @@ QString DigestView::exportTitle() const {
   for (const auto& r : digest_->ranks)
     warned += r.warnings.size();
   if (warned > 0)
-    title += QStringLiteral("\n⚠ ") +
-             (warned == 1 ? tr("1 warning") : tr("%1 warnings").arg(warned)) +
-             tr(" in the digest: its Digest tab lists them");
+    title += QStringLiteral("\n⚠ ") + warningCount(static_cast<qsizetype>(warned)) +
+             tr(" in the digest (the Digest tab shows them, each rank's on its row)");
   return title;
 }
 

@@ -368,7 +368,9 @@ TEST(DigestReader, LateRankAsRecordedOrNotKnown) {
   for (const char* bad :
        {R"( "late_rank": 1, "late_rank_last_in": 7, "collectives_with_skew": 6,)",
         R"( "late_rank": null, "late_rank_last_in": 4, "collectives_with_skew": 6,)",
-        R"( "late_rank": 1, "late_rank_last_in": 0, "collectives_with_skew": 6,)"})
+        R"( "late_rank": 1, "late_rank_last_in": 0, "collectives_with_skew": 6,)",
+        R"( "late_rank": 1, "late_rank_last_in": 3, "collectives_with_skew": 6,)",
+        R"( "late_rank": 1, "late_rank_last_in": 7, "collectives_with_skew": 7,)"})
     EXPECT_NE(errorOf(with(bad)).find("\"collectives_with_skew\" disagree"), std::string::npos)
         << bad;
 }

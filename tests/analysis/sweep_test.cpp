@@ -440,8 +440,8 @@ TEST(MeasuredSweep, OtherSettingsAreWarnedAndBadSetsRefused) {
     c.label = "b";
     c.summary.selection.whole_trace = true;
     EXPECT_EQ(analysis::likeForLikeWarning({a, c}, ""),
-              "Not like for like: figures over steps (a) and the whole trace (no steps) (b). "
-              "Differences may come from this.");
+              "Not like for like: figures over steps for a, over the whole trace (no step "
+              "markers) for b. Differences may come from this.");
     // A rank's own warning, prefixed with its rank unless it names the rank first.
     EXPECT_EQ(analysis::rankWarning(3, "this trace holds no events at all"),
               "rank 3: this trace holds no events at all");
