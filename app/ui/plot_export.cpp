@@ -96,7 +96,9 @@ bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* 
 bool renderPlot(QCustomPlot* plot, ExportFormat format, int width, int height, double scale,
                 QByteArray* out, QString* error) {
   if (width <= 0 || height <= 0) return fail(error, QStringLiteral("cannot export an empty plot"));
-  fitLegendToWidth(plot, width);  // as many legend items a row as the figure's width holds
+  // As many legend items a row as the figure's width holds, in the replots of the render too.
+  const LegendRenderWidth rendering(plot, width);
+  fitLegendToWidth(plot, width);
   out->clear();
   QBuffer buffer(out);
   buffer.open(QIODevice::WriteOnly);

@@ -128,15 +128,28 @@ constexpr const char* kColumnsProperty = "ddpscope_legend_columns";
 // The width the legend was last fitted to: a replot at the same width (panning, zooming) has
 // nothing to refit. setLegendColumns (new items, a new preference) forgets it.
 constexpr const char* kFittedProperty = "ddpscope_legend_fitted_width";
+// While a figure is rendered (renderPlot), its width: the replot inside the render fits the
+// legend to it, not to the widget's own width (a legend fitted for a 1,500-pixel window was cut
+// off in a 900-pixel figure).
+constexpr const char* kRenderWidthProperty = "ddpscope_legend_render_width";
 }  // namespace
+
+LegendRenderWidth::LegendRenderWidth(QCustomPlot* plot, int width) : plot_(plot) {
+  plot_->setProperty(kRenderWidthProperty, width);
+}
+LegendRenderWidth::~LegendRenderWidth() {
+  plot_->setProperty(kRenderWidthProperty, QVariant());
+}
 
 void setLegendColumns(QCustomPlot* plot, int columns) {
   const bool connected = plot->property(kColumnsProperty).isValid();
   plot->setProperty(kColumnsProperty, columns);
   plot->setProperty(kFittedProperty, QVariant());
   if (!connected) {
-    QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
-                     [plot] { fitLegendToWidth(plot, plot->viewport().width()); });
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] {
+      const QVariant rendering = plot->property(kRenderWidthProperty);
+      fitLegendToWidth(plot, rendering.isValid() ? rendering.toInt() : plot->viewport().width());
+    });
   }
   fitLegendToWidth(plot, plot->viewport().width());
 }

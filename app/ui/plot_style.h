@@ -33,6 +33,18 @@ void showLegendBelow(QCustomPlot* plot, bool shown);
 // export's, puts as many a row as fit with every item whole (at least one).
 void setLegendColumns(QCustomPlot* plot, int columns);
 void fitLegendToWidth(QCustomPlot* plot, int width);
+// While it lives, the replots of `plot` fit its legend to `width` (a figure being rendered at a
+// width of its own), not to the widget's.
+class LegendRenderWidth {
+ public:
+  LegendRenderWidth(QCustomPlot* plot, int width);
+  ~LegendRenderWidth();
+  LegendRenderWidth(const LegendRenderWidth&) = delete;
+  LegendRenderWidth& operator=(const LegendRenderWidth&) = delete;
+
+ private:
+  QCustomPlot* plot_;
+};
 // A ticker for a category axis of integer keys (steps, bucket ids): labels `prefix`N at integer
 // steps of 1, 2, 5, 10, 20, ... chosen so that labels as wide as the last key's never collide at
 // the axis's current width, on screen and in exports of any size; none past the last key.

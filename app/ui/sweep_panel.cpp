@@ -158,7 +158,9 @@ SweepPanel::SweepPanel(Session* session, std::function<RunParameters()> base, QW
   // The legend in a row of its own under the chart, so it never hides a point or the best mark.
   chart_->legend->setVisible(true);
   putLegendBelow(chart_);
-  chart_->legend->setWrap(3);  // three entries a row (up to eight: three rows), none cut off
+  // Three entries a row (up to eight: three rows), fewer where the chart or a figure is too
+  // narrow for them whole.
+  setLegendColumns(chart_, 3);
   applyPlotTheme(chart_, PlotTheme::System);
   replot();
 
@@ -567,6 +569,7 @@ void SweepPanel::replot() {
       chart_->graph(g)->removeFromLegend();
   }
   chart_->yAxis2->setVisible(measured);
+  setLegendColumns(chart_, 3);  // other items: fitted again
   chart_->clearItems();
   predicted_badge_ = nullptr;
   markCurrentAndBest();
@@ -761,6 +764,7 @@ void SweepPanel::plotPrediction() {
     else
       c->removeFromLegend();
   }
+  setLegendColumns(chart_, 3);  // other items: fitted again
 }
 
 QCPItemText* SweepPanel::addMarker(double x, const QPen& pen, double label_y,

@@ -291,6 +291,20 @@ TEST(SweepPrediction, ImportedPyTorchTrace) {
   ASSERT_TRUE(f.panel.renderChart(ExportFormat::Png, 1, &png, &error)) << error.toStdString();
   EXPECT_GT(png.size(), 20000);
   EXPECT_EQ(f.panel.predictedCurve()->dataCount(), static_cast<int>(expected.predictions.size()));
+  // The legend fits the width a figure is rendered at, in the render's own replots too (fitted
+  // to a wide window, it was cut off in a figure 900 pixels wide).
+  QCustomPlot* chart = f.panel.chart();
+  f.panel.resize(1800, 700);
+  chart->replot();
+  const int wide = chart->legend->wrap();
+  {
+    const LegendRenderWidth narrow(chart, 520);
+    chart->replot();
+    EXPECT_GT(chart->legend->itemCount(), 3);
+    EXPECT_LT(chart->legend->wrap(), wide);
+  }
+  chart->replot();
+  EXPECT_EQ(chart->legend->wrap(), wide);
 }
 
 TEST(SweepPrediction, AgentRunWithBucketMetadata) {
