@@ -224,12 +224,8 @@ std::string compareCovers(const DesignReportInput& in) {
   std::string s = "A: " + in.compare_name_a + " (" + in.compare_configuration_a +
                   "). B: " + in.compare_name_b + " (" + in.compare_configuration_b + ").";
   if (!in.compare_includes_this_run) s += " Neither is the run reviewed above.";
-  // A run read from its digest names the same configuration after "from its digest · ".
-  const auto own = [](std::string_view c) {
-    if (c.starts_with(kFromItsDigest)) c.remove_prefix(kFromItsDigest.size());
-    return c;
-  };
-  if (own(in.compare_configuration_a) != own(in.compare_configuration_b))
+  if (withoutDigestPrefix(in.compare_configuration_a) !=
+      withoutDigestPrefix(in.compare_configuration_b))
     s += " The runs differ in more than one setting: read the differences with care.";
   return s;
 }

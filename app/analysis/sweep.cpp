@@ -1,7 +1,6 @@
 #include "app/analysis/sweep.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -235,11 +234,7 @@ std::string comparedVaried(const RunSummary& a, const RunSummary& b) {
 }
 
 std::string sharedConfiguration(const std::vector<MeasuredRun>& runs) {
-  const auto own = [&](const MeasuredRun& r) {
-    std::string_view c = r.configuration;
-    if (c.starts_with(kFromItsDigest)) c.remove_prefix(kFromItsDigest.size());
-    return c;
-  };
+  const auto own = [](const MeasuredRun& r) { return withoutDigestPrefix(r.configuration); };
   if (runs.empty()) return {};
   for (const auto& r : runs)
     if (own(r) != own(runs.front())) return {};

@@ -108,6 +108,11 @@ std::string likeForLikeWarning(const std::vector<MeasuredRun>& runs, std::string
 std::string comparedVaried(const RunSummary& a, const RunSummary& b);
 // How a run read from its digest begins its configuration line (digestConfigurationText).
 inline constexpr std::string_view kFromItsDigest = "from its digest · ";
+// A configuration line without that beginning: a digest and its traces name the same one.
+inline std::string_view withoutDigestPrefix(std::string_view configuration) {
+  if (configuration.starts_with(kFromItsDigest)) configuration.remove_prefix(kFromItsDigest.size());
+  return configuration;
+}
 // The configuration every run shares (MeasuredRun::configuration, a digest's "from its digest · "
 // left aside: a digest and its traces share theirs), or "" when two differ: a sweep's heading
 // names it only when it is every run's.
