@@ -342,10 +342,11 @@ void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& comput
     st.hidden_ns = intersectionLength(u, compute);
     st.exposed_ns = st.comm_ns - st.hidden_ns;
     if (st.comm_ns > 0) st.overlap_pct = pct(st.hidden_ns, st.comm_ns);
-    if (st.sized > 0 && st.sized_dur_ns > 0) {
-      st.algbw_gbps = static_cast<double>(st.bytes) / static_cast<double>(st.sized_dur_ns);
-      if (const auto f = busBandwidthFactor(st.kind, r_.world_size))
-        st.busbw_gbps = *st.algbw_gbps * *f;
+    if (st.sized > 0) {
+      const Bandwidth bw = collectiveBandwidth(st.kind, st.bytes, st.sized_dur_ns, r_.world_size);
+      st.algbw_gbps = bw.algbw_gbps;
+      st.busbw_gbps = bw.busbw_gbps;
+      st.bw_kernels = st.sized;
     }
     out.collectives.push_back(st);
   }
@@ -436,12 +437,10 @@ void RankAnalyzer::computeSteps(RankReport& out) {
 void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) const {
   b.wait_ns = b.start_ns - b.ready_ns;
   b.exposed_ns = uncoveredLength(compute, b.start_ns, b.end_ns);
-  const TimeNs dur = b.end_ns - b.start_ns;
-  if (b.bytes >= 0 && dur > 0) {
-    const double algbw = static_cast<double>(b.bytes) / static_cast<double>(dur);  // B/ns = GB/s
-    b.algbw_gbps = algbw;
-    b.busbw_gbps = allreduceBusBandwidth(algbw, r_.world_size);
-  }
+  const Bandwidth bw =
+      collectiveBandwidth(CollectiveKind::AllReduce, b.bytes, b.end_ns - b.start_ns, r_.world_size);
+  b.algbw_gbps = bw.algbw_gbps;
+  b.busbw_gbps = bw.busbw_gbps;
 }
 
 void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute) const {
@@ -745,10 +744,21 @@ std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, 
   return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
 }
 
-std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t world_size) {
-  if (world_size < 2) return std::nullopt;
-  const double p = static_cast<double>(world_size);
-  return algbw_gbps * 2.0 * (p - 1.0) / p;
+Bandwidth collectiveBandwidth(CollectiveKind kind, std::int64_t bytes, TimeNs time_ns,
+                              std::int32_t world_size) {
+  Bandwidth bw;
+  if (bytes < 0 || time_ns <= 0) return bw;
+  bw.algbw_gbps = static_cast<double>(bytes) / static_cast<double>(time_ns);  // B/ns = GB/s
+  if (const auto f = busBandwidthFactor(kind, world_size)) bw.busbw_gbps = *bw.algbw_gbps * *f;
+  return bw;
+}
+
+std::string_view bandwidthBasisText(BandwidthBasis basis) {
+  return basis == BandwidthBasis::Transfer ? "transfer" : "kernel time, waits included";
+}
+
+std::string_view bandwidthBasisKey(BandwidthBasis basis) {
+  return basis == BandwidthBasis::Transfer ? "transfer" : "kernel";
 }
 
 std::string streamText(std::int64_t stream) {

@@ -92,19 +92,51 @@ struct StepReport {
   StepBreakdown breakdown;
 };
 
+// A collective's bandwidth (docs/METRICS.md "Bandwidth"): algbw = bytes / time in GB/s, and
+// busbw = algbw · the kind's factor over world_size ranks (busBandwidthFactor: none with one rank
+// or an unknown kind, where the formula would say 0). Both none without bytes or time. The one
+// definition of algbw and busbw: every table, tooltip and report calls it.
+struct Bandwidth {
+  std::optional<double> algbw_gbps, busbw_gbps;
+};
+Bandwidth collectiveBandwidth(CollectiveKind kind, std::int64_t bytes, TimeNs time_ns,
+                              std::int32_t world_size);
+// The time a bandwidth divides the bytes by.
+enum class BandwidthBasis : std::uint8_t {
+  // The whole kernel: it includes the time the kernel waited for the last rank to arrive, so the
+  // figure is the run's, not the network's. Used when the arrival is not known: one rank of a
+  // larger run, a rank of the world without a trace, a collective matched on no other rank.
+  Kernel,
+  // From the last rank's arrival to the kernel's end (matched collectives, every rank loaded):
+  // the transfer alone, what nccl-tests measures after its barrier.
+  Transfer,
+};
+// "transfer" or "kernel time, waits included": the label every place shows beside the figure.
+std::string_view bandwidthBasisText(BandwidthBasis basis);
+// "transfer" or "kernel": the value of the JSON key bw_basis.
+std::string_view bandwidthBasisKey(BandwidthBasis basis);
+// The footnote of a table whose bandwidth cells over whole kernels are marked "*".
+inline constexpr std::string_view kKernelTimeBandwidthNote =
+    "* bandwidth over the whole kernel, waiting for the last rank included (the last arrival is "
+    "known only for a collective matched on every rank of the world): the run's figure, not the "
+    "network's";
+
 struct BucketReport {
   std::int32_t step = trace::kNoStep;  // -1 when the trace has no step markers
   std::int32_t id = 0;
-  std::int64_t bytes = -1;           // -1 when unknown
-  std::int32_t tensors = 0;          // parameters in the bucket (0 when inferred)
-  TimeNs ready_ns = 0;               // end of its last gradient kernel
-  TimeNs start_ns = 0;               // allreduce start
-  TimeNs end_ns = 0;                 // allreduce end
-  TimeNs wait_ns = 0;                // start - ready
-  TimeNs exposed_ns = 0;             // part of the allreduce not hidden by compute
-  std::optional<double> algbw_gbps;  // bytes / duration
-  std::optional<double> busbw_gbps;  // algbw * 2(p-1)/p
-  bool inferred = false;             // from allreduce kernels, not from our bucket metadata
+  std::int64_t bytes = -1;   // -1 when unknown
+  std::int32_t tensors = 0;  // parameters in the bucket (0 when inferred)
+  TimeNs ready_ns = 0;       // end of its last gradient kernel
+  TimeNs start_ns = 0;       // allreduce start
+  TimeNs end_ns = 0;         // allreduce end
+  TimeNs wait_ns = 0;        // start - ready
+  TimeNs exposed_ns = 0;     // part of the allreduce not hidden by compute
+  // collectiveBandwidth of the allreduce: bytes over its kernel's duration, or over its transfer
+  // part when the allreduce was matched on every rank (bw_basis).
+  std::optional<double> algbw_gbps;
+  std::optional<double> busbw_gbps;
+  BandwidthBasis bw_basis = BandwidthBasis::Kernel;
+  bool inferred = false;  // from allreduce kernels, not from our bucket metadata
   std::int64_t device = 0, stream = 0;
 };
 
@@ -122,9 +154,6 @@ struct Violation {
   std::string message;
 };
 std::string_view violationKindName(Violation::Kind k);
-// NCCL's bus bandwidth of an allreduce over world_size ranks: algbw · 2(p−1)/p. None with one
-// rank (or an unknown world size): nothing crosses a link, and the formula would say 0.
-std::optional<double> allreduceBusBandwidth(double algbw_gbps, std::int32_t world_size);
 // A stream id as shown: the number, or "none" for no stream (-1, or CUPTI's invalid id
 // 4294967295 as Kineto writes it: context-wide synchronisations).
 std::string streamText(std::int64_t stream);
@@ -163,8 +192,13 @@ struct CollectiveStats {
   TimeNs exposed_ns = 0;    // comm − hidden
   TimeNs sized_dur_ns = 0;  // Σ duration of the sized kernels
   std::optional<double> overlap_pct;
-  std::optional<double> algbw_gbps;  // Σ bytes / Σ duration of the sized kernels
-  std::optional<double> busbw_gbps;  // algbw · the kind's factor (busBandwidthFactor)
+  // collectiveBandwidth of Σ bytes over Σ time of the sized kernels: their durations (basis
+  // Kernel), or, when the rank's collectives of this kind were matched on every rank, the
+  // transfer parts of the matched sized ones (basis Transfer, over bw_kernels of them).
+  std::optional<double> algbw_gbps;
+  std::optional<double> busbw_gbps;
+  BandwidthBasis bw_basis = BandwidthBasis::Kernel;
+  std::int64_t bw_kernels = 0;  // the kernels the bandwidth is over
 };
 
 struct RankReport {

@@ -1,6 +1,7 @@
 #include "app/analysis/collectives.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -35,7 +36,8 @@ std::map<GroupKey, std::vector<CommKernel>> commByGroup(const std::vector<Collec
 // One matched collective from the kernel of each involved rank (nullptr: not involved).
 MatchedCollective matchOne(const std::vector<std::int32_t>& rank_numbers, const GroupKey& key,
                            const std::vector<const CommKernel*>& kernels,
-                           std::vector<std::vector<Interval>>& waits) {
+                           std::vector<std::vector<Interval>>& waits,
+                           std::vector<std::vector<MatchedKernel>>& matched_kernels) {
   const std::size_t n = kernels.size();
   MatchedCollective m;
   m.kind = key.first;
@@ -67,6 +69,7 @@ MatchedCollective matchOne(const std::vector<std::int32_t>& rank_numbers, const 
     m.wait_ns[r] = arrived - e->start;
     m.transfer_ns[r] = e->end - arrived;
     if (arrived > e->start) waits[r].push_back({e->start, arrived});
+    matched_kernels[r].push_back({m.kind, e->bytes, e->start, arrived, e->end});
     m.steps[r] = e->step;
   }
   return m;
@@ -114,6 +117,7 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
   CollectiveMatching out;
   const std::size_t n = timings.size();
   out.waits.resize(n);
+  out.kernels.resize(n);
   out.involved.assign(n, false);
   if (n < 2 || rank_numbers.size() != n) return out;
   std::vector<std::map<GroupKey, std::vector<CommKernel>>> comm;
@@ -175,7 +179,7 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
         std::vector<const CommKernel*> kernels(n, nullptr);
         for (std::size_t r = 0; r < n; ++r)
           if (lists[r]) kernels[r] = by_number[r].at(seq);
-        MatchedCollective m = matchOne(rank_numbers, key, kernels, waits);
+        MatchedCollective m = matchOne(rank_numbers, key, kernels, waits, out.kernels);
         m.seq = seq;
         m.index = index++;
         report.matched.push_back(std::move(m));
@@ -209,7 +213,7 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
       std::vector<const CommKernel*> kernels(n, nullptr);
       for (std::size_t r = 0; r < n; ++r)
         if (lists[r]) kernels[r] = &(*lists[r])[j];
-      MatchedCollective m = matchOne(rank_numbers, key, kernels, waits);
+      MatchedCollective m = matchOne(rank_numbers, key, kernels, waits, out.kernels);
       m.index = static_cast<std::int32_t>(j);
       report.matched.push_back(std::move(m));
     }
@@ -250,9 +254,53 @@ std::string matchedSplitUnknownWarning(const RunReport& report) {
          "every rank for the split";
 }
 
+namespace {
+
+// The bandwidth of a rank's per-kind collectives and buckets over the transfer parts of its
+// matched kernels (docs/METRICS.md "Bandwidth"); a kind or bucket without a matched kernel
+// keeps its kernel-time figure.
+void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport& rr) {
+  struct Sum {
+    std::int64_t bytes = 0, kernels = 0;
+    TimeNs time = 0;
+  };
+  std::array<Sum, kCollectiveKindCount> by_kind{};
+  std::map<std::pair<TimeNs, TimeNs>, TimeNs> allreduce_arrival;  // (start, end) → arrival
+  for (const auto& k : kernels) {
+    if (k.kind == CollectiveKind::AllReduce)
+      allreduce_arrival.emplace(std::pair{k.start, k.end}, k.arrived);
+    if (k.bytes < 0) continue;
+    auto& sum = by_kind[static_cast<std::size_t>(k.kind)];
+    sum.bytes += k.bytes;
+    sum.time += k.end - k.arrived;
+    ++sum.kernels;
+  }
+  for (auto& st : rr.collectives) {
+    const auto& sum = by_kind[static_cast<std::size_t>(st.kind)];
+    if (sum.kernels == 0) continue;
+    const Bandwidth bw = collectiveBandwidth(st.kind, sum.bytes, sum.time, rr.world_size);
+    st.algbw_gbps = bw.algbw_gbps;
+    st.busbw_gbps = bw.busbw_gbps;
+    st.bw_basis = BandwidthBasis::Transfer;
+    st.bw_kernels = sum.kernels;
+  }
+  for (auto& b : rr.buckets) {
+    const auto it = allreduce_arrival.find({b.start_ns, b.end_ns});
+    if (it == allreduce_arrival.end()) continue;
+    const Bandwidth bw = collectiveBandwidth(CollectiveKind::AllReduce, b.bytes,
+                                             b.end_ns - it->second, rr.world_size);
+    b.algbw_gbps = bw.algbw_gbps;
+    b.busbw_gbps = bw.busbw_gbps;
+    b.bw_basis = BandwidthBasis::Transfer;
+  }
+}
+
+}  // namespace
+
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
                        const IntervalSet& exposed, RankReport& rr) {
   if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
+  if (rank_index < matching.kernels.size()) putTransferBandwidth(matching.kernels[rank_index], rr);
   // The rank's exposed communication inside its waits, and the rest.
   const IntervalSet waits = unionOf(matching.waits[rank_index]);
   const TimeNs exposed_wait = intersectionLength(waits, exposed);

@@ -34,18 +34,27 @@ struct CollectiveTiming {
 std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
                                                 const RankActivity& act);
 
+// One rank's kernel of a matched collective, in the few numbers its bandwidth needs.
+struct MatchedKernel {
+  CollectiveKind kind = CollectiveKind::Unknown;
+  std::int64_t bytes = -1;
+  TimeNs start = 0, arrived = 0, end = 0;  // arrived: the last rank's start, within the kernel
+};
 struct CollectiveMatching {
   std::vector<MatchedCollective> matched;  // in time order
   std::string matched_by;
   std::vector<std::string> warnings;
-  std::vector<std::vector<Interval>> waits;  // per rank: its waits for the last rank
-  std::vector<bool> involved;                // per rank: in at least one matched collective
+  std::vector<std::vector<Interval>> waits;         // per rank: its waits for the last rank
+  std::vector<bool> involved;                       // per rank: in at least one matched collective
+  std::vector<std::vector<MatchedKernel>> kernels;  // per rank: its matched kernels
 };
 // Timings and rank numbers of the ranks in report order.
 CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>& timings,
                                 const std::vector<std::int32_t>& rank_numbers);
 // Fills the exposed_wait/transfer split of the rank at `rank_index` and its steps' matched wait
-// and transfer, from the rank's exposed communication (∪comm \ ∪compute: all the split needs).
+// and transfer, from the rank's exposed communication (∪comm \ ∪compute: all the split needs),
+// and puts the bandwidth of its per-kind collectives and buckets on the transfer parts of its
+// matched kernels (BandwidthBasis::Transfer).
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
                        const IntervalSet& exposed, RankReport& rr);
 // Whether waiting for a late rank can be told from transfer in this run: only when no rank of

@@ -142,7 +142,8 @@ Table bucketTable(const DesignReportInput& in) {
     if (tensors) row.push_back(b.inferred ? "?" : std::to_string(b.tensors));
     for (std::string cell :
          {mib(b.bytes), formatDuration(readyFromStepStart(r, b)), formatDuration(b.wait_ns),
-          formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns), gbps(b.busbw_gbps)})
+          formatDuration(b.end_ns - b.start_ns), formatDuration(b.exposed_ns),
+          gbps(b.busbw_gbps) + (b.busbw_gbps && b.bw_basis == BandwidthBasis::Kernel ? " *" : "")})
       row.push_back(std::move(cell));
     t.push_back(std::move(row));
   }
@@ -186,9 +187,20 @@ std::string bucketsCover(const DesignReportInput& in) {
 }
 std::string bucketStepsCover(const DesignReportInput& in) {
   const auto& report = *in.report;
-  return "Rank " + std::to_string(report.ranks.empty() ? 0 : report.ranks.front().rank) +
-         ", every bucket of every step covered. Steps covered: " + selectSteps(report).rule +
-         ". Ready is measured from the start of the bucket's step.";
+  std::string s =
+      "Rank " + std::to_string(report.ranks.empty() ? 0 : report.ranks.front().rank) +
+      ", every bucket of every step covered. Steps covered: " + selectSteps(report).rule +
+      ". Ready is measured from the start of the bucket's step.";
+  if (!report.ranks.empty()) {
+    const auto& b = report.ranks.front().buckets;
+    const StepSelection selection = selectSteps(report);
+    if (std::any_of(b.begin(), b.end(), [&](const BucketReport& x) {
+          return inSelection(selection, x.step) && x.busbw_gbps &&
+                 x.bw_basis == BandwidthBasis::Kernel;
+        }))
+      s += " " + std::string(kKernelTimeBandwidthNote) + ".";
+  }
+  return s;
 }
 
 Table sweepTable(const std::vector<SweepPoint>& points) {

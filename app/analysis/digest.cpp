@@ -427,6 +427,7 @@ void putReport(Writer& w, const RankReport& r) {
       w.pod(t);
     w.opt(b.algbw_gbps);
     w.opt(b.busbw_gbps);
+    w.pod(b.bw_basis);
     w.pod(b.inferred);
     w.pod(b.device);
     w.pod(b.stream);
@@ -472,6 +473,7 @@ RankReport getReport(Reader& r) {
       *t = r.pod<TimeNs>();
     b.algbw_gbps = r.opt<double>();
     b.busbw_gbps = r.opt<double>();
+    b.bw_basis = r.pod<BandwidthBasis>();
     b.inferred = r.pod<bool>();
     b.device = r.pod<std::int64_t>();
     b.stream = r.pod<std::int64_t>();

@@ -202,6 +202,8 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
     j.optional(c.algbw_gbps, 3);
     j.key("busbw_gbps");
     j.optional(c.busbw_gbps, 3);
+    j.key("bw_basis");  // the time the bandwidth divides by: "transfer" or "kernel"
+    j.strOrNull(c.algbw_gbps.has_value(), bandwidthBasisKey(c.bw_basis));
     j.close('}');
   }
   j.close(']');
@@ -398,6 +400,8 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.optional(b.algbw_gbps, 4);
     j.key("busbw_gbps");
     j.optional(b.busbw_gbps, 4);
+    j.key("bw_basis");
+    j.strOrNull(b.algbw_gbps.has_value(), bandwidthBasisKey(b.bw_basis));
     j.key("inferred");
     j.boolean(b.inferred);
     j.close('}');
@@ -774,7 +778,9 @@ std::string fixed(double v, int decimals) {
 std::string collectivesText(const RankReport& r) {
   std::string s;
   for (const auto& c : r.collectives) {
-    std::string bw = c.busbw_gbps ? ", busbw " + fixed(*c.busbw_gbps, 1) + " GB/s" : "";
+    std::string bw = c.busbw_gbps ? ", busbw " + fixed(*c.busbw_gbps, 1) + " GB/s (" +
+                                        std::string(bandwidthBasisText(c.bw_basis)) + ")"
+                                  : "";
     std::string bytes =
         c.sized > 0 ? fixed(static_cast<double>(c.bytes) / (1 << 20), 1) + " MiB, " : "";
     s += "  " + padded(std::string(collectiveKindName(c.kind)), 14) + "  " +
@@ -967,9 +973,14 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
       s += "  step  id    MiB       queued     duration   exposed    busbw\n";
+      bool kernel_time = false;
       for (const auto& b : r.buckets) {
         char bw[32] = "n/a";
-        if (b.busbw_gbps) std::snprintf(bw, sizeof bw, "%.1f GB/s", *b.busbw_gbps);
+        if (b.busbw_gbps) {
+          const bool waits = b.bw_basis == BandwidthBasis::Kernel;
+          kernel_time = kernel_time || waits;
+          std::snprintf(bw, sizeof bw, "%.1f GB/s%s", *b.busbw_gbps, waits ? " *" : "");
+        }
         char mib[32] = "n/a";
         if (b.bytes >= 0) {
           std::snprintf(mib, sizeof mib, "%.3f", static_cast<double>(b.bytes) / (1 << 20));
@@ -979,6 +990,9 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
              padded(formatDuration(b.wait_ns), 9) + "  " +
              padded(formatDuration(b.end_ns - b.start_ns), 9) + "  " +
              padded(formatDuration(b.exposed_ns), 9) + "  " + bw + "\n";
+      }
+      if (kernel_time) {
+        s += "  " + std::string(kKernelTimeBandwidthNote) + "\n";
       }
     }
     if (!r.violations.empty()) {

@@ -56,7 +56,8 @@ QVariant BucketsModel::headerData(int section, Qt::Orientation orientation, int 
       "When its last gradient was written, from the start of its step on its rank",
       "Allreduce start − ready: how long the ready bucket waited for its allreduce",
       "The allreduce's duration",
-      "NCCL's bus bandwidth of the allreduce: algbw · 2(p−1)/p",
+      "NCCL's bus bandwidth of the allreduce: bytes / time · 2(p−1)/p, over its transfer (from "
+      "the last rank's arrival) when matched on every rank, else over its whole kernel, marked *",
       "The part of the allreduce not hidden by compute"};
   if (role == Qt::DisplayRole) return tr(kNames[section]);
   if (role == Qt::ToolTipRole) return tr(kTips[section]);
@@ -94,7 +95,8 @@ QVariant BucketsModel::data(const QModelIndex& index, int role) const {
     case kDuration:
       return time(b.end_ns - b.start_ns);
     case kBusbw:
-      return cell(formatBandwidth(b.busbw_gbps), b.busbw_gbps.value_or(-1));
+      if (role == Qt::ToolTipRole && b.busbw_gbps) return bandwidthBasisTip(b.bw_basis);
+      return cell(formatBandwidth(b.busbw_gbps, b.bw_basis), b.busbw_gbps.value_or(-1));
     case kExposed:
       if (role == Qt::ForegroundRole && b.exposed_ns > (b.end_ns - b.start_ns) / 2)
         return colours::kCommExposed;

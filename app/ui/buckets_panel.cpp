@@ -108,10 +108,12 @@ void BucketsPanel::refresh() {
 }
 
 void BucketsPanel::refreshNote(const LoadedRun& run) {
-  bool inferred = false, any = false;
+  bool inferred = false, any = false, kernel_time = false;
   for (const auto& r : run.report.ranks) {
     any = any || !r.buckets.empty();
     inferred = inferred || r.buckets_inferred;
+    for (const auto& b : r.buckets)
+      kernel_time = kernel_time || (b.busbw_gbps && b.bw_basis == analysis::BandwidthBasis::Kernel);
   }
   QString text =
       !any ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
@@ -129,6 +131,10 @@ void BucketsPanel::refreshNote(const LoadedRun& run) {
                "ready is measured from the start of the bucket's step.</span>")
                 .arg(colours::kLabelGrey.name(),
                      QString::fromStdString(run.summary.selection.rule).toHtmlEscaped());
+  if (kernel_time)
+    text += QStringLiteral("<br><span style='color:%1'>%2</span>")
+                .arg(colours::kLabelGrey.name(),
+                     bandwidthBasisTip(analysis::BandwidthBasis::Kernel).toHtmlEscaped());
   note_->setText(text);
 }
 

@@ -44,9 +44,10 @@ QVariant CollectivesModel::headerData(int section, Qt::Orientation orientation, 
       "The part of that time hidden under compute",
       "The part of that time not hidden by compute",
       "hidden / time",
-      "Σ bytes / Σ duration of the kernels whose size is known",
+      "Σ bytes / Σ time of the kernels whose size is known: their transfer parts (from the last "
+      "rank's arrival) when matched on every rank, else their whole durations, marked *",
       "algbw · the kind's factor (allreduce 2(n−1)/n; reduce-scatter, all-gather, all-to-all "
-      "(n−1)/n; broadcast, reduce, send/recv 1)"};
+      "(n−1)/n; broadcast, reduce, send/recv 1); * over whole kernels, waits included"};
   if (role == Qt::DisplayRole) return tr(kNames[section]);
   if (role == Qt::ToolTipRole) return tr(kTips[section]);
   return {};
@@ -66,6 +67,10 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const {
     return {};
   };
   const auto time = [&](trace::TimeNs ns) { return cell(formatTime(ns), static_cast<double>(ns)); };
+  if (role == Qt::ToolTipRole && (index.column() == kAlgbw || index.column() == kBusbw) &&
+      c.algbw_gbps)
+    return bandwidthBasisTip(c.bw_basis) +
+           QStringLiteral(" · %1 kernels").arg(QLocale().toString(qlonglong(c.bw_kernels)));
   switch (index.column()) {
     case kRank:
       return cell(QString::number(rank.rank), rank.rank);
@@ -89,9 +94,9 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const {
     case kOverlap:
       return cell(formatPct(c.overlap_pct, 1), c.overlap_pct.value_or(-1));
     case kAlgbw:
-      return cell(formatBandwidth(c.algbw_gbps), c.algbw_gbps.value_or(-1));
+      return cell(formatBandwidth(c.algbw_gbps, c.bw_basis), c.algbw_gbps.value_or(-1));
     case kBusbw:
-      return cell(formatBandwidth(c.busbw_gbps), c.busbw_gbps.value_or(-1));
+      return cell(formatBandwidth(c.busbw_gbps, c.bw_basis), c.busbw_gbps.value_or(-1));
     default:
       return {};
   }

@@ -4,8 +4,10 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <optional>
 
 #include "app/analysis/classify.h"
+#include "app/analysis/collectives.h"
 #include "app/analysis/launches.h"
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
@@ -34,9 +36,10 @@ QString partOf(TimeNs part, TimeNs dur) {
 }
 
 // What a trace says of event `i` of track `t`: its rank, stream, times, correlation, step,
-// bucket, bytes and bandwidth.
+// bucket, bytes and bandwidth (of a collective of `kind`, over `transfer_ns` when known).
 QString traceRows(const trace::RankTrace& rank, const trace::Track& t, std::size_t i,
-                  analysis::ActivityClass cls) {
+                  analysis::ActivityClass cls, analysis::CollectiveKind kind,
+                  std::optional<TimeNs> transfer_ns) {
   const TimeNs dur = t.dur[i];
   QString html = row(QObject::tr("rank"), QString::number(rank.rank));
   if (const auto s = rank.kernelShortName(t.name[i]); !s.empty())  // Nsight's kernel short name
@@ -56,8 +59,8 @@ QString traceRows(const trace::RankTrace& rank, const trace::Track& t, std::size
   if (t.bytes[i] >= 0) {
     html += row(QObject::tr("bytes"), QLocale().toString(static_cast<qlonglong>(t.bytes[i])));
     for (const auto& [label, value] :
-         bandwidthRows(t.bytes[i], dur, cls == analysis::ActivityClass::Communication,
-                       rank.names[t.name[i]], rank.world_size))
+         bandwidthRows(t.bytes[i], dur, cls == analysis::ActivityClass::Communication, kind,
+                       rank.world_size, transfer_ns))
       html += row(label, value);
   }
   return html;
@@ -224,7 +227,15 @@ void DetailsPanel::refresh() {
           "<h3 style='margin:2px'>%1</h3><p style='color:%2;margin:2px'>%3 · %4</p><table>")
           .arg(QString::fromStdString(name).toHtmlEscaped(), colours::kLabelGrey.name(),
                QString::fromUtf8(analysis::className(cls).data()), sourceBadge(run->source()));
-  html += traceRows(rank, t, i, cls);
+  // A collective matched on every rank: its bandwidth is over its transfer part.
+  std::optional<TimeNs> transfer;
+  if (cls == analysis::ActivityClass::Communication && analysis::matchedSplitKnown(run->report)) {
+    const auto r = static_cast<std::size_t>(ref->rank_index);
+    if (const auto* m = matchedCollective(run->report, r, ref->track, static_cast<std::int64_t>(i));
+        m && r < m->transfer_ns.size())
+      transfer = m->transfer_ns[r];
+  }
+  html += traceRows(rank, t, i, cls, c.kind, transfer);
   if (const auto r = static_cast<std::size_t>(ref->rank_index); r < run->timeline.launches.size()) {
     for (const auto& l : run->timeline.launches[r].links(rank, t.correlation[i])) {
       if (l.gpu_track != ref->track || l.gpu_index != i) continue;

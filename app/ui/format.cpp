@@ -16,19 +16,26 @@ QString formatPct(const std::optional<double>& pct, int decimals) {
 }
 
 std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
-                                                       bool collective, std::string_view name,
-                                                       std::int32_t world_size) {
+                                                       bool collective,
+                                                       analysis::CollectiveKind kind,
+                                                       std::int32_t world_size,
+                                                       std::optional<trace::TimeNs> transfer_ns) {
   std::vector<std::pair<QString, QString>> rows;
   if (bytes < 0 || dur <= 0) return rows;
-  const double gbps = static_cast<double>(bytes) / static_cast<double>(dur);  // B/ns = GB/s
   if (!collective) {
+    const double gbps = static_cast<double>(bytes) / static_cast<double>(dur);  // B/ns = GB/s
     rows.emplace_back(QStringLiteral("bandwidth"), formatBandwidth(gbps));
     return rows;
   }
-  rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(gbps));
-  const bool allreduce = analysis::isAllreduceName(name);
-  if (const auto busbw = analysis::allreduceBusBandwidth(gbps, world_size); allreduce && busbw)
-    rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(busbw));
+  const auto basis =
+      transfer_ns ? analysis::BandwidthBasis::Transfer : analysis::BandwidthBasis::Kernel;
+  const auto bw = analysis::collectiveBandwidth(kind, bytes, transfer_ns.value_or(dur), world_size);
+  if (!bw.algbw_gbps) return rows;
+  rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(bw.algbw_gbps));
+  if (bw.busbw_gbps) rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(bw.busbw_gbps));
+  const auto text = analysis::bandwidthBasisText(basis);
+  rows.emplace_back(QStringLiteral("bandwidth over"),
+                    QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())));
   return rows;
 }
 
@@ -50,6 +57,21 @@ QString formatBytes(std::int64_t bytes) {
 QString formatBandwidth(const std::optional<double>& gbps) {
   if (!gbps) return QStringLiteral("–");
   return QString::number(*gbps, 'f', *gbps >= 100 ? 0 : 1) + QStringLiteral(" GB/s");
+}
+
+QString formatBandwidth(const std::optional<double>& gbps, analysis::BandwidthBasis basis) {
+  QString s = formatBandwidth(gbps);
+  if (gbps && basis == analysis::BandwidthBasis::Kernel) s += QStringLiteral(" *");
+  return s;
+}
+
+QString bandwidthBasisTip(analysis::BandwidthBasis basis) {
+  return basis == analysis::BandwidthBasis::Transfer
+             ? QStringLiteral(
+                   "Over the transfer: from the last rank's arrival to the kernel's end "
+                   "(matched on every rank)")
+             : QString::fromUtf8(analysis::kKernelTimeBandwidthNote.data(),
+                                 static_cast<qsizetype>(analysis::kKernelTimeBandwidthNote.size()));
 }
 
 }  // namespace ddpscope::ui

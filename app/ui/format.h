@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/analysis/analysis.h"
 #include "tracer/format/trace_model.h"
 
 namespace ddpscope::ui {
@@ -20,11 +21,20 @@ QString formatPct(const std::optional<double>& pct, int decimals = 2);
 // unknown (negative).
 QString formatBytes(std::int64_t bytes);
 QString formatBandwidth(const std::optional<double>& gbps);
-// The bandwidth rows of an event moving `bytes` in `dur`, as (label, value): "bandwidth" for a
-// copy; for a collective "algbw" (bytes / time) and, for an allreduce across 2 or more ranks,
-// "busbw" (algbw · 2(p−1)/p, NCCL's bus bandwidth, as the Buckets table gives it).
+// A bandwidth cell of a table: the figure, marked "*" when it is over whole kernels (waits
+// included: analysis::BandwidthBasis); the table's note says what "*" means.
+QString formatBandwidth(const std::optional<double>& gbps, analysis::BandwidthBasis basis);
+// What a bandwidth is over, for a tooltip: analysis::bandwidthBasisText in a sentence.
+QString bandwidthBasisTip(analysis::BandwidthBasis basis);
+// The bandwidth rows of an event moving `bytes`, as (label, value): "bandwidth" over the
+// duration for a copy; for a collective of `kind`, "algbw" and "busbw" (analysis::
+// collectiveBandwidth, as the Buckets and collectives tables give them) over `transfer_ns` when
+// the kernel was matched on every rank (its part after the last rank's arrival), else over
+// `dur`, and a row "bandwidth over" that says which.
 std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
-                                                       bool collective, std::string_view name,
-                                                       std::int32_t world_size);
+                                                       bool collective,
+                                                       analysis::CollectiveKind kind,
+                                                       std::int32_t world_size,
+                                                       std::optional<trace::TimeNs> transfer_ns);
 
 }  // namespace ddpscope::ui

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "app/ui/collectives_model.h"
+#include "app/ui/format.h"
 #include "app/ui/palette.h"
 #include "app/ui/plot_style.h"
 #include "app/ui/run_text.h"
@@ -45,12 +46,9 @@ SummaryPanel::SummaryPanel(Session* session, QWidget* parent)
   auto* kinds_box = new QWidget(tables);
   auto* kinds_layout = new QVBoxLayout(kinds_box);
   kinds_layout->setContentsMargins(0, 2, 0, 0);
-  auto* kinds_title = new QLabel(
-      tr("<b>Communication per collective kind</b> <span style='color:%1'>(per rank, whole "
-         "trace)</span>")
-          .arg(colours::kLabelGrey.name()),
-      kinds_box);
-  kinds_layout->addWidget(kinds_title);
+  kinds_title_ = new QLabel(kinds_box);
+  kinds_title_->setWordWrap(true);
+  kinds_layout->addWidget(kinds_title_);
   kinds_layout->addWidget(kinds_table_, 1);
   tables->addWidget(kinds_box);
   tables->setStretchFactor(0, 3);
@@ -114,6 +112,19 @@ void SummaryPanel::refresh() {
   const auto run = session_->current();
   model_->setRun(run);
   kinds_->setRun(run);
+  QString kinds_title =
+      tr("<b>Communication per collective kind</b> <span style='color:%1'>(per rank, whole "
+         "trace)</span>")
+          .arg(colours::kLabelGrey.name());
+  if (run && std::any_of(run->report.ranks.begin(), run->report.ranks.end(), [](const auto& r) {
+        return std::any_of(r.collectives.begin(), r.collectives.end(), [](const auto& c) {
+          return c.algbw_gbps && c.bw_basis == analysis::BandwidthBasis::Kernel;
+        });
+      }))
+    kinds_title += QStringLiteral("<br><span style='color:%1'>%2</span>")
+                       .arg(colours::kLabelGrey.name(),
+                            bandwidthBasisTip(analysis::BandwidthBasis::Kernel).toHtmlEscaped());
+  kinds_title_->setText(kinds_title);
   if (!run) {
     note_->clear();
     showNoRun(chart_);

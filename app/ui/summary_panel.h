@@ -33,6 +33,8 @@ class SummaryPanel : public QWidget, public ChartExport {
   QLabel* note() const { return note_; }
   // Communication per collective kind and rank: a view of CollectivesModel, sorted by numbers.
   QTableView* kindsTable() const { return kinds_table_; }
+  // The title above the per-kind table, with the footnote of its marked bandwidths.
+  QLabel* kindsTitle() const { return kinds_title_; }
   QCustomPlot* chart() const { return chart_; }
   // The chart with the run's title line (name, source, headline numbers).
   bool exportChart(const QString& path, double scale, QString* error) override;
@@ -63,6 +65,7 @@ class SummaryPanel : public QWidget, public ChartExport {
   CollectivesModel* kinds_;
   QSortFilterProxyModel* kinds_sorted_;
   QTableView* kinds_table_;
+  QLabel* kinds_title_ = nullptr;
   QCustomPlot* chart_;
   QSplitter* split_ = nullptr;
   bool split_moved_ = false;  // by the user: their sizes are kept

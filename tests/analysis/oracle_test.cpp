@@ -196,6 +196,7 @@ struct BucketFig {
   TimeNs ready = 0, start = 0, end = 0, wait = 0, exposed = 0;
   std::int64_t bytes = -1;
   std::optional<double> algbw, busbw;
+  bool over_transfer = false;  // the bandwidth is over the part after the last rank's arrival
 };
 struct RankFig {
   std::int32_t rank = 0;
@@ -346,6 +347,7 @@ void checkRank(const analysis::RankReport& rep, const trace::RankTrace& r, const
     EXPECT_EQ(b.bytes, want.bytes) << at;
     expectNear(b.algbw_gbps, want.algbw, at + " algbw");
     expectNear(b.busbw_gbps, want.busbw, at + " busbw");
+    EXPECT_EQ(b.bw_basis == analysis::BandwidthBasis::Transfer, want.over_transfer) << at;
   }
 }
 
@@ -373,6 +375,29 @@ RunFig oracle(const trace::Run& run) {
   }
   for (std::int32_t r = 0; r < f.world; ++r)
     if (!present.count(r)) f.missing.push_back(r);
+  // With every rank of the world loaded, a bucket that every rank has is one collective: its
+  // bandwidth is over the part of each rank's allreduce after the last rank's start.
+  if (f.missing.empty() && f.ranks.size() >= 2) {
+    std::map<std::pair<std::int32_t, std::int32_t>, std::pair<std::size_t, TimeNs>> arrivals;
+    for (const auto& rf : f.ranks) {
+      for (const auto& [key, b] : rf.buckets) {
+        auto& [count, last] = arrivals.try_emplace(key, 0, b.start).first->second;
+        ++count;
+        last = std::max(last, b.start);
+      }
+    }
+    for (auto& rf : f.ranks) {
+      for (auto& [key, b] : rf.buckets) {
+        const auto& [count, last] = arrivals.at(key);
+        if (count != f.ranks.size()) continue;
+        const TimeNs transfer = b.end - std::clamp(last, b.start, b.end);
+        b.algbw = b.bytes >= 0 && transfer > 0 ? std::optional(double(b.bytes) / double(transfer))
+                                               : std::nullopt;
+        b.busbw = busbw(b.algbw, f.world);
+        b.over_transfer = true;
+      }
+    }
+  }
 
   // Steps on every rank; the first of three or more is warm-up.
   std::map<std::int32_t, std::size_t> on;
@@ -572,6 +597,10 @@ void checkJson(const analysis::RunReport& rep, const RunFig& f) {
       EXPECT_EQ(nanos(b, "wait_us"), w.wait) << "buckets[].wait_us";
       EXPECT_EQ(nanos(b, "exposed_us"), w.exposed) << "buckets[].exposed_us";
       expectJson(b, "busbw_gbps", w.busbw, 4);
+      if (w.algbw) {
+        EXPECT_EQ(std::string_view(b["bw_basis"].get_string().value()),
+                  w.over_transfer ? "transfer" : "kernel");
+      }
     }
   }
 }
@@ -837,6 +866,30 @@ TEST(Oracle, ALateRankMakesTheOthersWaitInsideTheirCollectives) {
       EXPECT_EQ(*r.exposed_wait_ns, 0);
     } else {
       EXPECT_GT(*r.exposed_wait_ns, *r.exposed_transfer_ns) << "rank " << r.rank;
+    }
+    // The bandwidth is over the transfer: for the late rank, which waited for nobody, that is
+    // its whole kernel; for the others, whose kernels spun first, a shorter time.
+    ASSERT_FALSE(r.buckets.empty());
+    for (const auto& b : r.buckets) {
+      ASSERT_TRUE(b.algbw_gbps && b.bytes > 0);
+      EXPECT_EQ(b.bw_basis, analysis::BandwidthBasis::Transfer);
+      const double whole = double(b.bytes) / double(b.end_ns - b.start_ns);
+      if (r.rank == 2) {
+        EXPECT_DOUBLE_EQ(*b.algbw_gbps, whole);
+      } else {
+        EXPECT_GT(*b.algbw_gbps, 1.5 * whole) << "rank " << r.rank << ", bucket " << b.id;
+      }
+      // On every rank, the bus bandwidth the simulator was given, less its latency term: the
+      // ring allreduce's 2(p−1)/p · bytes over its time, 2(p−1)α + 2(p−1)/p · bytes / B.
+      ASSERT_TRUE(b.busbw_gbps);
+      const double network = 1.5 * double(b.bytes) / o.cost.allreduceNs(b.bytes, 4);
+      EXPECT_NEAR(*b.busbw_gbps, network, 1e-3 * network)
+          << "rank " << r.rank << ", bucket " << b.id;
+    }
+    for (const auto& c : r.collectives) {
+      if (c.kind != analysis::CollectiveKind::AllReduce) continue;
+      EXPECT_EQ(c.bw_basis, analysis::BandwidthBasis::Transfer);
+      EXPECT_EQ(c.bw_kernels, c.sized);
     }
   }
   o.cost.straggler_rank = -1;

@@ -653,7 +653,11 @@ TEST(UiApp, ClickingAKernelShowsItsDetails) {
   EXPECT_TRUE(value("algbw").endsWith("GB/s")) << text.toStdString();
   EXPECT_EQ(value("busbw"), value("algbw")) << text.toStdString();
   EXPECT_EQ(value("busbw"), formatBandwidth(b.busbw_gbps));
-  EXPECT_FALSE(text.contains("bandwidth")) << text.toStdString();
+  // One rank of two: the other's arrival is unknown, so the bandwidth is over the whole kernel,
+  // and says so.
+  EXPECT_EQ(b.bw_basis, analysis::BandwidthBasis::Kernel);
+  EXPECT_EQ(value("bandwidth over"), "kernel time, waits included") << text.toStdString();
+  EXPECT_FALSE(lines.contains("bandwidth")) << "a copy's label" << text.toStdString();
   EXPECT_EQ(w->tabs()->currentWidget(), static_cast<QWidget*>(w->details()));
 }
 

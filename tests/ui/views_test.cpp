@@ -451,6 +451,52 @@ TEST(UiStragglers, DetailsOfACollectiveShowItsSkewLateRankWaitAndTransfer) {
   EXPECT_TRUE(value(QStringLiteral("wait (this rank)")).startsWith(formatTime(pick->wait_ns[0])));
   EXPECT_TRUE(
       value(QStringLiteral("transfer (this rank)")).startsWith(formatTime(pick->transfer_ns[0])));
+  // Every rank loaded: its bandwidth is over the transfer, the same figure as its bucket's row in
+  // the Buckets table, unmarked; the collectives table says the same of its kind.
+  EXPECT_EQ(value(QStringLiteral("bandwidth over")), QStringLiteral("transfer"));
+  const analysis::BucketReport* bucket = nullptr;
+  for (const auto& b : run->report.ranks[0].buckets)
+    if (b.start_ns == start) bucket = &b;
+  ASSERT_NE(bucket, nullptr);
+  ASSERT_TRUE(bucket->bytes > 0 && bucket->busbw_gbps);
+  EXPECT_EQ(bucket->bw_basis, analysis::BandwidthBasis::Transfer);
+  const auto bw = analysis::collectiveBandwidth(analysis::CollectiveKind::AllReduce, bucket->bytes,
+                                                pick->transfer_ns[0], 4);
+  EXPECT_EQ(value(QStringLiteral("busbw")), formatBandwidth(bw.busbw_gbps));
+  EXPECT_EQ(formatBandwidth(bucket->busbw_gbps, bucket->bw_basis), formatBandwidth(bw.busbw_gbps));
+  EXPECT_FALSE(w.buckets()->noteText().contains(QStringLiteral("whole kernel")));
+  auto* kinds = w.summary()->kindsTable()->model();
+  for (int row = 0; row < kinds->rowCount(); ++row) {
+    const QString cell = kinds->index(row, CollectivesModel::kBusbw).data().toString();
+    EXPECT_FALSE(cell.endsWith(QStringLiteral("*"))) << cell.toStdString();
+  }
+  EXPECT_FALSE(w.summary()->kindsTitle()->text().contains(QStringLiteral("whole kernel")));
+}
+
+// One rank of two (the ResNet trace): the other's arrival is unknown, so every bandwidth is over
+// the whole kernel, marked, and the tables' notes say what the mark means.
+TEST(UiStragglers, BandwidthsOverWholeKernelsAreMarked) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  w.session()->addRun(run);
+  EXPECT_TRUE(w.buckets()->noteText().contains(QStringLiteral("waiting for the last rank")))
+      << w.buckets()->noteText().toStdString();
+  auto* buckets = w.buckets()->table()->model();
+  ASSERT_GT(buckets->rowCount(), 0);
+  EXPECT_TRUE(buckets->index(0, BucketsModel::kBusbw).data().toString().endsWith(" *"));
+  EXPECT_TRUE(buckets->index(0, BucketsModel::kBusbw)
+                  .data(Qt::ToolTipRole)
+                  .toString()
+                  .contains(QStringLiteral("not the network's")));
+  EXPECT_TRUE(w.summary()->kindsTitle()->text().contains(QStringLiteral("waiting for the last")));
+  auto* kinds = w.summary()->kindsTable()->model();
+  bool marked = false;
+  for (int row = 0; row < kinds->rowCount(); ++row)
+    marked = marked || kinds->index(row, CollectivesModel::kAlgbw).data().toString().endsWith("*");
+  EXPECT_TRUE(marked);
 }
 
 // Rules typed in the settings dialog: a bad line is refused with its number and OK is off; good
