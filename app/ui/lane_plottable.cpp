@@ -293,8 +293,16 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
   if (!kinds.empty()) {
     add(collectiveKindColour(kinds.front()), QObject::tr("communication exposed (band)"),
         Look::Band);
+    bool waiting = false;
+    for (const TimelineModel* t : timelines)
+      waiting = waiting || t->has_waiting;
     add(colours::kCommHidden, QObject::tr("hidden (overlap strip)"));
-    add(colours::kCommExposed, QObject::tr("exposed (overlap strip)"));
+    if (waiting) {
+      add(colours::kCommWaiting, QObject::tr("exposed: waiting for the last rank (overlap strip)"));
+      add(colours::kCommExposed, QObject::tr("exposed: transfer (overlap strip)"));
+    } else {
+      add(colours::kCommExposed, QObject::tr("exposed (overlap strip)"));
+    }
   }
   // The host lanes' colours, on a row of their own.
   const int gpu_items = legend->itemCount();

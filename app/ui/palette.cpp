@@ -60,6 +60,8 @@ QColor styleColour(std::uint16_t style) {
       return colours::kCommHidden;
     case kStyleCommExposed:
       return colours::kCommExposed;
+    case kStyleCommWaiting:
+      return colours::kCommWaiting;
     case kStyleMemory:
       return colours::kMemory;
     case kStyleSync:

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "app/analysis/classify.h"
+#include "app/analysis/collectives.h"
+#include "app/analysis/stragglers.h"
 #include "app/ui/host_lanes.h"
 
 namespace ddpscope::ui {
@@ -57,12 +60,14 @@ analysis::StreamRole streamRole(const analysis::RankReport* rr, const trace::Tra
 }
 
 // The steps lane of a rank: its steps and, when its trace is incomplete, where it was cut short.
-void addStepsLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index) {
+void addStepsLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
+                  bool late) {
   Lane steps;
   steps.kind = LaneKind::Steps;
   steps.rank = rank.rank;
   steps.rank_index = rank_index;
-  steps.label = "rank " + std::to_string(rank.rank) + " · steps";
+  // The late rank (analysis::summarizeStragglers) says so where its lanes begin.
+  steps.label = "rank " + std::to_string(rank.rank) + (late ? " · late rank" : "") + " · steps";
   steps.height = kStepLaneHeight;
   for (std::size_t i = 0; i < rank.steps.size(); ++i)
     steps.events.add(rank.steps[i].start, rank.steps[i].end, kStyleStep,
@@ -181,30 +186,68 @@ void addStreamLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t
   }
 }
 
-// The overlap strip: the rank's communication, hidden vs exposed.
+// The overlap strip: the rank's communication, hidden vs exposed; with its waits for a late rank
+// known (`waits`, none otherwise), the exposed part split into waiting and transfer as the
+// headline's exposed split is (analysis::applyMatchedSplit).
 void addOverlapLane(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
-                    const analysis::RankActivity& act) {
+                    const analysis::RankActivity& act, const std::optional<IntervalSet>& waits) {
   Lane strip;
   strip.kind = LaneKind::Overlap;
   strip.rank = rank.rank;
   strip.rank_index = rank_index;
-  strip.label = "overlap (hidden / exposed)";
+  strip.label = waits ? std::string(kOverlapSplitLabel) : "overlap (hidden / exposed)";
   strip.height = kOverlapLaneHeight;
   for (const auto& iv : analysis::intersect(act.comm, act.compute))
     strip.events.add(iv.start, iv.end, kStyleCommHidden, 0);
-  for (const auto& iv : analysis::subtract(act.comm, act.compute))
-    strip.events.add(iv.start, iv.end, kStyleCommExposed, 0);
+  const IntervalSet exposed = analysis::subtract(act.comm, act.compute);
+  if (waits) {
+    for (const auto& iv : analysis::intersect(exposed, *waits)) {
+      strip.events.add(iv.start, iv.end, kStyleCommWaiting, 0);
+      m.has_waiting = true;
+    }
+    for (const auto& iv : analysis::subtract(exposed, *waits))
+      strip.events.add(iv.start, iv.end, kStyleCommExposed, 0);
+  } else {
+    for (const auto& iv : exposed)
+      strip.events.add(iv.start, iv.end, kStyleCommExposed, 0);
+  }
   strip.events.finish();
   m.lanes.push_back(std::move(strip));
 }
 
+// Per rank (run order): its waits inside matched collectives for the last rank to arrive (each
+// kernel's start → the last start), when waiting can be told from transfer; none otherwise.
+std::vector<std::optional<IntervalSet>> matchedWaits(const trace::Run& run,
+                                                     const analysis::RunReport& report) {
+  std::vector<std::optional<IntervalSet>> out(run.ranks.size());
+  if (report.matched.empty() || !analysis::matchedSplitKnown(report)) return out;
+  std::vector<std::vector<analysis::Interval>> waits(run.ranks.size());
+  for (const auto& mc : report.matched) {
+    for (std::size_t r = 0; r < run.ranks.size() && r < mc.wait_ns.size(); ++r) {
+      if (!mc.involves(r) || mc.wait_ns[r] <= 0) continue;
+      const auto& ev = mc.events[r];
+      const auto& tracks = run.ranks[r].tracks;
+      if (static_cast<std::size_t>(ev.track) >= tracks.size()) continue;
+      const auto& t = tracks[static_cast<std::size_t>(ev.track)];
+      if (ev.row < 0 || static_cast<std::size_t>(ev.row) >= t.size()) continue;
+      const TimeNs s = t.start[static_cast<std::size_t>(ev.row)];
+      waits[r].push_back({s, s + mc.wait_ns[r]});
+    }
+  }
+  for (std::size_t r = 0; r < run.ranks.size(); ++r)
+    if (r < report.ranks.size() && report.ranks[r].exposed_wait_ns)
+      out[r] = analysis::unionOf(std::move(waits[r]));
+  return out;
+}
+
 void addRankLanes(TimelineModel& m, const trace::RankTrace& rank, std::int32_t rank_index,
                   const analysis::RankReport* rr, const analysis::RankActivity& act,
+                  const std::optional<IntervalSet>& waits, bool late,
                   std::array<bool, analysis::kCollectiveKindCount>& kinds) {
-  addStepsLane(m, rank, rank_index);
+  addStepsLane(m, rank, rank_index, late);
   addBucketLanes(m, rank, rank_index, rr);
   addStreamLanes(m, rank, rank_index, rr, act, kinds);
-  addOverlapLane(m, rank, rank_index, act);
+  addOverlapLane(m, rank, rank_index, act, waits);
   // The host side below the GPU's: annotated GPU ranges, then the CPU threads.
   addGpuAnnotationLanes(m.lanes, rank, rank_index);
   auto& launches = m.launches[static_cast<std::size_t>(rank_index)];
@@ -263,11 +306,14 @@ TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunRepor
   TimelineModel m;
   std::array<bool, analysis::kCollectiveKindCount> kinds{};
   m.launches.resize(run.ranks.size());
+  const auto waits = matchedWaits(run, report);
+  const auto late = analysis::summarizeStragglers(report).late_rank;
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
     const analysis::RankReport* rr = r < report.ranks.size() ? &report.ranks[r] : nullptr;
     static const analysis::RankActivity kEmpty;
     addRankLanes(m, run.ranks[r], static_cast<std::int32_t>(r), rr,
-                 r < activity.size() ? activity[r] : kEmpty, kinds);
+                 r < activity.size() ? activity[r] : kEmpty, waits[r],
+                 late && *late == run.ranks[r].rank, kinds);
   }
   for (int k = 0; k < analysis::kCollectiveKindCount; ++k)
     if (kinds[static_cast<std::size_t>(k)])

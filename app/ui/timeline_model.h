@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/analysis/analysis.h"
@@ -26,6 +27,9 @@ enum Style : std::uint8_t {
   kStyleSync,
   kStyleStep,
   kStyleCutShort,  // steps lane: from the last step to where a rank's incomplete trace ends
+  // Overlap strip: exposed communication spent waiting inside a collective for the last rank to
+  // arrive (RankReport::exposed_wait_ns); kStyleCommExposed is then the exposed transfer.
+  kStyleCommWaiting,
   kStyleBucketBase,
 };
 inline constexpr int kBucketColours = 6;
@@ -64,7 +68,7 @@ inline analysis::CollectiveKind commKindOfStyle(int style) {
 }
 // Whether a style is communication exposed (the overlap strip's, or a collective's exposed part).
 inline bool isExposedCommStyle(int style) {
-  return style == kStyleCommExposed ||
+  return style == kStyleCommExposed || style == kStyleCommWaiting ||
          (isCommKindStyle(style) && (style - kStyleCommKindBase) % 2 == 1);
 }
 // Whether a style is communication hidden under compute.
@@ -76,6 +80,9 @@ inline bool isHiddenCommStyle(int style) {
 // Host: one row (one depth of nesting) of a CPU thread's ranges; GpuAnnotation: the ranges
 // annotated on a GPU stream.
 enum class LaneKind : std::uint8_t { Steps, Buckets, Stream, Overlap, GpuAnnotation, Host };
+
+// The overlap strip's label when its exposed part is split into waiting and transfer.
+inline constexpr std::string_view kOverlapSplitLabel = "overlap (hidden / waiting / transfer)";
 
 struct Lane {
   LaneKind kind = LaneKind::Stream;
@@ -112,8 +119,9 @@ struct TimelineModel {
   std::vector<std::vector<MatchedKernel>> matched_kernels;
   // The collective kinds drawn in the stream lanes (for the legend), in CollectiveKind order.
   std::vector<analysis::CollectiveKind> kinds_present;
-  // Whether the stream lanes draw computation, memory or synchronisation (for the legend).
-  bool has_compute = false, has_memory = false, has_sync = false;
+  // Whether the stream lanes draw computation, memory or synchronisation, and the overlap strips
+  // waiting for a late rank (for the legend).
+  bool has_compute = false, has_memory = false, has_sync = false, has_waiting = false;
   // The host and GPU annotation styles drawn (for the legend), in style order.
   std::vector<std::uint8_t> host_styles;
   // Per rank (run order): its GPU activity and the host calls that launched it, resolved on

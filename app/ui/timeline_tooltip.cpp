@@ -229,10 +229,14 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
 
 // A stretch of the overlap strip: communication hidden under compute, or exposed.
 QString overlapTooltip(const Lane& lane, const DrawBox& box) {
-  const bool hidden = isHiddenCommStyle(lane.events.style(box.first));
+  const auto style = lane.events.style(box.first);
   const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
-  QString html = QStringLiteral("<b>communication %1</b><table>")
-                     .arg(hidden ? "hidden under compute" : "exposed");
+  QString html =
+      QStringLiteral("<b>communication %1</b><table>")
+          .arg(isHiddenCommStyle(style)           ? "hidden under compute"
+               : style == kStyleCommWaiting       ? "exposed, waiting for the last rank to arrive"
+               : lane.label == kOverlapSplitLabel ? "exposed, transfer"
+                                                  : "exposed");
   html += row("start", formatTime(s));
   html += row("duration", formatTime(e - s));
   return html;

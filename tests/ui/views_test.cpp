@@ -473,6 +473,49 @@ TEST(UiStragglers, DetailsOfACollectiveShowItsSkewLateRankWaitAndTransfer) {
   EXPECT_FALSE(w.summary()->kindsTitle()->text().contains(QStringLiteral("whole kernel")));
 }
 
+// The timeline of a run with a late rank: each rank's overlap strip splits its exposed
+// communication into waiting for the last rank and transfer, summing to the headline's split, and
+// the late rank's lanes say it is the late one; a single rank of a larger run does neither.
+TEST(UiStragglers, TheOverlapStripSplitsWaitingFromTransferAndNamesTheLateRank) {
+  QTemporaryDir dir;
+  const auto run = load({simulate(dir.filePath(QStringLiteral("late")),
+                                  {"--straggler-rank", "2", "--straggler-slowdown", "1.5"})});
+  ASSERT_TRUE(run);
+  const auto& tl = run->timeline;
+  EXPECT_TRUE(tl.has_waiting);
+  for (std::size_t r = 0; r < run->report.ranks.size(); ++r) {
+    const auto& rr = run->report.ranks[r];
+    const auto strips = tl.lanesOf(LaneKind::Overlap, rr.rank);
+    ASSERT_EQ(strips.size(), 1u);
+    EXPECT_EQ(strips.front()->label, kOverlapSplitLabel);
+    trace::TimeNs waiting = 0, transfer = 0, hidden = 0;
+    const auto& ev = strips.front()->events;
+    for (std::size_t k = 0; k < ev.size(); ++k) {
+      const trace::TimeNs len = ev.end(k) - ev.start(k);
+      (ev.style(k) == kStyleCommWaiting   ? waiting
+       : ev.style(k) == kStyleCommExposed ? transfer
+                                          : hidden) += len;
+    }
+    ASSERT_TRUE(rr.exposed_wait_ns && rr.exposed_transfer_ns);
+    EXPECT_EQ(waiting, *rr.exposed_wait_ns) << "rank " << rr.rank;
+    EXPECT_EQ(transfer, *rr.exposed_transfer_ns) << "rank " << rr.rank;
+    EXPECT_EQ(hidden, rr.whole.overlap_ns) << "rank " << rr.rank;
+    if (rr.rank != 2) {
+      EXPECT_GT(waiting, 0) << "rank " << rr.rank;
+    }
+    const auto steps = tl.lanesOf(LaneKind::Steps, rr.rank);
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_EQ(steps.front()->label.find("late rank") != std::string::npos, rr.rank == 2)
+        << steps.front()->label;
+  }
+  const auto resnet = load({kResnet});
+  ASSERT_TRUE(resnet);
+  EXPECT_FALSE(resnet->timeline.has_waiting);
+  const auto strips = resnet->timeline.lanesOf(LaneKind::Overlap, 0);
+  ASSERT_EQ(strips.size(), 1u);
+  EXPECT_EQ(strips.front()->label, "overlap (hidden / exposed)");
+}
+
 // One rank of two (the ResNet trace): the other's arrival is unknown, so every bandwidth is over
 // the whole kernel, marked, and the tables' notes say what the mark means.
 TEST(UiStragglers, BandwidthsOverWholeKernelsAreMarked) {
