@@ -382,6 +382,20 @@ std::string_view digestFigureName(DigestFigure f) {
   return "?";
 }
 
+std::string_view digestFigureDefinition(DigestFigure f) {
+  switch (f) {
+    case DigestFigure::StepTime:
+      return "Each cell: the rank's time for the step (its step range).";
+    case DigestFigure::ExposedComm:
+      return "Each cell: the rank's communication in the step not hidden under compute.";
+    case DigestFigure::MatchedWait:
+      return "Each cell: how long the rank's collectives of the step, matched on every rank, "
+             "waited for the last rank to start, hidden under compute or not (the exposed "
+             "split above counts only the part not hidden).";
+  }
+  return "?";
+}
+
 namespace {
 std::optional<TimeNs> figureOf(const DigestStep& s, DigestFigure f) {
   switch (f) {
@@ -400,10 +414,21 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
   DigestGrid g;
   g.figure = figure;
   std::set<std::int32_t> steps;
-  for (const auto& r : digest.ranks) {
-    g.ranks.push_back(r.rank);
-    for (const auto& s : r.steps)
+  // Rows in rank order: the digest's ranks (their index) and the world's ranks without a trace
+  // (-1), a row of no values each.
+  std::vector<std::pair<std::int32_t, std::ptrdiff_t>> rows;
+  for (std::size_t i = 0; i < digest.ranks.size(); ++i) {
+    rows.emplace_back(digest.ranks[i].rank, static_cast<std::ptrdiff_t>(i));
+    for (const auto& s : digest.ranks[i].steps)
       steps.insert(s.step);
+  }
+  for (const std::int32_t r : digest.run.missing_ranks)
+    rows.emplace_back(r, -1);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, index] : rows) {
+    g.ranks.push_back(rank);
+    g.no_trace.push_back(index < 0 ? 1 : 0);
   }
   g.steps.assign(steps.begin(), steps.end());
   g.cells.assign(g.ranks.size() * g.steps.size(), std::nullopt);
@@ -418,8 +443,9 @@ DigestGrid digestGrid(const Digest& digest, DigestFigure figure) {
   g.left_out.assign(g.steps.size(), 0);
   for (std::size_t column = 0; column < g.steps.size() && any_used; ++column)
     g.left_out[column] = std::binary_search(used.begin(), used.end(), g.steps[column]) ? 0 : 1;
-  for (std::size_t row = 0; row < digest.ranks.size(); ++row) {
-    for (const auto& s : digest.ranks[row].steps) {
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    if (rows[row].second < 0) continue;  // no trace
+    for (const auto& s : digest.ranks[static_cast<std::size_t>(rows[row].second)].steps) {
       const auto column = static_cast<std::size_t>(
           std::lower_bound(g.steps.begin(), g.steps.end(), s.step) - g.steps.begin());
       const auto v = figureOf(s, figure);

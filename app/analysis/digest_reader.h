@@ -97,13 +97,18 @@ enum class DigestFigure {
 };
 inline constexpr int kDigestFigureCount = 3;
 std::string_view digestFigureName(DigestFigure f);  // "step time", ...
+// What a cell of the figure is, in a sentence (the Digest tab's note under its controls).
+std::string_view digestFigureDefinition(DigestFigure f);
 
 // One figure over ranks × steps: columns are every step number any rank has, ascending; a cell is
 // empty where the rank has no such step or the figure is null there.
 struct DigestGrid {
   DigestFigure figure = DigestFigure::StepTime;
-  std::vector<std::int32_t> steps;           // column → step number
-  std::vector<std::int32_t> ranks;           // row → rank number (the digest's order)
+  std::vector<std::int32_t> steps;  // column → step number
+  // row → rank number: the digest's ranks and the ranks of the world it has no trace of
+  // (Digest::run.missing_ranks), in rank order.
+  std::vector<std::int32_t> ranks;
+  std::vector<char> no_trace;                // per row: 1 for a rank of the world without a trace
   std::vector<std::optional<TimeNs>> cells;  // row-major: cells[row * steps.size() + column]
   // The colour scale: over the cells of the run summary's selected steps that have a value (every
   // cell with a value when none has, as for a whole-trace summary).

@@ -202,9 +202,7 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
   double hi = grid_.max_ns ? inUnit(*grid_.max_ns, unit_ns_) : 1.0;
   if (hi <= lo) hi = lo + (lo > 0 ? lo * 0.01 : 1.0);  // one value: the scale still has a range
   map_->setDataRange(QCPRange(lo, hi));
-  scale_->axis()->setLabel(QStringLiteral("%1 (%2)")
-                               .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
-                               .arg(unit_));
+  scale_->axis()->setLabel(scaleLabel());
   plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.steps)));
   plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.ranks)));
   plot_->xAxis->setRange(-0.5, std::max(nx, 1) - 0.5);
@@ -244,6 +242,15 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
   plot_->replot();
 }
 
+QString DigestHeatmap::scaleLabel() const {
+  const QString label = QStringLiteral("%1 (%2)")
+                            .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
+                            .arg(unit_);
+  if (grid_.min_ns && grid_.max_ns && *grid_.min_ns == *grid_.max_ns)
+    return label + tr(": every cell %1").arg(formatTime(*grid_.min_ns));
+  return label;
+}
+
 bool DigestHeatmap::saysNoSteps() const {
   return !emptyNote(plot_).isEmpty();
 }
@@ -268,6 +275,10 @@ std::optional<std::pair<std::size_t, std::size_t>> DigestHeatmap::cellAt(
 }
 
 QString DigestHeatmap::cellText(std::size_t row, std::size_t column) const {
+  if (row < grid_.no_trace.size() && grid_.no_trace[row])
+    return tr("rank %1 · no trace: the rank is of the run's world, but the digest was made "
+              "without its trace file")
+        .arg(grid_.ranks[row]);
   const auto& v = grid_.at(row, column);
   const QString text = tr("rank %1 · step %2 · %3 %4")
                            .arg(grid_.ranks[row])
@@ -277,8 +288,9 @@ QString DigestHeatmap::cellText(std::size_t row, std::size_t column) const {
                        (column < grid_.left_out.size() && grid_.left_out[column]
                             ? tr(" (left out of the run's figures)")
                             : QString());
-  if (row < row_notes_.size() && !row_notes_[row].isEmpty())
-    return text + QLatin1Char('\n') + row_notes_[row];
+  if (const auto it = row_notes_.find(grid_.ranks[row]);
+      it != row_notes_.end() && !it->second.isEmpty())
+    return text + QLatin1Char('\n') + it->second;
   return text;
 }
 
@@ -305,8 +317,9 @@ void DigestHeatmap::selectRows(std::size_t first, std::size_t last) {
   if (grid_.ranks.empty()) return;
   last = std::min(last, grid_.ranks.size() - 1);
   first = std::min(first, last);
-  selected_.assign(grid_.ranks.begin() + static_cast<std::ptrdiff_t>(first),
-                   grid_.ranks.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  selected_.clear();
+  for (std::size_t row = first; row <= last; ++row)
+    if (row >= grid_.no_trace.size() || !grid_.no_trace[row]) selected_.push_back(grid_.ranks[row]);
   band_->topLeft->setCoords(-0.5, static_cast<double>(first) - 0.5);
   band_->bottomRight->setCoords(static_cast<double>(grid_.steps.size()) - 0.5,
                                 static_cast<double>(last) + 0.5);

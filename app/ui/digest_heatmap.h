@@ -6,6 +6,7 @@
 
 #include <QColor>
 #include <QWidget>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -47,15 +48,19 @@ class DigestHeatmap : public QWidget {
   // What hovering a cell says: "rank 3 · step 5 · step time 41.2 ms" (or "no value"), and the
   // row's note (setRowNotes) on the lines after it.
   QString cellText(std::size_t row, std::size_t column) const;
-  // A note per row (the grid's order; empty: none), shown when a cell of the row is hovered: the
+  // A note per rank (by rank number; none: no note), shown when a cell of its row is hovered: the
   // rank's own warnings. Kept until set again, whatever figure the grid shows.
-  void setRowNotes(std::vector<QString> notes) { row_notes_ = std::move(notes); }
+  void setRowNotes(std::map<std::int32_t, QString> notes) { row_notes_ = std::move(notes); }
+  // The scale's label: the figure and unit, and when every cell on the scale has one value, that
+  // value (a scale of one colour says nothing by itself).
+  QString scaleLabel() const;
   // Selects the rows [first, last] (as a rectangle drag does) and emits ranksSelected.
   void selectRows(std::size_t first, std::size_t last);
   void clearSelection();
   // Whether the map says it has no cell to draw (ranks without a step), instead of cells.
   bool saysNoSteps() const;
-  // The ranks selected (digest rank numbers), in row order.
+  // The ranks selected (digest rank numbers), in row order; rows of ranks without a trace are
+  // never selected.
   const std::vector<std::int32_t>& selectedRanks() const { return selected_; }
 
  signals:
@@ -74,7 +79,7 @@ class DigestHeatmap : public QWidget {
   QString unit_;
   double unit_ns_ = 1e6;
   std::vector<std::int32_t> selected_;
-  std::vector<QString> row_notes_;
+  std::map<std::int32_t, QString> row_notes_;
   std::vector<QCPItemRect*> left_out_;  // hatched over the steps outside the run's selection
 };
 

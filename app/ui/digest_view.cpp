@@ -95,8 +95,11 @@ DigestView::DigestView(QWidget* parent) : QWidget(parent) {
   warnings_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kWarningText.name()));
   figure_ = new QComboBox(this);
   figure_->setObjectName(QStringLiteral("digestFigure"));
-  for (auto f : kFigures)
+  for (auto f : kFigures) {
     figure_->addItem(QString::fromUtf8(analysis::digestFigureName(f)), static_cast<int>(f));
+    figure_->setItemData(figure_->count() - 1,
+                         QString::fromUtf8(analysis::digestFigureDefinition(f)), Qt::ToolTipRole);
+  }
   ranks_ = new QLineEdit(this);
   ranks_->setObjectName(QStringLiteral("digestRanks"));
   ranks_->setPlaceholderText(tr("ranks, e.g. 0–3, 7 (or drag over the heatmap)"));
@@ -112,11 +115,15 @@ DigestView::DigestView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(load_);
   controls->addWidget(add_folder_);
   heatmap_ = new DigestHeatmap(this);
+  figure_note_ = noteLabel(this);
+  figure_note_->setTextFormat(Qt::PlainText);
+  figure_note_->setStyleSheet(QStringLiteral("QLabel{color:%1;}").arg(colours::kLabelGrey.name()));
   layout->addWidget(title_);
   layout->addWidget(headline_);
   layout->addWidget(late_);
   layout->addWidget(warnings_);
   layout->addLayout(controls);
+  layout->addWidget(figure_note_);
   layout->addWidget(heatmap_, 1);
   connect(figure_, &QComboBox::currentIndexChanged, this, [this] { showFigure(); });
   connect(heatmap_, &DigestHeatmap::ranksSelected, this,
@@ -152,6 +159,7 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     warnings_->clear();
     heatmap_->setRowNotes({});
     heatmap_->setGrid({}, colours::kCompute);
+    showFigure();
     return;
   }
   const auto& d = *digest_;
@@ -214,15 +222,14 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     warnings << QString::fromStdString(w);
   // The ranks' own warnings: each on its row's hover, and a count with the first few here (a run
   // of a thousand ranks could fill the tab).
-  std::vector<QString> notes;
-  notes.reserve(d.ranks.size());
+  std::map<std::int32_t, QString> notes;
   QStringList examples;
   int warned = 0;
   for (const auto& r : d.ranks) {
     QStringList own;
     for (const auto& w : r.warnings)
       own << tr("⚠ %1").arg(QString::fromStdString(w));
-    notes.push_back(own.join(QLatin1Char('\n')));
+    if (!own.isEmpty()) notes[r.rank] = own.join(QLatin1Char('\n'));
     if (r.warnings.empty()) continue;
     ++warned;
     if (examples.size() < kRankWarningExamples)
@@ -268,7 +275,13 @@ QString DigestView::exportTitle() const {
   if (const auto at = headline.indexOf(QStringLiteral(" — ")); at >= 0)
     headline = headline.left(at) + QStringLiteral("\n") + headline.mid(at + 3);
   QString title = title_->text() + QStringLiteral("\n") + figure_->currentText() +
-                  tr(" per rank (rows) and step (columns)") + QStringLiteral("\n") + headline;
+                  tr(" per rank (rows) and step (columns)") +
+                  (static_cast<analysis::DigestFigure>(figure_->currentData().toInt()) ==
+                           analysis::DigestFigure::MatchedWait
+                       ? tr(", hidden under compute or not")
+                       : QString()) +
+                  (digest_->run.missing_ranks.empty() ? QString() : tr("; grey rows: no trace")) +
+                  QStringLiteral("\n") + headline;
   if (!late_->text().isEmpty()) title += QStringLiteral("\n") + late_->text();
   // A slide says that the digest warns (a missing rank, unmatched collectives), as the run's
   // figures do with their warning count.
@@ -293,9 +306,20 @@ bool DigestView::exportChart(const QString& path, double scale, QString* error) 
 }
 
 void DigestView::showFigure() {
-  if (!digest_) return;
   const auto f = static_cast<analysis::DigestFigure>(figure_->currentData().toInt());
-  heatmap_->setGrid(analysis::digestGrid(*digest_, f), hueOf(f));
+  QString note;
+  if (digest_) {
+    heatmap_->setGrid(analysis::digestGrid(*digest_, f), hueOf(f));
+    note = QString::fromUtf8(analysis::digestFigureDefinition(f));
+    if (!digest_->run.missing_ranks.empty())
+      note += tr(" Grey rows: ranks of the world the digest has no trace of.");
+  }
+  figure_note_->setText(note);
+  figure_note_->setVisible(!note.isEmpty());
+}
+
+QString DigestView::figureNoteText() const {
+  return figure_note_->text();
 }
 
 QString DigestView::headlineText() const {

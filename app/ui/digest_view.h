@@ -60,6 +60,8 @@ class DigestView : public QWidget, public ChartExport {
   // The warnings under the headline: the run's, then the ranks' own (counted, the first quoted).
   QString warningsText() const;
   QString lateRankText() const;
+  // What a cell of the figure shown is (analysis::digestFigureDefinition).
+  QString figureNoteText() const;
   QString rankSelectionText() const;
   void setRankSelectionText(const QString& text);
 
@@ -85,6 +87,7 @@ class DigestView : public QWidget, public ChartExport {
   QLabel* headline_;
   QLabel* late_;
   QLabel* warnings_;
+  QLabel* figure_note_;
   QComboBox* figure_;
   DigestHeatmap* heatmap_;
   QLineEdit* ranks_;

@@ -236,6 +236,7 @@ TEST(DigestReader, GridHasEveryStepAndEmptyCells) {
   EXPECT_EQ(w.at(0, 1), 500);
   EXPECT_EQ(w.min_ns, 0);
   EXPECT_EQ(w.max_ns, 4'000);
+  EXPECT_EQ(g.no_trace, (std::vector<char>{0, 0}));  // every rank of the world has a trace
   // The colour scale spans the steps the summary covers (2 and 3 here): a step left out (warm-up,
   // not on every rank, cut short) is drawn, at the scale's end, without stretching it.
   const auto long_first =

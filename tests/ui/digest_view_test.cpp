@@ -174,6 +174,28 @@ TEST(DigestView, RanksWithoutStepsAreSaidNotDrawnEmpty) {
   EXPECT_TRUE(map.colourScale()->visible());
 }
 
+// Every cell on the scale the same (no rank waited, all steps alike): a scale of one colour says
+// nothing, so its label gives the value.
+TEST(DigestView, AScaleOfOneValueSaysIt) {
+  app();
+  analysis::DigestGrid grid;
+  grid.figure = analysis::DigestFigure::MatchedWait;
+  grid.ranks = {0, 1};
+  grid.steps = {4, 5};
+  grid.cells.assign(4, analysis::TimeNs{0});
+  grid.min_ns = 0;
+  grid.max_ns = 0;
+  DigestHeatmap map;
+  map.setGrid(grid, QColor(0xD5, 0x5E, 0x00));
+  EXPECT_TRUE(map.scaleLabel().endsWith(QStringLiteral(": every cell 0 ns")))
+      << map.scaleLabel().toStdString();
+  EXPECT_EQ(map.colourScale()->axis()->label(), map.scaleLabel());
+  grid.cells[3] = 2'000;
+  grid.max_ns = 2'000;
+  map.setGrid(grid, QColor(0xD5, 0x5E, 0x00));
+  EXPECT_FALSE(map.scaleLabel().contains(QStringLiteral("every cell")));
+}
+
 TEST(DigestView, RankLists) {
   EXPECT_EQ(rankListText({0, 1, 2, 3, 7, 9, 10}), QStringLiteral("0–3, 7, 9–10"));
   QString error;
@@ -382,6 +404,22 @@ TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
   EXPECT_TRUE(view.lateRankText().startsWith(QStringLiteral(
       "No late rank can be named: the digest has no trace of ranks 3, 5–7 of the world")))
       << view.lateRankText().toStdString();
+  // The ranks without a trace are rows of their own, grey, saying so; a drag over them selects
+  // only the ranks that can be loaded.
+  auto* map = view.heatmap();
+  ASSERT_EQ(map->grid().ranks, (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(map->grid().no_trace, (std::vector<char>{0, 0, 0, 1, 0, 1, 1, 1}));
+  EXPECT_FALSE(map->drawnValue(3, 1).has_value());
+  EXPECT_TRUE(map->drawnValue(4, 1).has_value());
+  EXPECT_TRUE(map->cellText(3, 1).startsWith(QStringLiteral("rank 3 · no trace")))
+      << map->cellText(3, 1).toStdString();
+  map->selectRows(2, 5);
+  EXPECT_EQ(map->selectedRanks(), (std::vector<std::int32_t>{2, 4}));
+  EXPECT_EQ(view.rankSelectionText(), QStringLiteral("2, 4"));
+  EXPECT_TRUE(view.figureNoteText().contains(QStringLiteral("Grey rows")));
+  EXPECT_TRUE(view.exportTitle().contains(QStringLiteral("grey rows: no trace")));
+  // Without every rank, waiting is not told from transfer: that figure cannot be chosen.
+  EXPECT_FALSE(view.setFigure(analysis::DigestFigure::MatchedWait));
   // The export says that the digest warns (of the missing ranks).
   EXPECT_TRUE(
       view.exportTitle().contains(QStringLiteral(" in the digest (the Digest tab shows them")))
@@ -402,10 +440,17 @@ TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
   EXPECT_TRUE(view.lateRankText().startsWith(
       QStringLiteral("No late rank can be named: the digest has no trace of rank 1 of the world")))
       << view.lateRankText().toStdString();
-  // A digest of every rank warns of nothing.
+  // A digest of every rank warns of nothing, and has no grey row.
   show({run.dir.path().toStdString()});
   EXPECT_FALSE(view.exportTitle().contains(QStringLiteral("⚠")))
       << view.exportTitle().toStdString();
+  EXPECT_FALSE(view.figureNoteText().contains(QStringLiteral("Grey rows")));
+  EXPECT_EQ(map->grid().no_trace, std::vector<char>(8, 0));
+  // The waiting figure says it counts waits hidden under compute too.
+  ASSERT_TRUE(view.setFigure(analysis::DigestFigure::MatchedWait));
+  EXPECT_TRUE(view.figureNoteText().contains(QStringLiteral("hidden under compute or not")))
+      << view.figureNoteText().toStdString();
+  EXPECT_TRUE(view.exportTitle().contains(QStringLiteral(", hidden under compute or not")));
 }
 
 TEST(DigestView, NothingToOpenSaysSo) {
