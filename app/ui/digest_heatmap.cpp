@@ -223,7 +223,7 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
     hatch->topLeft->setCoords(x - 0.5, std::max(ny, 1) - 0.5);
     hatch->bottomRight->setCoords(x + 0.5, -0.5);
     hatch->setPen(Qt::NoPen);
-    hatch->setBrush(QBrush(QColor(90, 90, 90, 200), Qt::BDiagPattern));
+    hatch->setBrush(leftOutHatch());
     left_out_.push_back(hatch);
   }
   plot_->xAxis->setLabel(any_left_out ? tr("step (hatched: left out of the run's figures)")

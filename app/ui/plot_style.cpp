@@ -222,6 +222,10 @@ void setCategoryRange(QCPAxis* axis, double first, double last, double bar) {
   axis->setRange(first - margin, last + margin);
 }
 
+QBrush leftOutHatch() {
+  return QBrush(QColor(90, 90, 90, 200), Qt::BDiagPattern);
+}
+
 QCPBars* addBars(QCustomPlot* chart, const QString& name, const QColor& colour,
                  const QVector<double>& keys, const QVector<double>& values) {
   auto* bars = new QCPBars(chart->xAxis, chart->yAxis);

@@ -2,6 +2,7 @@
 // How the app's QCustomPlot charts look: the theme of axes and background, the legend under the
 // chart, integer tickers for category axes, and the note an empty chart shows.
 
+#include <QBrush>
 #include <QString>
 #include <QVector>
 #include <cstdint>
@@ -58,6 +59,9 @@ bool onBar(const QCustomPlot* chart, const QPoint& pos, double key, double top);
 inline constexpr double kBarWidth = 0.7;
 // A series of bars of the chart's key and value axes, filled with `colour`, no outline, named
 // for the legend; stack one on another with QCPBars::moveAbove.
+// The brush that hatches what the run's figures leave out (a warm-up step, one cut short): over
+// the Summary tab's step bars and the Digest tab's step columns alike.
+QBrush leftOutHatch();
 QCPBars* addBars(QCustomPlot* chart, const QString& name, const QColor& colour,
                  const QVector<double>& keys, const QVector<double>& values);
 

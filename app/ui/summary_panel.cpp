@@ -108,6 +108,9 @@ int SummaryPanel::stepAt(const QPoint& pos) const {
 
 void SummaryPanel::refresh() {
   chart_->clearPlottables();
+  for (auto* item : left_out_)
+    chart_->removeItem(item);
+  left_out_.clear();
   bars_.clear();
   const auto run = session_->current();
   model_->setRun(run);
@@ -206,7 +209,25 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
       addBars(chart_, tr("exposed communication"), colours::kCommExposed, keys, exposed);
   exposed_bars->moveAbove(rest_bars);
   setIntegerTicker(chart_->xAxis, QString(), keys.isEmpty() ? 0 : std::llround(keys.back()));
-  chart_->xAxis->setLabel(tr("step"));
+  // The steps the headline's figures leave out (warm-up, on some ranks only, cut short): drawn,
+  // hatched, as the Digest tab's heatmap draws them.
+  const auto& used = run.summary.selection.used;
+  if (!run.summary.selection.whole_trace && !used.empty()) {
+    for (int i = 0; i < keys.size(); ++i) {
+      if (std::binary_search(used.begin(), used.end(), static_cast<std::int32_t>(keys[i])))
+        continue;
+      auto* hatch = new QCPItemRect(chart_);
+      hatch->setClipToAxisRect(true);
+      hatch->setSelectable(false);
+      hatch->topLeft->setCoords(keys[i] - kBarWidth / 2, rest[i] + exposed[i]);
+      hatch->bottomRight->setCoords(keys[i] + kBarWidth / 2, 0);
+      hatch->setPen(Qt::NoPen);
+      hatch->setBrush(leftOutHatch());
+      left_out_.push_back(hatch);
+    }
+  }
+  chart_->xAxis->setLabel(
+      left_out_.empty() ? tr("step") : tr("step (hatched: left out of the headline's figures)"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
   showLegendBelow(chart_, !keys.isEmpty());
   setEmptyNote(chart_,

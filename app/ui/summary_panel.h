@@ -15,6 +15,7 @@ class QTableView;
 class QSortFilterProxyModel;
 class QCustomPlot;
 class QLabel;
+class QCPItemRect;
 class QSplitter;
 
 namespace ddpscope::ui {
@@ -58,6 +59,7 @@ class SummaryPanel : public QWidget, public ChartExport {
   void refreshChart(const LoadedRun& run);
   Session* session_;
   std::vector<std::pair<std::int32_t, double>> bars_;  // step, its bar's height (ms)
+  std::vector<QCPItemRect*> left_out_;  // hatched over the steps the headline leaves out
   QLabel* note_;
   SummaryModel* model_;
   QSortFilterProxyModel* sorted_;

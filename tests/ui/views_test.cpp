@@ -185,6 +185,31 @@ TEST(UiModels, BucketsCompareAndCollectivesModelsPassQtsModelChecks) {
 // The Buckets table, its chart's export title and the design report cover the run summary's
 // steps, and say which: for the reference trace steps 5–6 (4 is warm-up), for a simulated run
 // steps 1–3 (0 is warm-up).
+// The Summary tab's step chart draws every step, and hatches those the headline leaves out: one
+// hatch per step outside the selection, none over a selected one.
+TEST(UiSteps, TheSummaryChartHatchesTheStepsTheHeadlineLeavesOut) {
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  const auto run = load({kResnet});
+  ASSERT_TRUE(run);
+  w.session()->addRun(run);
+  QCustomPlot* chart = w.summary()->chart();
+  const auto& used = run->summary.selection.used;
+  ASSERT_FALSE(used.empty());
+  std::set<int> hatched;
+  for (int i = 0; i < chart->itemCount(); ++i)
+    if (auto* rect = qobject_cast<QCPItemRect*>(chart->item(i)))
+      hatched.insert(static_cast<int>(std::lround((rect->topLeft->coords().x() +
+                                                   rect->bottomRight->coords().x()) / 2)));
+  std::set<int> want;
+  for (const auto& m : analysis::stepMeans(run->report))
+    if (!std::binary_search(used.begin(), used.end(), m.step)) want.insert(m.step);
+  EXPECT_FALSE(want.empty()) << "the ResNet trace has a warm-up step";
+  EXPECT_EQ(hatched, want);
+  EXPECT_TRUE(chart->xAxis->label().contains(QStringLiteral("hatched")));
+}
+
 TEST(UiSteps, BucketsViewItsExportAndTheReportCoverTheSameSteps) {
   QTemporaryDir dir;
   const QString sim = simulate(dir.filePath(QStringLiteral("sim")), kSmall);
