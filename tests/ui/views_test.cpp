@@ -200,8 +200,8 @@ TEST(UiSteps, TheSummaryChartHatchesTheStepsTheHeadlineLeavesOut) {
   std::set<int> hatched;
   for (int i = 0; i < chart->itemCount(); ++i)
     if (auto* rect = qobject_cast<QCPItemRect*>(chart->item(i)))
-      hatched.insert(static_cast<int>(std::lround((rect->topLeft->coords().x() +
-                                                   rect->bottomRight->coords().x()) / 2)));
+      hatched.insert(static_cast<int>(
+          std::lround((rect->topLeft->coords().x() + rect->bottomRight->coords().x()) / 2)));
   std::set<int> want;
   for (const auto& m : analysis::stepMeans(run->report))
     if (!std::binary_search(used.begin(), used.end(), m.step)) want.insert(m.step);
