@@ -285,6 +285,17 @@ std::string skippedFilesWarning(const std::vector<std::string>& files, std::stri
          names + "); open such a file on its own to see it";
 }
 
+std::string unreadableFilesWarning(const std::vector<std::string>& whys) {
+  std::string s = std::to_string(whys.size()) + " trace file" + (whys.size() == 1 ? "" : "s") +
+                  " could not be read and " + (whys.size() == 1 ? "was" : "were") +
+                  " left out, as asked (" +
+                  (whys.size() == 1 ? "its rank has" : "their ranks have") + " no trace): ";
+  for (std::size_t i = 0; i < whys.size() && i < 3; ++i)
+    s += (i ? "; " : "") + whys[i];
+  if (whys.size() > 3) s += "; and " + std::to_string(whys.size() - 3) + " more";
+  return s;
+}
+
 OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
                               const IntervalSet& all) {
   OverlapMetrics m;
@@ -866,6 +877,8 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   }
   if (!run.skipped_files.empty())
     out.warnings.push_back(skippedFilesWarning(run.skipped_files, "loaded"));
+  if (!run.unreadable_files.empty())
+    out.warnings.push_back(unreadableFilesWarning(run.unreadable_files));
   if (out.ranks.size() < 2) return out;
   // Stragglers: per (step, bucket), the rank whose bucket was ready last.
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>>

@@ -324,6 +324,9 @@ RankActivity rankActivity(const trace::RankTrace& rank, const AnalysisOptions& o
 // The warning for trace files passed over beside a folder's rank-<r> files, naming up to three
 // (the run's and the digest's: `verb` "loaded" or "read").
 std::string skippedFilesWarning(const std::vector<std::string>& files, std::string_view verb);
+// The warning of a run whose unreadable files were left out (trace::RunLoadOptions::
+// skip_unreadable): how many, and each reader's message (the first three, then a count).
+std::string unreadableFilesWarning(const std::vector<std::string>& whys);
 
 OverlapMetrics overlapMetrics(const IntervalSet& comm, const IntervalSet& compute,
                               const IntervalSet& all);

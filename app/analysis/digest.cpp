@@ -200,7 +200,10 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
 
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
-                                     const std::vector<std::size_t>& indices) {
+                                     const std::vector<std::size_t>& indices,
+                                     std::vector<std::string>* unreadable) {
+  if (options.skip_unreadable && !unreadable)
+    throw std::logic_error("digestFiles: skip_unreadable needs a list for the files left out");
   if (files.empty()) return {};
   const unsigned allowed = trace::threadsFor(options.threads, ~std::size_t{0});
   const unsigned threads = std::clamp<unsigned>(allowed, 1, static_cast<unsigned>(files.size()));
@@ -211,6 +214,7 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
   std::vector<std::vector<RankPartial>> per_file(files.size());
   std::atomic<std::size_t> next{0}, done{0};
   std::exception_ptr error;
+  std::vector<std::pair<std::size_t, std::string>> left_out;  // (file index, why)
   std::mutex error_mutex;
   std::atomic<bool> cancelled{false};
   auto work = [&] {
@@ -222,6 +226,14 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
       }
       try {
         per_file[i] = digestFile(files[i], analysis, indices.empty() ? i : indices.at(i));
+      } catch (const trace::TraceError& e) {  // a file that cannot be read
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (options.skip_unreadable) {
+          left_out.emplace_back(i, e.what());
+        } else {
+          if (!error) error = std::current_exception();
+          next = files.size();  // the others stop at their next file
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -238,6 +250,9 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
     t.join();
   if (cancelled) throw DigestCancelled();
   if (error) std::rethrow_exception(error);
+  std::sort(left_out.begin(), left_out.end());  // in file order, whichever thread met them
+  for (auto& [i, why] : left_out)
+    unreadable->push_back(std::move(why));
   std::vector<RankPartial> parts;
   for (auto& f : per_file)
     for (auto& p : f)
@@ -246,10 +261,14 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
 }
 
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
-                         const std::vector<std::string>& skipped_files) {
+                         const std::vector<std::string>& skipped_files,
+                         const std::vector<std::string>& unreadable) {
+  if (parts.empty() && !unreadable.empty())
+    throw std::runtime_error("no trace file could be read: " + unreadable.front());
   RunReport report = mergePartials(parts);
   if (options.analysis.rules) report.rules = options.analysis.rules->description();
   if (!skipped_files.empty()) report.warnings.push_back(skippedFilesWarning(skipped_files, "read"));
+  if (!unreadable.empty()) report.warnings.push_back(unreadableFilesWarning(unreadable));
   std::vector<DigestFile> digest_files;
   for (const auto& p : parts)
     digest_files.push_back(p.file);
@@ -274,8 +293,9 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
   const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
   if (files.empty()) throw std::runtime_error("no trace files found");
   trace::refuseRepeatedFiles(files);
-  auto parts = digestFiles(files, options);
-  return finishDigest(parts, options, skipped);
+  std::vector<std::string> unreadable;
+  auto parts = digestFiles(files, options, {}, &unreadable);
+  return finishDigest(parts, options, skipped, unreadable);
 }
 
 }  // namespace ddpscope::analysis
@@ -486,8 +506,12 @@ RankReport getReport(Reader& r) {
 
 }  // namespace
 
-std::string encodePartials(const std::vector<RankPartial>& parts) {
+std::string encodePartials(const std::vector<RankPartial>& parts,
+                           const std::vector<std::string>& unreadable) {
   Writer w;
+  w.pod<std::uint64_t>(unreadable.size());
+  for (const auto& u : unreadable)
+    w.str(u);
   w.pod<std::uint64_t>(parts.size());
   for (const auto& p : parts) {
     putReport(w, p.report);
@@ -528,8 +552,13 @@ std::string encodePartials(const std::vector<RankPartial>& parts) {
   return w.take();
 }
 
-std::vector<RankPartial> decodePartials(std::string_view bytes) {
+std::vector<RankPartial> decodePartials(std::string_view bytes,
+                                        std::vector<std::string>* unreadable) {
   Reader r(bytes);
+  std::vector<std::string> left_out(r.count());
+  for (auto& u : left_out)
+    u = r.str();
+  if (unreadable) unreadable->insert(unreadable->end(), left_out.begin(), left_out.end());
   std::vector<RankPartial> parts(r.count());
   for (auto& p : parts) {
     p.report = getReport(r);

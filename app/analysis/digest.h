@@ -85,6 +85,10 @@ struct DigestOptions {
   // Set (from any thread) to stop: looked at before each file is read; once the files being read
   // are done, digestFiles (and digestRun) throw DigestCancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // Leave out the files that cannot be read, naming them in a warning of the digest
+  // (unreadableFilesWarning), as trace::RunLoadOptions::skip_unreadable does for a run; a run none
+  // of whose files can be read is still an error.
+  bool skip_unreadable = false;
 };
 
 struct DigestCancelled : std::runtime_error {
@@ -98,16 +102,25 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
 // The steps of digestRun, for processes that each read a share of the files (MPI): the partials
 // of some files (on `options.threads` threads), and the digest of every rank's partials.
 // `indices`: each file's place in the run's whole file list (default: 0, 1, ...).
+// With options.skip_unreadable, the files that cannot be read are left out and their readers'
+// messages added to *unreadable (which must then be given).
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
-                                     const std::vector<std::size_t>& indices = {});
-// `skipped_files`: the folder's other trace files that were passed over (named in a warning).
+                                     const std::vector<std::size_t>& indices = {},
+                                     std::vector<std::string>* unreadable = nullptr);
+// `skipped_files`: the folder's other trace files that were passed over (named in a warning);
+// `unreadable`: the messages of the files left out as unreadable (a warning; an error when no
+// file was read).
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
-                         const std::vector<std::string>& skipped_files);
-// Partials as bytes and back (everything the digest and the run summary use). Throws
-// std::runtime_error for bytes that are not an encoding of partials.
-std::string encodePartials(const std::vector<RankPartial>& parts);
-std::vector<RankPartial> decodePartials(std::string_view bytes);
+                         const std::vector<std::string>& skipped_files,
+                         const std::vector<std::string>& unreadable = {});
+// Partials as bytes and back (everything the digest and the run summary use), with the messages
+// of the files left out as unreadable. Throws std::runtime_error for bytes that are not an
+// encoding of partials.
+std::string encodePartials(const std::vector<RankPartial>& parts,
+                           const std::vector<std::string>& unreadable = {});
+std::vector<RankPartial> decodePartials(std::string_view bytes,
+                                        std::vector<std::string>* unreadable = nullptr);
 
 // The JSON text of a digest from a merged run, its files (in the run's rank order) and its
 // producer (digestProducer of its first rank).

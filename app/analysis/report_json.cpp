@@ -827,8 +827,8 @@ std::string matchedText(const RunReport& report) {
   if (const auto& missing = report.completeness.missing_ranks; !missing.empty())
     s += std::string("  the skews and the late rank are among the ranks with a trace; ") +
          (missing.size() == 1 ? "rank " : "ranks ") + rankRanges(missing) +
-         (missing.size() == 1 ? " has" : " have") + " no trace, and a later rank may be among " +
-         (missing.size() == 1 ? "it\n" : "them\n");
+         (missing.size() == 1 ? " has no trace, and may have started later\n"
+                              : " have no trace, and a later rank may be among them\n");
   if (st.wait_pct && st.transfer_pct) {
     s += "  exposed communication (whole trace): waiting for a late rank " +
          fixed(*st.wait_pct, 1) + " %, transfer not hidden " + fixed(*st.transfer_pct, 1) + " %\n";

@@ -19,7 +19,15 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
       "digest", "A small file of a run's per-rank and per-step figures (docs/DIGEST.md)");
   c->add_option("--out", a.out,
                 "Write the digest here (.json, or .json.gz compressed); default: "
-                "standard output");
+                "standard output")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // The app and `compare` know a digest by its first bytes, but a digest named
+            // .txt or .csv is lost among a run's files, and .gz decides the compression.
+            if (v.ends_with(".json") || v.ends_with(".json.gz")) return "";
+            return "'" + v + "': give a name ending in .json, or .json.gz to compress it";
+          },
+          "FILE.json[.gz]"));
   c->add_option("--threads", a.threads, "Files read at once (default: one per core)")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
@@ -37,6 +45,9 @@ CLI::App* addDigestCommand(CLI::App& app, DigestArgs& a) {
   c->add_option("--rules", a.rules_file,
                 "Classification rules to apply before the built-in ones (docs/RULES.md); "
                 "default: $DDPSCOPE_RULES when set");
+  c->add_flag("--skip-unreadable", a.skip_unreadable,
+              "Leave out the trace files that cannot be read (truncated, malformed), naming "
+              "each in a warning of the digest; their ranks then have no trace");
   c->add_option("PATH", a.paths, "Trace files or run folders (one run)")->required();
   return c;
 }
@@ -53,6 +64,7 @@ int runDigest(const DigestArgs& a) {
   if (launchedAsMpiJob()) return runDigestMpi(a);
   analysis::DigestOptions options;
   options.threads = a.threads;
+  options.skip_unreadable = a.skip_unreadable;
   options.analysis.rules = analysis::ClassRules::forCommandLine(a.rules_file);
   // On a terminal, how far the reading is (a thousand files take a while); nothing in a log.
   std::mutex progress_mutex;

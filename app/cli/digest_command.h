@@ -13,6 +13,7 @@ struct DigestArgs {
   std::string out;  // empty: standard output
   unsigned threads = 0;
   std::string rules_file;
+  bool skip_unreadable = false;  // leave out the files that cannot be read (named in a warning)
   std::vector<std::string> paths;
 };
 

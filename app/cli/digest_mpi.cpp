@@ -109,6 +109,7 @@ int runDigestMpi(const DigestArgs& a) {
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   analysis::DigestOptions options;
   options.threads = a.threads;
+  options.skip_unreadable = a.skip_unreadable;
   if (options.threads == 0) {
     // Without --threads, the processes on one machine share its cores (mpirun -n 8 on a node
     // of 32: 4 threads each; srun binding each task to its CPUs: those) instead of each taking
@@ -165,7 +166,9 @@ int runDigestMpi(const DigestArgs& a) {
       mine.push_back(files[i]);
       indices.push_back(i);
     }
-    message = '\1' + analysis::encodePartials(analysis::digestFiles(mine, options, indices));
+    std::vector<std::string> unreadable;
+    const auto parts = analysis::digestFiles(mine, options, indices, &unreadable);
+    message = '\1' + analysis::encodePartials(parts, unreadable);
   } catch (const std::exception& e) {
     message = std::string(1, '\0') + "process " + std::to_string(me) + ": " + e.what();
   }
@@ -177,6 +180,7 @@ int runDigestMpi(const DigestArgs& a) {
     // order they came in (the digest is the same bytes either way).
     std::vector<std::vector<analysis::RankPartial>> by_process(static_cast<std::size_t>(processes));
     std::vector<std::string> errors(static_cast<std::size_t>(processes));
+    std::vector<std::vector<std::string>> unreadable(static_cast<std::size_t>(processes));
     auto take = [&](int p, const std::string& bytes) {
       auto& error = errors[static_cast<std::size_t>(p)];
       if (bytes.empty() || bytes[0] == '\0') {
@@ -184,8 +188,8 @@ int runDigestMpi(const DigestArgs& a) {
         return;
       }
       try {
-        by_process[static_cast<std::size_t>(p)] =
-            analysis::decodePartials(std::string_view(bytes).substr(1));
+        by_process[static_cast<std::size_t>(p)] = analysis::decodePartials(
+            std::string_view(bytes).substr(1), &unreadable[static_cast<std::size_t>(p)]);
       } catch (const std::exception& e) {
         error = "process " + std::to_string(p) + ": " + e.what();
       }
@@ -193,6 +197,9 @@ int runDigestMpi(const DigestArgs& a) {
     take(0, message);
     receiveFromAll(processes, take);
     std::vector<analysis::RankPartial> parts;
+    std::vector<std::string> left_out;  // in process order (each process's in file order)
+    for (const auto& u : unreadable)
+      left_out.insert(left_out.end(), u.begin(), u.end());
     for (int p = 0; p < processes; ++p) {
       if (!errors[static_cast<std::size_t>(p)].empty()) {
         std::cerr << "ddpscope-cli: " << errors[static_cast<std::size_t>(p)] << "\n";
@@ -203,7 +210,7 @@ int runDigestMpi(const DigestArgs& a) {
     }
     if (rc == 0) {
       try {
-        const std::string digest = analysis::finishDigest(parts, options, skipped_files);
+        const std::string digest = analysis::finishDigest(parts, options, skipped_files, left_out);
         if (a.out.empty()) {
           std::cout << digest;
         } else {

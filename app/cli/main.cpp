@@ -22,10 +22,12 @@ namespace {
 using namespace ddpscope;
 
 int summary(const std::vector<std::string>& paths, bool json, bool hta_compat,
-            const std::string& rules_file, bool bucket_steps) {
+            const std::string& rules_file, bool bucket_steps, bool skip_unreadable) {
   analysis::AnalysisOptions options;
   options.rules = analysis::ClassRules::forCommandLine(rules_file);  // before loading: fail fast
-  const trace::Run run = trace::loadRun(paths);
+  trace::RunLoadOptions load;
+  load.skip_unreadable = skip_unreadable;
+  const trace::Run run = trace::loadRun(paths, load);
   options.hta_compat = hta_compat;
   const auto report = analysis::analyzeRun(run, options);
   analysis::TextOptions text;
@@ -77,7 +79,7 @@ int main(int argc, char** argv) {
       "ddpscope-cli: summaries of data-parallel training traces (ddpscope and PyTorch/Kineto)"};
   app.require_subcommand(1);
 
-  bool json = false, hta = false, bucket_steps = false;
+  bool json = false, hta = false, bucket_steps = false, skip_unreadable = false;
   std::vector<std::string> paths;
   std::string rules_file;
   auto* sum =
@@ -91,6 +93,9 @@ int main(int argc, char** argv) {
                   "docs/RULES.md); default: $DDPSCOPE_RULES when set");
   sum->add_flag("--bucket-steps", bucket_steps,
                 "Text: every rank's buckets step by step (default: one mean row per bucket)");
+  sum->add_flag("--skip-unreadable", skip_unreadable,
+                "Leave out the trace files that cannot be read (truncated, malformed), naming "
+                "each in a warning; their ranks then have no trace");
   sum->add_option("PATH", paths, "Trace files or run folders (one run)")->required();
 
   std::string in, out;
@@ -162,7 +167,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   try {
-    if (*sum) return summary(paths, json, hta, rules_file, bucket_steps);
+    if (*sum) return summary(paths, json, hta, rules_file, bucket_steps, skip_unreadable);
     if (*conv) {
       // Checked here rather than by the parser, which would name only --out.
       if (out.empty()) {
@@ -184,8 +189,26 @@ int main(int argc, char** argv) {
   } catch (const analysis::RulesError& e) {
     std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
     return 2;
+  } catch (const trace::UnreadableRunFiles& e) {
+    std::cerr << "ddpscope-cli: " << e.what() << "\n"
+              << "ddpscope-cli: " << e.unreadable << " of " << e.read + e.unreadable
+              << " trace files could not be read"
+              << (*sum ? "; --skip-unreadable leaves them out (their ranks then have no trace)"
+                       : "; summary and digest --skip-unreadable leave them out")
+              << "\n";
+    return 1;
   } catch (const trace::TraceError& e) {
     std::cerr << "ddpscope-cli: " << e.what() << "\n";
+    // A digest reads file by file: one it cannot read stops it, unless asked to leave it out.
+    bool several = false;
+    try {
+      several = *digest && !digest_args.skip_unreadable &&
+                trace::expandTracePaths(digest_args.paths).size() > 1;
+    } catch (const std::exception&) {
+    }
+    if (several)
+      std::cerr << "ddpscope-cli: --skip-unreadable leaves out the files that cannot be read "
+                   "(their ranks then have no trace)\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "ddpscope-cli: " << e.what() << "\n";

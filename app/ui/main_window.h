@@ -84,6 +84,11 @@ class MainWindow : public QMainWindow {
   void setDigestOfferAnswer(std::function<bool(const QString& reason)> answer) {
     digest_answer_ = std::move(answer);
   }
+  // Answers the offer to load a run without the files that could not be read (true: load the
+  // others); default: asks with a message box (none without error dialogs: the error stands).
+  void setSkipUnreadableAnswer(std::function<bool(const QString& question)> answer) {
+    skip_answer_ = std::move(answer);
+  }
   // Exports the chart of the current tab, or the timeline when `what` is "timeline".
   bool exportView(const QString& what, const QString& path, double scale, QString* error);
   // exportView, then tells the user: "Exported FILE" in the status bar, or reportError.
@@ -136,6 +141,7 @@ class MainWindow : public QMainWindow {
   DigestView* digest_;
   DigestJob* digest_job_;
   std::function<bool(const QString&)> digest_answer_;
+  std::function<bool(const QString&)> skip_answer_;
   QTabWidget* tabs_;
   QSplitter* centre_split_ = nullptr;
   QProgressBar* progress_;

@@ -6,12 +6,13 @@
 #include <QtConcurrent>
 
 #include "tracer/format/run_loader.h"
+#include "tracer/format/trace_error.h"
 #include "tracer/format/trace_reader.h"
 
 namespace ddpscope::ui {
 
 RunLoadResult loadRunBlocking(const QStringList& paths, const std::atomic<bool>* cancel,
-                              std::function<void(double)> progress) {
+                              std::function<void(double)> progress, bool skip_unreadable) {
   RunLoadResult out;
   QElapsedTimer clock;
   clock.start();
@@ -21,6 +22,7 @@ RunLoadResult loadRunBlocking(const QStringList& paths, const std::atomic<bool>*
       files.push_back(p.toStdString());
     trace::RunLoadOptions options;
     options.cancel = cancel;
+    options.skip_unreadable = skip_unreadable;
     if (progress) options.progress = [&](double f) { progress(0.9 * f); };
     trace::Run run = trace::loadRun(files, options);
     if (cancel && cancel->load()) throw trace::LoadCancelled();
@@ -29,6 +31,10 @@ RunLoadResult loadRunBlocking(const QStringList& paths, const std::atomic<bool>*
     if (progress) progress(1.0);
   } catch (const trace::LoadCancelled&) {
     out.cancelled = true;
+  } catch (const trace::UnreadableRunFiles& e) {
+    out.error = QString::fromStdString(e.what());
+    out.read_files = e.read;
+    out.unreadable_files = e.unreadable;
   } catch (const std::exception& e) {
     out.error = QString::fromStdString(e.what());
   }
@@ -44,7 +50,7 @@ RunLoadJob::~RunLoadJob() {
   watcher_.waitForFinished();
 }
 
-void RunLoadJob::start(const QStringList& paths) {
+void RunLoadJob::start(const QStringList& paths, bool skip_unreadable) {
   if (busy_) cancel();
   watcher_.waitForFinished();
   cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -63,8 +69,9 @@ void RunLoadJob::start(const QStringList& paths) {
         },
         Qt::QueuedConnection);
   };
-  watcher_.setFuture(QtConcurrent::run(
-      [paths, flag, report] { return loadRunBlocking(paths, flag.get(), report); }));
+  watcher_.setFuture(QtConcurrent::run([paths, flag, report, skip_unreadable] {
+    return loadRunBlocking(paths, flag.get(), report, skip_unreadable);
+  }));
 }
 
 void RunLoadJob::cancel() {
@@ -88,6 +95,7 @@ void RunLoadJob::onFinished() {
   } else if (r.run) {
     emit loaded(r.run);
   } else {
+    last_unreadable_ = {r.read_files, r.unreadable_files};
     emit failed(r.error);
   }
   emit finished();

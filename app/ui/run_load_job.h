@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "app/ui/loaded_run.h"
 
@@ -17,11 +18,16 @@ struct RunLoadResult {
   std::shared_ptr<LoadedRun> run;  // null on failure or cancel
   QString error;                   // a message a user can act on
   bool cancelled = false;
+  // When some of the run's files could not be read (trace::UnreadableRunFiles): how many were
+  // read and not; the run can be loaded without them (skip_unreadable).
+  std::size_t read_files = 0, unreadable_files = 0;
 };
 
-// Synchronous: what the worker thread runs (also used by --export).
+// Synchronous: what the worker thread runs (also used by --export). `skip_unreadable`: leave out
+// the files that cannot be read (trace::RunLoadOptions::skip_unreadable).
 RunLoadResult loadRunBlocking(const QStringList& paths, const std::atomic<bool>* cancel = nullptr,
-                              std::function<void(double)> progress = {});
+                              std::function<void(double)> progress = {},
+                              bool skip_unreadable = false);
 
 class RunLoadJob : public QObject {
   Q_OBJECT
@@ -29,9 +35,12 @@ class RunLoadJob : public QObject {
   explicit RunLoadJob(QObject* parent = nullptr);
   ~RunLoadJob() override;
 
-  void start(const QStringList& paths);
+  void start(const QStringList& paths, bool skip_unreadable = false);
   void cancel();
   bool busy() const { return busy_; }
+  // Of the last job that failed because some of its files could not be read: how many were read
+  // and not (both 0 for any other failure).
+  std::pair<std::size_t, std::size_t> lastUnreadable() const { return last_unreadable_; }
 
  signals:
   void started(const QStringList& paths);
@@ -49,6 +58,7 @@ class RunLoadJob : public QObject {
   std::uint64_t job_id_ = 0;
   std::uint64_t running_id_ = 0;
   bool busy_ = false;
+  std::pair<std::size_t, std::size_t> last_unreadable_{0, 0};
 };
 
 }  // namespace ddpscope::ui

@@ -7,11 +7,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "agent/run_agent.h"
 #include "app/analysis/digest_reader.h"
 #include "app/analysis/report_json.h"
+#include "tracer/format/file_io.h"
 #include "tracer/format/run_loader.h"
+#include "tracer/format/trace_error.h"
 #include "tracer/format/trace_writer.h"
 
 namespace fs = std::filesystem;
@@ -165,6 +168,44 @@ TEST(Digest, ARanksWarningsAreKept) {
   EXPECT_EQ(analysis::finishDigest(back, options, {}), analysis::finishDigest(parts, options, {}));
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].report.warnings, want);
+  fs::remove_all(dir);
+}
+
+// A digest of a run with one file cut short: refused naming it; with skip_unreadable, the digest
+// of the other ranks with a warning naming the file, the same when the partials travel as bytes
+// (an MPI job); none readable: refused.
+TEST(Digest, UnreadableFilesAreLeftOutOnlyWhenAsked) {
+  const fs::path dir = writeRun("unreadable");
+  const std::string cut = (dir / "rank-1.json.gz").string();
+  std::ifstream in(cut, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  trace::writeFileAtomically(cut, bytes.substr(0, bytes.size() / 2));
+  EXPECT_THROW(analysis::digestRun({dir.string()}, {}), trace::TraceError);
+  analysis::DigestOptions options;
+  options.skip_unreadable = true;
+  const auto d = analysis::parseDigest(analysis::digestRun({dir.string()}, options), "d.json");
+  ASSERT_EQ(d.ranks.size(), 3u);
+  EXPECT_EQ(d.run.missing_ranks, (std::vector<std::int32_t>{1}));
+  const auto warned = std::find_if(d.warnings.begin(), d.warnings.end(), [&](const auto& w) {
+    return w.find("could not be read and was left out") != std::string::npos &&
+           w.find(cut) != std::string::npos;
+  });
+  EXPECT_NE(warned, d.warnings.end());
+  // As bytes between processes: the same digest.
+  const auto files = trace::expandTracePaths({dir.string()});
+  std::vector<std::string> unreadable;
+  auto parts = analysis::digestFiles(files, options, {}, &unreadable);
+  ASSERT_EQ(unreadable.size(), 1u);
+  std::vector<std::string> back_unreadable;
+  auto back =
+      analysis::decodePartials(analysis::encodePartials(parts, unreadable), &back_unreadable);
+  EXPECT_EQ(back_unreadable, unreadable);
+  EXPECT_EQ(analysis::finishDigest(back, options, {}, back_unreadable),
+            analysis::digestRun({dir.string()}, options));
+  // No file readable: refused.
+  for (const auto& f : files)
+    trace::writeFileAtomically(f, "{\"trace");
+  EXPECT_THROW(analysis::digestRun({dir.string()}, options), std::runtime_error);
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "tracer/format/file_io.h"
 #include "tracer/format/run_loader.h"
@@ -46,6 +48,41 @@ TEST(RunLoader, FolderOfRanksLoadsAsOneAlignedRun) {
   // Absolute: rank0 at 1'000'010'000, rank1 at 1'000'012'000 -> 2 µs apart in model time.
   EXPECT_EQ(run.ranks[1].tracks[0].start[0] - run.ranks[0].tracks[0].start[0], 2'000);
   EXPECT_EQ(run.base_time_ns + run.ranks[0].tracks[0].start[0], 1'000'010'000);
+  fs::remove_all(dir);
+}
+
+// A run of three ranks with rank 1's file cut short: refused, naming the file; with
+// skip_unreadable, the other two load and the file is named with why; with no readable file,
+// still refused.
+TEST(RunLoader, UnreadableFilesAreLeftOutOnlyWhenAsked) {
+  const auto dir = freshDir("unreadable");
+  for (std::int32_t r = 0; r < 3; ++r) {
+    auto t = oneKernelRank(r, 0, 1'000 * r);
+    t.world_size = 3;
+    writeTraceFile(t, (dir / ("rank-" + std::to_string(r) + ".json")).string());
+  }
+  const std::string cut = (dir / "rank-1.json").string();
+  std::ifstream in(cut, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  writeFileAtomically(cut, text.substr(0, text.size() / 2));
+  try {
+    loadRun({dir.string()});
+    FAIL() << "a cut-short file was loaded";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.file(), cut);
+  }
+  RunLoadOptions skip;
+  skip.skip_unreadable = true;
+  const ddpscope::trace::Run run = loadRun({dir.string()}, skip);
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_EQ(run.ranks[0].rank, 0);
+  EXPECT_EQ(run.ranks[1].rank, 2);
+  ASSERT_EQ(run.unreadable_files.size(), 1u);
+  EXPECT_EQ(run.unreadable_files[0].rfind(cut, 0), 0u) << run.unreadable_files[0];
+  // Nothing readable: the first file's error, as without the option.
+  for (std::int32_t r : {0, 2})
+    writeFileAtomically((dir / ("rank-" + std::to_string(r) + ".json")).string(), "{\"trace");
+  EXPECT_THROW(loadRun({dir.string()}, skip), TraceError);
   fs::remove_all(dir);
 }
 

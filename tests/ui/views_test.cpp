@@ -541,6 +541,55 @@ TEST(UiStragglers, TheOverlapStripSplitsWaitingFromTransferAndNamesTheLateRank) 
   EXPECT_EQ(strips.front()->label, "overlap (hidden / exposed)");
 }
 
+// A run folder with one rank's file cut short: the app says which file and offers the others;
+// declined, the error stands and nothing is loaded; accepted, the other ranks load and the run
+// warns of the file left out, its rank missing.
+TEST(UiLoading, ARunWithAnUnreadableFileOffersTheOthers) {
+  QTemporaryDir dir;
+  const QString run_dir = simulate(dir.filePath(QStringLiteral("cut")), kSmall);
+  const QString cut = QDir(run_dir).filePath(QStringLiteral("rank-2.json.gz"));
+  QFile f(cut);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QByteArray bytes = f.readAll();
+  f.close();
+  ASSERT_TRUE(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(bytes.left(bytes.size() / 3));
+  f.close();
+  app();
+  MainWindow w;
+  w.setErrorDialogsEnabled(false);
+  QString asked;
+  bool answer = false;
+  w.setSkipUnreadableAnswer([&](const QString& question) {
+    asked = question;
+    return answer;
+  });
+  bool done = false;
+  QObject::connect(w.loader(), &RunLoadJob::finished, [&] { done = true; });
+  w.openPaths({run_dir});
+  ASSERT_TRUE(waitFor([&] { return done; }, 60000));
+  EXPECT_TRUE(asked.contains(QStringLiteral("rank-2.json.gz"))) << asked.toStdString();
+  EXPECT_TRUE(
+      asked.contains(QStringLiteral("1 of the run's 4 trace files could not be read. "
+                                    "Load the other 3")))
+      << asked.toStdString();
+  EXPECT_TRUE(w.session()->runs().empty());
+  EXPECT_TRUE(w.lastError().startsWith(QStringLiteral("Could not open: ")))
+      << w.lastError().toStdString();
+  answer = true;
+  done = false;
+  w.openPaths({run_dir});
+  ASSERT_TRUE(waitFor([&] { return !w.session()->runs().empty(); }, 60000));
+  const auto run = w.session()->current();
+  ASSERT_EQ(run->run.ranks.size(), 3u);
+  EXPECT_EQ(run->report.completeness.missing_ranks, (std::vector<std::int32_t>{2}));
+  const auto& warnings = run->report.warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& x) {
+    return x.find("could not be read and was left out") != std::string::npos &&
+           x.find("rank-2.json.gz") != std::string::npos;
+  }));
+}
+
 // One rank of two (the ResNet trace): the other's arrival is unknown, so every bandwidth is over
 // the whole kernel, marked, and the tables' notes say what the mark means.
 TEST(UiStragglers, BandwidthsOverWholeKernelsAreMarked) {

@@ -412,6 +412,41 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   worker();
   for (auto& t : pool)
     t.join();
+  // Files that cannot be read, left out when asked to (unless none can be read).
+  std::vector<std::string> unreadable;
+  const auto read_files =
+      static_cast<std::size_t>(std::count(errors.begin(), errors.end(), nullptr));
+  if (!options.skip_unreadable && read_files > 0 && read_files < files.size()) {
+    // Said so that the caller can offer to load the run without them (unless loading was
+    // cancelled: that wins below).
+    std::optional<UnreadableRunFiles> first;
+    bool cancelled = false;
+    for (const auto& e : errors) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const TraceError& x) {
+        if (!first) first.emplace(x, read_files, files.size() - read_files);
+      } catch (const LoadCancelled&) {
+        cancelled = true;
+      } catch (...) {
+      }
+    }
+    if (first && !cancelled) throw *first;
+  }
+  if (options.skip_unreadable && read_files > 0) {
+    for (auto& e : errors) {
+      if (!e) continue;
+      try {
+        std::rethrow_exception(e);
+      } catch (const TraceError& x) {  // a file that cannot be read
+        unreadable.push_back(x.what());
+        e = nullptr;
+      } catch (...) {
+        continue;  // cancellation, or no reading error: reported below
+      }
+    }
+  }
   // Cancellation wins over other errors; otherwise the first failing file is reported.
   rethrowPreferring<LoadCancelled>(errors);
   std::vector<std::vector<RankNumber>> numbers(read.size());
@@ -474,6 +509,7 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
       run.warnings.push_back(r.path + ": " + w);
   }
   run.skipped_files = std::move(skipped);
+  run.unreadable_files = std::move(unreadable);
   if (options.progress) options.progress(1.0);
   return run;
 }

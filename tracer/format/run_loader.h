@@ -23,6 +23,11 @@ struct RunLoadOptions {
   // Overall fraction loaded, 0..1; may be called from worker threads.
   std::function<void(double)> progress;
   unsigned threads = 0;  // 0: one per core, at most one per file
+  // Leave out the files that cannot be read (malformed or truncated JSON or gzip, an unsupported
+  // format), each named with why in Run::unreadable_files and Run::warnings, instead of refusing
+  // the run; their ranks are then ranks of the world without a trace. A run none of whose files
+  // can be read is still an error, and so are files of different runs or two files of one rank.
+  bool skip_unreadable = false;
 };
 
 // Whether a file begins as a run digest does ({"ddpscope_digest": ..., inflated when gzip),

@@ -1,6 +1,7 @@
 #pragma once
 // Errors a user can act on: which file, where in it, and what was expected.
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,18 @@ class TraceError : public std::runtime_error {
 class SourceUnreadable : public TraceError {
  public:
   using TraceError::TraceError;
+};
+
+// Files of a run of several could not be read (loadRun without skip_unreadable): the error of
+// the first, and how many of the run's files were read and not. The run can be loaded without
+// them (RunLoadOptions::skip_unreadable), as the app offers.
+class UnreadableRunFiles : public TraceError {
+ public:
+  UnreadableRunFiles(const TraceError& first, std::size_t read_files, std::size_t unreadable_files)
+      : TraceError(first.file(), first.offset(), first.detail()),
+        read(read_files),
+        unreadable(unreadable_files) {}
+  std::size_t read, unreadable;
 };
 
 }  // namespace ddpscope::trace

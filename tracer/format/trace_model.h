@@ -353,6 +353,9 @@ struct Run {
   std::vector<std::string> warnings;  // each rank's, prefixed by its file
   // Trace files of a given folder that were not loaded: other traces beside its rank-<r> files.
   std::vector<std::string> skipped_files;
+  // Files that could not be read and were left out (RunLoadOptions::skip_unreadable): the
+  // reader's message, which names the file.
+  std::vector<std::string> unreadable_files;
 
   std::size_t eventCount() const;
   std::string_view source() const;  // ranks' source if all agree, else "mixed"
