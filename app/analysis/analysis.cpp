@@ -288,8 +288,7 @@ std::string skippedFilesWarning(const std::vector<std::string>& files, std::stri
 std::string unreadableFilesWarning(const std::vector<std::string>& whys) {
   std::string s = std::to_string(whys.size()) + " trace file" + (whys.size() == 1 ? "" : "s") +
                   " could not be read and " + (whys.size() == 1 ? "was" : "were") +
-                  " left out, as asked (" +
-                  (whys.size() == 1 ? "its rank has" : "their ranks have") + " no trace): ";
+                  " left out, as asked: ";
   for (std::size_t i = 0; i < whys.size() && i < 3; ++i)
     s += (i ? "; " : "") + whys[i];
   if (whys.size() > 3) s += "; and " + std::to_string(whys.size() - 3) + " more";

@@ -115,6 +115,11 @@ enum class BandwidthBasis : std::uint8_t {
 std::string_view bandwidthBasisText(BandwidthBasis basis);
 // "transfer" or "kernel": the value of the JSON key bw_basis.
 std::string_view bandwidthBasisKey(BandwidthBasis basis);
+// The note of a table whose bandwidths are over transfers: why busbw is not bytes over the
+// duration it shows beside it.
+inline constexpr std::string_view kTransferBandwidthNote =
+    "busbw is over each allreduce's transfer (from the last rank's arrival to its end), not over "
+    "its whole duration, which includes waiting for that rank";
 // The footnote of a table whose bandwidth cells over whole kernels are marked "*".
 inline constexpr std::string_view kKernelTimeBandwidthNote =
     "* bandwidth over the whole kernel, waiting for the last rank included (the last arrival is "
@@ -193,8 +198,8 @@ struct CollectiveStats {
   TimeNs sized_dur_ns = 0;  // Σ duration of the sized kernels
   std::optional<double> overlap_pct;
   // collectiveBandwidth of Σ bytes over Σ time of the sized kernels: their durations (basis
-  // Kernel), or, when the rank's collectives of this kind were matched on every rank, the
-  // transfer parts of the matched sized ones (basis Transfer, over bw_kernels of them).
+  // Kernel), or, when every sized kernel of this kind was matched on every rank with a transfer
+  // part, those transfer parts (basis Transfer).
   std::optional<double> algbw_gbps;
   std::optional<double> busbw_gbps;
   BandwidthBasis bw_basis = BandwidthBasis::Kernel;

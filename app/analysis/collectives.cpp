@@ -69,7 +69,7 @@ MatchedCollective matchOne(const std::vector<std::int32_t>& rank_numbers, const 
     m.wait_ns[r] = arrived - e->start;
     m.transfer_ns[r] = e->end - arrived;
     if (arrived > e->start) waits[r].push_back({e->start, arrived});
-    matched_kernels[r].push_back({m.kind, e->bytes, e->start, arrived, e->end});
+    matched_kernels[r].push_back({e->rule_kind, e->bytes, e->start, arrived, e->end});
     m.steps[r] = e->step;
   }
   return m;
@@ -97,6 +97,7 @@ std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
       const trace::CollectiveArgs* args = rank.collectiveArgs(t.correlation[i]);
       CollectiveTiming k;
       k.kind = kindOf(c.kind, args);
+      k.rule_kind = c.kind;
       if (args) {
         k.group = args->group;
         k.seq = args->seq;
@@ -257,9 +258,12 @@ std::string matchedSplitUnknownWarning(const RunReport& report) {
 namespace {
 
 // The bandwidth of a rank's per-kind collectives and buckets over the transfer parts of its
-// matched kernels (docs/METRICS.md "Bandwidth"); a kind or bucket without a matched kernel
-// keeps its kernel-time figure.
-void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport& rr) {
+// matched kernels (docs/METRICS.md "Bandwidth"). A kind keeps its kernel-time figure unless every
+// one of its sized kernels was matched with a transfer part (a clock skew between machines can
+// make a kernel end before the last rank's start: no time to divide by); so does a bucket whose
+// allreduce was not. `offset_ns`: the kernels' times less the report's.
+void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport& rr,
+                          TimeNs offset_ns) {
   struct Sum {
     std::int64_t bytes = 0, kernels = 0;
     TimeNs time = 0;
@@ -267,8 +271,10 @@ void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport&
   std::array<Sum, kCollectiveKindCount> by_kind{};
   std::map<std::pair<TimeNs, TimeNs>, TimeNs> allreduce_arrival;  // (start, end) → arrival
   for (const auto& k : kernels) {
+    if (k.end - k.arrived <= 0) continue;
     if (k.kind == CollectiveKind::AllReduce)
-      allreduce_arrival.emplace(std::pair{k.start, k.end}, k.arrived);
+      allreduce_arrival.emplace(std::pair{k.start - offset_ns, k.end - offset_ns},
+                                k.arrived - offset_ns);
     if (k.bytes < 0) continue;
     auto& sum = by_kind[static_cast<std::size_t>(k.kind)];
     sum.bytes += k.bytes;
@@ -277,7 +283,7 @@ void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport&
   }
   for (auto& st : rr.collectives) {
     const auto& sum = by_kind[static_cast<std::size_t>(st.kind)];
-    if (sum.kernels == 0) continue;
+    if (sum.kernels == 0 || sum.kernels != st.sized) continue;
     const Bandwidth bw = collectiveBandwidth(st.kind, sum.bytes, sum.time, rr.world_size);
     st.algbw_gbps = bw.algbw_gbps;
     st.busbw_gbps = bw.busbw_gbps;
@@ -298,9 +304,10 @@ void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport&
 }  // namespace
 
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
-                       const IntervalSet& exposed, RankReport& rr) {
+                       const IntervalSet& exposed, RankReport& rr, TimeNs offset_ns) {
   if (rank_index >= matching.involved.size() || !matching.involved[rank_index]) return;
-  if (rank_index < matching.kernels.size()) putTransferBandwidth(matching.kernels[rank_index], rr);
+  if (rank_index < matching.kernels.size())
+    putTransferBandwidth(matching.kernels[rank_index], rr, offset_ns);
   // The rank's exposed communication inside its waits, and the rest.
   const IntervalSet waits = unionOf(matching.waits[rank_index]);
   const TimeNs exposed_wait = intersectionLength(waits, exposed);

@@ -23,7 +23,8 @@ void matchCollectives(const trace::Run& run, const std::vector<RankActivity>& ac
 // run digest): a rank's communication kernels in a few numbers each, the matching of every
 // rank's kernels, and one rank's exposed split from the matching.
 struct CollectiveTiming {
-  CollectiveKind kind = CollectiveKind::Unknown;
+  CollectiveKind kind = CollectiveKind::Unknown;       // what it is matched as (rule, else args)
+  CollectiveKind rule_kind = CollectiveKind::Unknown;  // the rule's alone (the per-kind table's)
   std::string group;  // process group, "" when the trace names none
   std::int64_t seq = -1;
   TimeNs start = 0, end = 0;
@@ -36,7 +37,7 @@ std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
 
 // One rank's kernel of a matched collective, in the few numbers its bandwidth needs.
 struct MatchedKernel {
-  CollectiveKind kind = CollectiveKind::Unknown;
+  CollectiveKind kind = CollectiveKind::Unknown;  // the rule's (CollectiveTiming::rule_kind)
   std::int64_t bytes = -1;
   TimeNs start = 0, arrived = 0, end = 0;  // arrived: the last rank's start, within the kernel
 };
@@ -55,8 +56,10 @@ CollectiveMatching matchTimings(const std::vector<std::vector<CollectiveTiming>>
 // and transfer, from the rank's exposed communication (∪comm \ ∪compute: all the split needs),
 // and puts the bandwidth of its per-kind collectives and buckets on the transfer parts of its
 // matched kernels (BandwidthBasis::Transfer).
+// `offset_ns`: what the matching's times are ahead of the report's (the digest matches in
+// absolute time, each rank's report is in its own).
 void applyMatchedSplit(const CollectiveMatching& matching, std::size_t rank_index,
-                       const IntervalSet& exposed, RankReport& rr);
+                       const IntervalSet& exposed, RankReport& rr, TimeNs offset_ns = 0);
 // Whether waiting for a late rank can be told from transfer in this run: only when no rank of
 // the declared world is missing (the report's completeness is filled). A rank not loaded may be
 // the late one: the loaded ranks' wait for it would read as transfer. When not, the split stays

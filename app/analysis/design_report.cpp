@@ -194,11 +194,13 @@ std::string bucketStepsCover(const DesignReportInput& in) {
   if (!report.ranks.empty()) {
     const auto& b = report.ranks.front().buckets;
     const StepSelection selection = selectSteps(report);
-    if (std::any_of(b.begin(), b.end(), [&](const BucketReport& x) {
-          return inSelection(selection, x.step) && x.busbw_gbps &&
-                 x.bw_basis == BandwidthBasis::Kernel;
-        }))
-      s += " " + std::string(kKernelTimeBandwidthNote) + ".";
+    const auto any = [&](BandwidthBasis basis) {
+      return std::any_of(b.begin(), b.end(), [&](const BucketReport& x) {
+        return inSelection(selection, x.step) && x.busbw_gbps && x.bw_basis == basis;
+      });
+    };
+    if (any(BandwidthBasis::Transfer)) s += " " + std::string(kTransferBandwidthNote) + ".";
+    if (any(BandwidthBasis::Kernel)) s += " " + std::string(kKernelTimeBandwidthNote) + ".";
   }
   return s;
 }

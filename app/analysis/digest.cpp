@@ -106,6 +106,7 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
     p.written_by_ddpscope = recordedByDdpscope(t);
     p.origin = imported.origin;
     p.file_index = file_index;
+    p.base_time_ns = t.base_time_ns;
     p.identity = identityOf(std::move(t));
     out.push_back(std::move(p));
   }
@@ -183,7 +184,7 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
     if (!matching.matched.empty()) out.warnings.push_back(matchedSplitUnknownWarning(out));
   } else {
     for (std::size_t r = 0; r < parts.size(); ++r)
-      applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r]);
+      applyMatchedSplit(matching, r, parts[r].exposed, out.ranks[r], parts[r].base_time_ns);
   }
   out.matched = std::move(matching.matched);
   // Each step's exposed part inside waits, as analyzeRun splits it (the run summary's
@@ -201,7 +202,7 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
                                      const std::vector<std::size_t>& indices,
-                                     std::vector<std::string>* unreadable) {
+                                     std::vector<UnreadableFile>* unreadable) {
   if (options.skip_unreadable && !unreadable)
     throw std::logic_error("digestFiles: skip_unreadable needs a list for the files left out");
   if (files.empty()) return {};
@@ -231,8 +232,13 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
         if (options.skip_unreadable) {
           left_out.emplace_back(i, e.what());
         } else {
-          if (!error) error = std::current_exception();
-          next = files.size();  // the others stop at their next file
+          // One of several: the run could be digested without it (not counted: the others
+          // stop at their next file).
+          if (!error)
+            error = files.size() > 1 || !indices.empty()
+                        ? std::make_exception_ptr(trace::UnreadableRunFiles(e, 0, 0))
+                        : std::current_exception();
+          next = files.size();
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
@@ -250,9 +256,8 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
     t.join();
   if (cancelled) throw DigestCancelled();
   if (error) std::rethrow_exception(error);
-  std::sort(left_out.begin(), left_out.end());  // in file order, whichever thread met them
   for (auto& [i, why] : left_out)
-    unreadable->push_back(std::move(why));
+    unreadable->push_back({indices.empty() ? i : indices.at(i), std::move(why)});
   std::vector<RankPartial> parts;
   for (auto& f : per_file)
     for (auto& p : f)
@@ -262,13 +267,21 @@ std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
 
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
                          const std::vector<std::string>& skipped_files,
-                         const std::vector<std::string>& unreadable) {
+                         std::vector<UnreadableFile> unreadable) {
+  // In file order, whichever thread or process met them (the digest is the same bytes).
+  std::sort(unreadable.begin(), unreadable.end(),
+            [](const UnreadableFile& a, const UnreadableFile& b) { return a.index < b.index; });
   if (parts.empty() && !unreadable.empty())
-    throw std::runtime_error("no trace file could be read: " + unreadable.front());
+    throw std::runtime_error("no trace file could be read: " + unreadable.front().why);
   RunReport report = mergePartials(parts);
   if (options.analysis.rules) report.rules = options.analysis.rules->description();
   if (!skipped_files.empty()) report.warnings.push_back(skippedFilesWarning(skipped_files, "read"));
-  if (!unreadable.empty()) report.warnings.push_back(unreadableFilesWarning(unreadable));
+  if (!unreadable.empty()) {
+    std::vector<std::string> whys;
+    for (auto& u : unreadable)
+      whys.push_back(std::move(u.why));
+    report.warnings.push_back(unreadableFilesWarning(whys));
+  }
   std::vector<DigestFile> digest_files;
   for (const auto& p : parts)
     digest_files.push_back(p.file);
@@ -293,9 +306,9 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
   const std::vector<std::string> files = trace::expandTracePaths(paths, &skipped);
   if (files.empty()) throw std::runtime_error("no trace files found");
   trace::refuseRepeatedFiles(files);
-  std::vector<std::string> unreadable;
+  std::vector<UnreadableFile> unreadable;
   auto parts = digestFiles(files, options, {}, &unreadable);
-  return finishDigest(parts, options, skipped, unreadable);
+  return finishDigest(parts, options, skipped, std::move(unreadable));
 }
 
 }  // namespace ddpscope::analysis
@@ -507,17 +520,20 @@ RankReport getReport(Reader& r) {
 }  // namespace
 
 std::string encodePartials(const std::vector<RankPartial>& parts,
-                           const std::vector<std::string>& unreadable) {
+                           const std::vector<UnreadableFile>& unreadable) {
   Writer w;
   w.pod<std::uint64_t>(unreadable.size());
-  for (const auto& u : unreadable)
-    w.str(u);
+  for (const auto& u : unreadable) {
+    w.pod<std::uint64_t>(u.index);
+    w.str(u.why);
+  }
   w.pod<std::uint64_t>(parts.size());
   for (const auto& p : parts) {
     putReport(w, p.report);
     w.pod<std::uint64_t>(p.timings.size());
     for (const auto& k : p.timings) {
       w.pod(k.kind);
+      w.pod(k.rule_kind);
       w.str(k.group);
       w.pod(k.seq);
       w.pod(k.start);
@@ -537,6 +553,7 @@ std::string encodePartials(const std::vector<RankPartial>& parts,
     w.pod(p.origin);
     w.pod<std::uint64_t>(p.file_index);
     w.pod<std::uint64_t>(p.trace_warnings);
+    w.pod(p.base_time_ns);
     const auto& id = p.identity;
     w.pod(id.world_size);
     w.pod(id.world_size_declared);
@@ -553,11 +570,13 @@ std::string encodePartials(const std::vector<RankPartial>& parts,
 }
 
 std::vector<RankPartial> decodePartials(std::string_view bytes,
-                                        std::vector<std::string>* unreadable) {
+                                        std::vector<UnreadableFile>* unreadable) {
   Reader r(bytes);
-  std::vector<std::string> left_out(r.count());
-  for (auto& u : left_out)
-    u = r.str();
+  std::vector<UnreadableFile> left_out(r.count());
+  for (auto& u : left_out) {
+    u.index = static_cast<std::size_t>(r.pod<std::uint64_t>());
+    u.why = r.str();
+  }
   if (unreadable) unreadable->insert(unreadable->end(), left_out.begin(), left_out.end());
   std::vector<RankPartial> parts(r.count());
   for (auto& p : parts) {
@@ -565,6 +584,7 @@ std::vector<RankPartial> decodePartials(std::string_view bytes,
     p.timings.resize(r.count());
     for (auto& k : p.timings) {
       k.kind = r.pod<CollectiveKind>();
+      k.rule_kind = r.pod<CollectiveKind>();
       k.group = r.str();
       k.seq = r.pod<std::int64_t>();
       k.start = r.pod<TimeNs>();
@@ -584,6 +604,7 @@ std::vector<RankPartial> decodePartials(std::string_view bytes,
     p.origin = r.pod<trace::RankOrigin>();
     p.file_index = static_cast<std::size_t>(r.pod<std::uint64_t>());
     p.trace_warnings = static_cast<std::size_t>(r.pod<std::uint64_t>());
+    p.base_time_ns = r.pod<TimeNs>();
     auto& id = p.identity;
     id.path = p.report.path;
     id.rank = p.report.rank;

@@ -67,6 +67,7 @@ struct RankPartial {
   trace::RankOrigin origin = trace::RankOrigin::Declared;  // how its file numbered it
   std::size_t file_index = 0;      // its file's place in the run's sorted file list
   std::size_t trace_warnings = 0;  // report.warnings' first ones that are the trace's own
+  TimeNs base_time_ns = 0;         // the report's times + this = the timings' (absolute time)
 };
 
 // The ranks of one trace file (a file may hold several).
@@ -102,25 +103,30 @@ std::string digestRun(const std::vector<std::string>& paths, const DigestOptions
 // The steps of digestRun, for processes that each read a share of the files (MPI): the partials
 // of some files (on `options.threads` threads), and the digest of every rank's partials.
 // `indices`: each file's place in the run's whole file list (default: 0, 1, ...).
-// With options.skip_unreadable, the files that cannot be read are left out and their readers'
-// messages added to *unreadable (which must then be given).
+// A file left out as unreadable: its place in the run's file list and its reader's message.
+struct UnreadableFile {
+  std::size_t index = 0;
+  std::string why;
+};
+// With options.skip_unreadable, the files that cannot be read are left out and added to
+// *unreadable (which must then be given).
 std::vector<RankPartial> digestFiles(const std::vector<std::string>& files,
                                      const DigestOptions& options,
                                      const std::vector<std::size_t>& indices = {},
-                                     std::vector<std::string>* unreadable = nullptr);
+                                     std::vector<UnreadableFile>* unreadable = nullptr);
 // `skipped_files`: the folder's other trace files that were passed over (named in a warning);
-// `unreadable`: the messages of the files left out as unreadable (a warning; an error when no
-// file was read).
+// `unreadable`: the files left out as unreadable, in any order (named in a warning in file order;
+// an error when no file was read).
 std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& options,
                          const std::vector<std::string>& skipped_files,
-                         const std::vector<std::string>& unreadable = {});
+                         std::vector<UnreadableFile> unreadable = {});
 // Partials as bytes and back (everything the digest and the run summary use), with the messages
 // of the files left out as unreadable. Throws std::runtime_error for bytes that are not an
 // encoding of partials.
 std::string encodePartials(const std::vector<RankPartial>& parts,
-                           const std::vector<std::string>& unreadable = {});
+                           const std::vector<UnreadableFile>& unreadable = {});
 std::vector<RankPartial> decodePartials(std::string_view bytes,
-                                        std::vector<std::string>* unreadable = nullptr);
+                                        std::vector<UnreadableFile>* unreadable = nullptr);
 
 // The JSON text of a digest from a merged run, its files (in the run's rank order) and its
 // producer (digestProducer of its first rank).

@@ -973,12 +973,13 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     if (!r.buckets.empty() && options.bucket_steps) {
       s += r.buckets_inferred ? "  buckets (inferred from allreduce kernels)\n" : "  buckets\n";
       s += "  step  id    MiB       queued     duration   exposed    busbw\n";
-      bool kernel_time = false;
+      bool kernel_time = false, transfer = false;
       for (const auto& b : r.buckets) {
         char bw[32] = "n/a";
         if (b.busbw_gbps) {
           const bool waits = b.bw_basis == BandwidthBasis::Kernel;
           kernel_time = kernel_time || waits;
+          transfer = transfer || !waits;
           std::snprintf(bw, sizeof bw, "%.1f GB/s%s", *b.busbw_gbps, waits ? " *" : "");
         }
         char mib[32] = "n/a";
@@ -991,6 +992,7 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
              padded(formatDuration(b.end_ns - b.start_ns), 9) + "  " +
              padded(formatDuration(b.exposed_ns), 9) + "  " + bw + "\n";
       }
+      if (transfer) s += "  " + std::string(kTransferBandwidthNote) + "\n";
       if (kernel_time) {
         s += "  " + std::string(kKernelTimeBandwidthNote) + "\n";
       }

@@ -166,7 +166,7 @@ int runDigestMpi(const DigestArgs& a) {
       mine.push_back(files[i]);
       indices.push_back(i);
     }
-    std::vector<std::string> unreadable;
+    std::vector<analysis::UnreadableFile> unreadable;
     const auto parts = analysis::digestFiles(mine, options, indices, &unreadable);
     message = '\1' + analysis::encodePartials(parts, unreadable);
   } catch (const std::exception& e) {
@@ -180,7 +180,8 @@ int runDigestMpi(const DigestArgs& a) {
     // order they came in (the digest is the same bytes either way).
     std::vector<std::vector<analysis::RankPartial>> by_process(static_cast<std::size_t>(processes));
     std::vector<std::string> errors(static_cast<std::size_t>(processes));
-    std::vector<std::vector<std::string>> unreadable(static_cast<std::size_t>(processes));
+    std::vector<std::vector<analysis::UnreadableFile>> unreadable(
+        static_cast<std::size_t>(processes));
     auto take = [&](int p, const std::string& bytes) {
       auto& error = errors[static_cast<std::size_t>(p)];
       if (bytes.empty() || bytes[0] == '\0') {
@@ -197,7 +198,7 @@ int runDigestMpi(const DigestArgs& a) {
     take(0, message);
     receiveFromAll(processes, take);
     std::vector<analysis::RankPartial> parts;
-    std::vector<std::string> left_out;  // in process order (each process's in file order)
+    std::vector<analysis::UnreadableFile> left_out;  // put in file order by finishDigest
     for (const auto& u : unreadable)
       left_out.insert(left_out.end(), u.begin(), u.end());
     for (int p = 0; p < processes; ++p) {

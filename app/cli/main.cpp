@@ -190,25 +190,21 @@ int main(int argc, char** argv) {
     std::cerr << "ddpscope-cli: bad rules: " << e.what() << "\n";
     return 2;
   } catch (const trace::UnreadableRunFiles& e) {
-    std::cerr << "ddpscope-cli: " << e.what() << "\n"
-              << "ddpscope-cli: " << e.unreadable << " of " << e.read + e.unreadable
-              << " trace files could not be read"
-              << (*sum ? "; --skip-unreadable leaves them out (their ranks then have no trace)"
-                       : "; summary and digest --skip-unreadable leave them out")
-              << "\n";
+    // A run of several files, some of which cannot be read: it can be read without them.
+    std::cerr << "ddpscope-cli: " << e.what() << "\n";
+    std::cerr << "ddpscope-cli: ";
+    if (e.unreadable > 0)
+      std::cerr << e.unreadable << " of " << e.read + e.unreadable
+                << " trace files could not be read; ";
+    const char* them = e.unreadable > 0 ? "those files" : "the files that cannot be read";
+    if (*sum || *digest) {
+      std::cerr << "--skip-unreadable leaves out " << them << " (their ranks then have no trace)\n";
+    } else {
+      std::cerr << "summary and digest --skip-unreadable leave out " << them << "\n";
+    }
     return 1;
   } catch (const trace::TraceError& e) {
     std::cerr << "ddpscope-cli: " << e.what() << "\n";
-    // A digest reads file by file: one it cannot read stops it, unless asked to leave it out.
-    bool several = false;
-    try {
-      several = *digest && !digest_args.skip_unreadable &&
-                trace::expandTracePaths(digest_args.paths).size() > 1;
-    } catch (const std::exception&) {
-    }
-    if (several)
-      std::cerr << "ddpscope-cli: --skip-unreadable leaves out the files that cannot be read "
-                   "(their ranks then have no trace)\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "ddpscope-cli: " << e.what() << "\n";

@@ -341,7 +341,7 @@ std::string toText(const WhatIfResult& r) {
         std::snprintf(
             b, sizeof b,
             "; ring step %.2f µs, bus bandwidth %.1f GB/s from the per-MiB cost alone%s (the "
-            "summary's busbw divides whole kernel times)",
+            "summary's busbw divides whole transfer or kernel times, latency included)",
             f.ring_alpha_us.value_or(0), *f.busbw_gbps,
             f.includes_waits ? ", waiting included, not the network's (see the notes)" : "");
         o << b;

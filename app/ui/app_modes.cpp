@@ -47,15 +47,28 @@ bool hasDisplay() {
 }
 
 namespace {
+bool skip_unreadable = false;  // --skip-unreadable
+}  // namespace
+
+void setSkipUnreadableFiles(bool on) {
+  skip_unreadable = on;
+}
+
+namespace {
 void err(const QString& s) {
   std::fprintf(stderr, "ddpscope: %s\n", s.toLocal8Bit().constData());
 }
 
 // Loads synchronously into the window's session; false (message on stderr) on failure.
 bool loadInto(MainWindow& window, const QStringList& paths) {
-  RunLoadResult r = loadRunBlocking(paths);
+  RunLoadResult r = loadRunBlocking(paths, nullptr, {}, skip_unreadable);
   if (!r.run) {
     err(r.error.isEmpty() ? QStringLiteral("loading was cancelled") : r.error);
+    if (r.unreadable_files > 0)
+      err(QStringLiteral("%1 of %2 trace files could not be read; --skip-unreadable leaves out "
+                         "those files (their ranks then have no trace)")
+              .arg(r.unreadable_files)
+              .arg(r.read_files + r.unreadable_files));
     return false;
   }
   window.session()->addRun(r.run);

@@ -16,6 +16,9 @@ QString sampleRunPath();
 
 // True when a window can be shown: DISPLAY, WAYLAND_DISPLAY or an explicit QT_QPA_PLATFORM.
 bool hasDisplay();
+// Whether the modes without a window leave out the trace files that cannot be read
+// (`--skip-unreadable`; a window asks instead). Off by default.
+void setSkipUnreadableFiles(bool on);
 
 // `ddpscope --export FILE [--step N] PATH...`: renders the default timeline view to FILE
 // (.png/.svg/.pdf), or with a step, the timeline of step N (analysis::stepWindow: its earliest

@@ -108,12 +108,14 @@ void BucketsPanel::refresh() {
 }
 
 void BucketsPanel::refreshNote(const LoadedRun& run) {
-  bool inferred = false, any = false, kernel_time = false;
+  bool inferred = false, any = false, kernel_time = false, transfer = false;
   for (const auto& r : run.report.ranks) {
     any = any || !r.buckets.empty();
     inferred = inferred || r.buckets_inferred;
-    for (const auto& b : r.buckets)
-      kernel_time = kernel_time || (b.busbw_gbps && b.bw_basis == analysis::BandwidthBasis::Kernel);
+    for (const auto& b : r.buckets) {  // of the steps the table shows
+      if (!b.busbw_gbps || !analysis::inSelection(run.summary.selection, b.step)) continue;
+      (b.bw_basis == analysis::BandwidthBasis::Kernel ? kernel_time : transfer) = true;
+    }
   }
   QString text =
       !any ? tr("<b>No gradient buckets</b> in this run: it has neither ddpscope bucket "
@@ -131,6 +133,13 @@ void BucketsPanel::refreshNote(const LoadedRun& run) {
                "ready is measured from the start of the bucket's step.</span>")
                 .arg(colours::kLabelGrey.name(),
                      QString::fromStdString(run.summary.selection.rule).toHtmlEscaped());
+  if (transfer)
+    text +=
+        QStringLiteral("<br><span style='color:%1'>%2.</span>")
+            .arg(colours::kLabelGrey.name(),
+                 QString::fromUtf8(analysis::kTransferBandwidthNote.data(),
+                                   static_cast<qsizetype>(analysis::kTransferBandwidthNote.size()))
+                     .toHtmlEscaped());
   if (kernel_time)
     text += QStringLiteral("<br><span style='color:%1'>%2</span>")
                 .arg(colours::kLabelGrey.name(),

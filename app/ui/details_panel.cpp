@@ -12,6 +12,7 @@
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
+#include "app/ui/run_text.h"
 #include "app/ui/session.h"
 
 namespace ddpscope::ui {
@@ -113,10 +114,15 @@ QString matchedRows(const analysis::RunReport& report, std::size_t rank_index, s
           QObject::tr("%1 %2%3, by %4")
               .arg(QString::fromUtf8(kind_name.data(), static_cast<qsizetype>(kind_name.size())),
                    number, group, QString::fromStdString(report.matched_by)));
-  html += row(QObject::tr("skew"), formatTime(m->skew_ns));
-  html +=
-      row(QObject::tr("late rank"), m->last_rank >= 0 ? QString::number(m->last_rank)
-                                                      : QObject::tr("none (all started together)"));
+  const auto text = matchedCollectiveText(report, *m);
+  html += row(QObject::tr("skew"),
+              formatTime(m->skew_ns) +
+                  (text.split_known ? QString() : QObject::tr(" (among the loaded ranks)")));
+  html += row(QObject::tr("late rank"), text.late_rank);
+  if (!text.split_known) {
+    html += row(QObject::tr("wait, transfer (this rank)"), text.split_unknown);
+    return html;
+  }
   const TimeNs dur = m->wait_ns[rank_index] + m->transfer_ns[rank_index];  // the kernel's
   html += row(QObject::tr("wait (this rank)"), partOf(m->wait_ns[rank_index], dur));
   html += row(QObject::tr("transfer (this rank)"), partOf(m->transfer_ns[rank_index], dur));

@@ -198,9 +198,13 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
       }
   if (nx == 0 || ny == 0) cells->fill(nan);
   map_->setGradient(sequentialGradient(hue));
-  const double lo = grid_.min_ns ? inUnit(*grid_.min_ns, unit_ns_) : 0.0;
+  double lo = grid_.min_ns ? inUnit(*grid_.min_ns, unit_ns_) : 0.0;
   double hi = grid_.max_ns ? inUnit(*grid_.max_ns, unit_ns_) : 1.0;
-  if (hi <= lo) hi = lo + (lo > 0 ? lo * 0.01 : 1.0);  // one value: the scale still has a range
+  if (hi <= lo) {  // one value: a range about it (the label says the value), none below 0
+    const double half = lo > 0 ? lo * 0.01 : 0.0;
+    hi = lo > 0 ? lo + half : 1.0;
+    lo -= half;
+  }
   map_->setDataRange(QCPRange(lo, hi));
   scale_->axis()->setLabel(scaleLabel());
   plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new IndexTicker(grid_.steps)));
@@ -247,7 +251,7 @@ QString DigestHeatmap::scaleLabel() const {
                             .arg(QString::fromUtf8(analysis::digestFigureName(grid_.figure)))
                             .arg(unit_);
   if (grid_.min_ns && grid_.max_ns && *grid_.min_ns == *grid_.max_ns)
-    return label + tr(": every cell %1").arg(formatTime(*grid_.min_ns));
+    return label + tr(": every cell on the scale %1").arg(formatTime(*grid_.min_ns));
   return label;
 }
 

@@ -298,7 +298,7 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
       waiting = waiting || t->has_waiting;
     add(colours::kCommHidden, QObject::tr("hidden (overlap strip)"));
     if (waiting) {
-      add(colours::kCommWaiting, QObject::tr("exposed: waiting for the last rank (overlap strip)"));
+      add(colours::kCommWaiting, QObject::tr("exposed: waiting for a late rank (overlap strip)"));
       add(colours::kCommExposed, QObject::tr("exposed: transfer (overlap strip)"));
     } else {
       add(colours::kCommExposed, QObject::tr("exposed (overlap strip)"));

@@ -65,6 +65,10 @@ void addOptions(QCommandLineParser& parser) {
   parser.addOption({QStringLiteral("compare"),
                     QStringLiteral("Open the two runs A and B (files or folders) and show them in "
                                    "the Compare tab (with --export, write its chart).")});
+  parser.addOption(
+      {QStringLiteral("skip-unreadable"),
+       QStringLiteral("With --export, --report or --screenshots: leave out the trace files that "
+                      "cannot be read (their ranks then have no trace; a window asks instead).")});
   parser.addOption({QStringLiteral("screenshots"),
                     QStringLiteral("Render the main views to DIR and exit."),
                     QStringLiteral("DIR")});
@@ -98,7 +102,14 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName(QStringLiteral("ddpscope"));
   QCommandLineParser parser;
   addOptions(parser);
-  parser.process(app);
+  // A flag it does not know is a usage error (exit 2, as every other), named.
+  if (!parser.parse(QCoreApplication::arguments())) {
+    std::fprintf(stderr, "ddpscope: %s (ddpscope --help lists the options)\n",
+                 parser.errorText().toLocal8Bit().constData());
+    return 2;
+  }
+  parser.process(app);  // --help, --help-all
+  ddpscope::ui::setSkipUnreadableFiles(parser.isSet(QStringLiteral("skip-unreadable")));
   QStringList paths = parser.positionalArguments();
 
   const bool compare = parser.isSet(QStringLiteral("compare"));

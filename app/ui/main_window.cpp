@@ -228,10 +228,11 @@ void MainWindow::connectLoader() {
     QMetaObject::invokeMethod(this, &MainWindow::continueCompare, Qt::QueuedConnection);
   });
   connect(loader_, &RunLoadJob::failed, this, [this](const QString& message) {
-    compare_paths_.clear();
     // Some files of a run of several could not be read (a truncated copy, one rank's crash):
-    // offer the others, the unreadable ones named in the run's warnings.
+    // offer the others, the unreadable ones named in the run's warnings. Once the job has
+    // finished (its progress bar gone), and a comparison goes on with the run loaded.
     if (const auto [read, unreadable] = loader_->lastUnreadable(); unreadable > 0) {
+      const QStringList paths = loading_paths_;
       const QString question =
           tr("%1\n\n%2 of the run's %3 trace files could not be read. Load the other %4 without "
              "them? Their ranks will have no trace, and the run's figures will say so.")
@@ -239,19 +240,26 @@ void MainWindow::connectLoader() {
               .arg(unreadable)
               .arg(read + unreadable)
               .arg(read);
-      const bool others =
-          skip_answer_     ? skip_answer_(question)
-          : error_dialogs_ ? QMessageBox::question(this, tr("Some trace files could not be read"),
-                                                   question) == QMessageBox::Yes
-                           : false;
-      if (others) {
-        // Once this job has finished (it still reports that it has).
-        const QStringList paths = loading_paths_;
-        QMetaObject::invokeMethod(
-            this, [this, paths] { loader_->start(paths, true); }, Qt::QueuedConnection);
-        return;
-      }
+      QMetaObject::invokeMethod(
+          this,
+          [this, paths, question, message] {
+            const bool others =
+                skip_answer_ ? skip_answer_(question)
+                : error_dialogs_
+                    ? QMessageBox::question(this, tr("Some trace files could not be read"),
+                                            question) == QMessageBox::Yes
+                    : false;
+            if (others) {
+              loader_->start(paths, true);
+              return;
+            }
+            compare_paths_.clear();
+            reportError(tr("Could not open the trace"), tr("Could not open: %1").arg(message));
+          },
+          Qt::QueuedConnection);
+      return;
     }
+    compare_paths_.clear();
     reportError(tr("Could not open the trace"), tr("Could not open: %1").arg(message));
   });
   connect(loader_, &RunLoadJob::cancelled, this, [this] {

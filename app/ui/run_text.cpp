@@ -1,5 +1,8 @@
 #include "app/ui/run_text.h"
 
+#include "app/analysis/collectives.h"
+#include "app/ui/digest_view.h"
+
 #include <QObject>
 #include <string>
 #include <vector>
@@ -97,6 +100,27 @@ QString runTitle(const LoadedRun& run, bool two_lines) {
              "%1 [%2]%3overlap %4 · exposed %5 · step %6 · DP eff. %7 · GPU idle %8 (%9)")
       .arg(run.name, badge, two_lines ? QStringLiteral("\n") : QStringLiteral(" · "), q(t.overlap),
            q(t.exposed), q(t.step), q(t.dp_efficiency), q(t.gpu_idle), q(t.scope));
+}
+
+MatchedCollectiveText matchedCollectiveText(const analysis::RunReport& report,
+                                            const analysis::MatchedCollective& m) {
+  MatchedCollectiveText t;
+  t.split_known = analysis::matchedSplitKnown(report);
+  const auto& missing = report.completeness.missing_ranks;
+  const QString none_have = missing.size() == 1
+                                ? QObject::tr("rank %1 has no trace").arg(rankListText(missing))
+                                : QObject::tr("ranks %1 have no trace").arg(rankListText(missing));
+  if (t.split_known) {
+    t.late_rank = m.last_rank < 0 ? QObject::tr("none (all started together)")
+                                  : QObject::tr("rank %1").arg(m.last_rank);
+    return t;
+  }
+  t.late_rank =
+      m.last_rank < 0
+          ? QObject::tr("none among the loaded ranks (%1)").arg(none_have)
+          : QObject::tr("rank %1 among the loaded ranks (%2)").arg(m.last_rank).arg(none_have);
+  t.split_unknown = QObject::tr("not told apart: %1").arg(none_have);
+  return t;
 }
 
 }  // namespace ddpscope::ui

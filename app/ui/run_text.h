@@ -36,4 +36,17 @@ QString stragglerText(const analysis::StragglerSummary& late, bool name_late_ran
 // two_lines: the numbers on a line of their own, for narrow figures.
 QString runTitle(const LoadedRun& run, bool two_lines = false);
 
+// What a matched collective says of the rank that started last and of one rank's wait and
+// transfer, for its tooltip and Details. With ranks of the world without a trace, the last of
+// the loaded ranks may not be the last (a missing one may have started later), so the late rank
+// is said to be of the loaded ranks and the wait and transfer are not told apart
+// (analysis::matchedSplitKnown).
+struct MatchedCollectiveText {
+  QString late_rank;  // "rank 3", "none (all started together)", "... among the loaded ranks"
+  bool split_known = true;
+  QString split_unknown;  // when not: "not told apart: ranks 3, 7 have no trace"
+};
+MatchedCollectiveText matchedCollectiveText(const analysis::RunReport& report,
+                                            const analysis::MatchedCollective& m);
+
 }  // namespace ddpscope::ui

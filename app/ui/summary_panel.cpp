@@ -226,8 +226,8 @@ void SummaryPanel::refreshChart(const LoadedRun& run) {
       left_out_.push_back(hatch);
     }
   }
-  chart_->xAxis->setLabel(
-      left_out_.empty() ? tr("step") : tr("step (hatched: left out of the headline's figures)"));
+  chart_->xAxis->setLabel(left_out_.empty() ? tr("step")
+                                            : tr("step (hatched: left out of the run's figures)"));
   chart_->yAxis->setLabel(tr("ms (mean over ranks)"));
   showLegendBelow(chart_, !keys.isEmpty());
   setEmptyNote(chart_,

@@ -234,6 +234,12 @@ std::vector<std::optional<IntervalSet>> matchedWaits(const trace::Run& run,
       waits[r].push_back({s, s + mc.wait_ns[r]});
     }
   }
+  // Split only when some rank's exposed communication waited: a run where none did keeps the
+  // plain strip (and legend).
+  const bool any_waiting =
+      std::any_of(report.ranks.begin(), report.ranks.end(),
+                  [](const auto& rr) { return rr.exposed_wait_ns.value_or(0) > 0; });
+  if (!any_waiting) return out;
   for (std::size_t r = 0; r < run.ranks.size(); ++r)
     if (r < report.ranks.size() && report.ranks[r].exposed_wait_ns)
       out[r] = analysis::unionOf(std::move(waits[r]));
@@ -307,13 +313,17 @@ TimelineModel buildTimelineModel(const trace::Run& run, const analysis::RunRepor
   std::array<bool, analysis::kCollectiveKindCount> kinds{};
   m.launches.resize(run.ranks.size());
   const auto waits = matchedWaits(run, report);
-  const auto late = analysis::summarizeStragglers(report).late_rank;
+  // The late rank as the headline names it: only with every rank of the world loaded (a missing
+  // one may have started later).
+  std::int32_t late = -1;
+  if (analysis::matchedSplitKnown(report))
+    late = analysis::summarizeStragglers(report).late_rank.value_or(-1);
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
     const analysis::RankReport* rr = r < report.ranks.size() ? &report.ranks[r] : nullptr;
     static const analysis::RankActivity kEmpty;
     addRankLanes(m, run.ranks[r], static_cast<std::int32_t>(r), rr,
                  r < activity.size() ? activity[r] : kEmpty, waits[r],
-                 late && *late == run.ranks[r].rank, kinds);
+                 late >= 0 && late == run.ranks[r].rank, kinds);
   }
   for (int k = 0; k < analysis::kCollectiveKindCount; ++k)
     if (kinds[static_cast<std::size_t>(k)])

@@ -12,6 +12,7 @@
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
 #include "app/ui/palette.h"
+#include "app/ui/run_text.h"
 
 namespace ddpscope::ui {
 
@@ -60,9 +61,12 @@ QString collectiveRows(const LoadedRun& run, const Lane& lane, std::uint32_t src
                              : QStringLiteral("#%1 of its kind").arg(m.index);
   if (!m.group.empty()) which += QStringLiteral(", group %1").arg(QString::fromStdString(m.group));
   html += row("matched", QStringLiteral("%1 on %2 ranks").arg(which).arg(ranks));
-  html += row("skew", formatTime(m.skew_ns));
-  html += row("late rank", m.last_rank < 0 ? QStringLiteral("none (all started together)")
-                                           : QStringLiteral("rank %1").arg(m.last_rank));
+  const auto text = matchedCollectiveText(run.report, m);
+  html +=
+      row("skew", formatTime(m.skew_ns) +
+                      (text.split_known ? QString() : QStringLiteral(" (among the loaded ranks)")));
+  html += row("late rank", text.late_rank);
+  if (!text.split_known) return html + row("wait, transfer (this rank)", text.split_unknown);
   if (r < m.wait_ns.size()) html += row("wait (this rank)", formatTime(m.wait_ns[r]));
   if (r < m.transfer_ns.size()) html += row("transfer (this rank)", formatTime(m.transfer_ns[r]));
   return html;
@@ -223,7 +227,12 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
   html += row("queued", formatTime(b.wait_ns));
   html += row("allreduce", formatTime(b.end_ns - b.start_ns));
   html += row("exposed", formatTime(b.exposed_ns));
-  html += row("busbw", formatBandwidth(b.busbw_gbps));
+  html += row("busbw", formatBandwidth(b.busbw_gbps, b.bw_basis));
+  if (b.busbw_gbps) {
+    const auto over = analysis::bandwidthBasisText(b.bw_basis);
+    html +=
+        row("bandwidth over", QString::fromUtf8(over.data(), static_cast<qsizetype>(over.size())));
+  }
   return html;
 }
 
@@ -231,12 +240,11 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
 QString overlapTooltip(const Lane& lane, const DrawBox& box) {
   const auto style = lane.events.style(box.first);
   const TimeNs s = lane.events.start(box.first), e = lane.events.end(box.first);
-  QString html =
-      QStringLiteral("<b>communication %1</b><table>")
-          .arg(isHiddenCommStyle(style)           ? "hidden under compute"
-               : style == kStyleCommWaiting       ? "exposed, waiting for the last rank to arrive"
-               : lane.label == kOverlapSplitLabel ? "exposed, transfer"
-                                                  : "exposed");
+  QString html = QStringLiteral("<b>communication %1</b><table>")
+                     .arg(isHiddenCommStyle(style)           ? "hidden under compute"
+                          : style == kStyleCommWaiting       ? "exposed, waiting for a late rank"
+                          : lane.label == kOverlapSplitLabel ? "exposed, transfer"
+                                                             : "exposed");
   html += row("start", formatTime(s));
   html += row("duration", formatTime(e - s));
   return html;

@@ -193,19 +193,51 @@ TEST(Digest, UnreadableFilesAreLeftOutOnlyWhenAsked) {
   EXPECT_NE(warned, d.warnings.end());
   // As bytes between processes: the same digest.
   const auto files = trace::expandTracePaths({dir.string()});
-  std::vector<std::string> unreadable;
+  std::vector<analysis::UnreadableFile> unreadable;
   auto parts = analysis::digestFiles(files, options, {}, &unreadable);
   ASSERT_EQ(unreadable.size(), 1u);
-  std::vector<std::string> back_unreadable;
+  EXPECT_EQ(unreadable[0].index, 1u);
+  std::vector<analysis::UnreadableFile> back_unreadable;
   auto back =
       analysis::decodePartials(analysis::encodePartials(parts, unreadable), &back_unreadable);
-  EXPECT_EQ(back_unreadable, unreadable);
+  ASSERT_EQ(back_unreadable.size(), 1u);
+  EXPECT_EQ(back_unreadable[0].index, 1u);
+  EXPECT_EQ(back_unreadable[0].why, unreadable[0].why);
   EXPECT_EQ(analysis::finishDigest(back, options, {}, back_unreadable),
             analysis::digestRun({dir.string()}, options));
   // No file readable: refused.
   for (const auto& f : files)
     trace::writeFileAtomically(f, "{\"trace");
   EXPECT_THROW(analysis::digestRun({dir.string()}, options), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+// The digest's ranks (made file by file, matched in absolute time) have the bandwidths a run's
+// analysis gives: over the transfer, bucket by bucket, the same figures; also as bytes.
+TEST(Digest, BucketBandwidthsAreTheRunsOverTheTransfer) {
+  const fs::path dir = writeRun("bandwidth");
+  const auto run = trace::loadRun({dir.string()});
+  ASSERT_NE(run.ranks.front().base_time_ns, 0) << "the test needs a clock base";
+  const auto report = analysis::analyzeRun(run);
+  const auto files = trace::expandTracePaths({dir.string()});
+  analysis::DigestOptions options;
+  auto parts = analysis::digestFiles(files, options);
+  auto bytes = analysis::decodePartials(analysis::encodePartials(parts));
+  for (auto* p : {&parts, &bytes}) {
+    const auto merged = analysis::mergePartials(*p);
+    ASSERT_EQ(merged.ranks.size(), report.ranks.size());
+    for (std::size_t r = 0; r < report.ranks.size(); ++r) {
+      const auto& want = report.ranks[r].buckets;
+      const auto& got = merged.ranks[r].buckets;
+      ASSERT_EQ(got.size(), want.size());
+      ASSERT_FALSE(want.empty());
+      for (std::size_t b = 0; b < want.size(); ++b) {
+        EXPECT_EQ(want[b].bw_basis, analysis::BandwidthBasis::Transfer);
+        EXPECT_EQ(got[b].bw_basis, want[b].bw_basis) << "rank " << r << ", bucket " << b;
+        EXPECT_EQ(got[b].busbw_gbps, want[b].busbw_gbps) << "rank " << r << ", bucket " << b;
+      }
+    }
+  }
   fs::remove_all(dir);
 }
 

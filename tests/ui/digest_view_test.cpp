@@ -187,7 +187,7 @@ TEST(DigestView, AScaleOfOneValueSaysIt) {
   grid.max_ns = 0;
   DigestHeatmap map;
   map.setGrid(grid, QColor(0xD5, 0x5E, 0x00));
-  EXPECT_TRUE(map.scaleLabel().endsWith(QStringLiteral(": every cell 0 ns")))
+  EXPECT_TRUE(map.scaleLabel().endsWith(QStringLiteral(": every cell on the scale 0 ns")))
       << map.scaleLabel().toStdString();
   EXPECT_EQ(map.colourScale()->axis()->label(), map.scaleLabel());
   grid.cells[3] = 2'000;

@@ -472,7 +472,7 @@ TEST(UiStragglers, DetailsOfACollectiveShowItsSkewLateRankWaitAndTransfer) {
   EXPECT_EQ(value(QStringLiteral("collective")), QStringLiteral("allreduce"));
   EXPECT_TRUE(value(QStringLiteral("classified by")).startsWith(QStringLiteral("built-in")));
   EXPECT_EQ(value(QStringLiteral("skew")), formatTime(pick->skew_ns));
-  EXPECT_EQ(value(QStringLiteral("late rank")), QStringLiteral("2"));
+  EXPECT_EQ(value(QStringLiteral("late rank")), QStringLiteral("rank 2"));
   EXPECT_TRUE(value(QStringLiteral("wait (this rank)")).startsWith(formatTime(pick->wait_ns[0])));
   EXPECT_TRUE(
       value(QStringLiteral("transfer (this rank)")).startsWith(formatTime(pick->transfer_ns[0])));
@@ -490,6 +490,8 @@ TEST(UiStragglers, DetailsOfACollectiveShowItsSkewLateRankWaitAndTransfer) {
   EXPECT_EQ(value(QStringLiteral("busbw")), formatBandwidth(bw.busbw_gbps));
   EXPECT_EQ(formatBandwidth(bucket->busbw_gbps, bucket->bw_basis), formatBandwidth(bw.busbw_gbps));
   EXPECT_FALSE(w.buckets()->noteText().contains(QStringLiteral("whole kernel")));
+  EXPECT_TRUE(w.buckets()->noteText().contains(QStringLiteral("over each allreduce's transfer")))
+      << w.buckets()->noteText().toStdString();
   auto* kinds = w.summary()->kindsTable()->model();
   for (int row = 0; row < kinds->rowCount(); ++row) {
     const QString cell = kinds->index(row, CollectivesModel::kBusbw).data().toString();
@@ -567,7 +569,7 @@ TEST(UiLoading, ARunWithAnUnreadableFileOffersTheOthers) {
   bool done = false;
   QObject::connect(w.loader(), &RunLoadJob::finished, [&] { done = true; });
   w.openPaths({run_dir});
-  ASSERT_TRUE(waitFor([&] { return done; }, 60000));
+  ASSERT_TRUE(waitFor([&] { return done && !w.lastError().isEmpty(); }, 60000));
   EXPECT_TRUE(asked.contains(QStringLiteral("rank-2.json.gz"))) << asked.toStdString();
   EXPECT_TRUE(
       asked.contains(QStringLiteral("1 of the run's 4 trace files could not be read. "
@@ -588,6 +590,17 @@ TEST(UiLoading, ARunWithAnUnreadableFileOffersTheOthers) {
     return x.find("could not be read and was left out") != std::string::npos &&
            x.find("rank-2.json.gz") != std::string::npos;
   }));
+  // With a rank of the world missing, a collective's late rank is of the loaded ranks only, and
+  // its wait is not told from transfer; no lane calls itself the late rank.
+  ASSERT_FALSE(run->report.matched.empty());
+  const auto text = matchedCollectiveText(run->report, run->report.matched.front());
+  EXPECT_FALSE(text.split_known);
+  EXPECT_TRUE(
+      text.late_rank.contains(QStringLiteral("among the loaded ranks (rank 2 has no trace)")))
+      << text.late_rank.toStdString();
+  EXPECT_EQ(text.split_unknown, QStringLiteral("not told apart: rank 2 has no trace"));
+  for (const auto& lane : run->timeline.lanes)
+    EXPECT_EQ(lane.label.find("late rank"), std::string::npos) << lane.label;
 }
 
 // One rank of two (the ResNet trace): the other's arrival is unknown, so every bandwidth is over

@@ -417,22 +417,21 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   const auto read_files =
       static_cast<std::size_t>(std::count(errors.begin(), errors.end(), nullptr));
   if (!options.skip_unreadable && read_files > 0 && read_files < files.size()) {
-    // Said so that the caller can offer to load the run without them (unless loading was
-    // cancelled: that wins below).
+    // Said so that the caller can offer to load the run without them: only when every failure
+    // is a file that cannot be read (cancellation, or any other error, is reported as it is).
     std::optional<UnreadableRunFiles> first;
-    bool cancelled = false;
+    bool other = false;
     for (const auto& e : errors) {
       if (!e) continue;
       try {
         std::rethrow_exception(e);
       } catch (const TraceError& x) {
         if (!first) first.emplace(x, read_files, files.size() - read_files);
-      } catch (const LoadCancelled&) {
-        cancelled = true;
       } catch (...) {
+        other = true;
       }
     }
-    if (first && !cancelled) throw *first;
+    if (first && !other) throw *first;
   }
   if (options.skip_unreadable && read_files > 0) {
     for (auto& e : errors) {

@@ -31,8 +31,9 @@ class SourceUnreadable : public TraceError {
 };
 
 // Files of a run of several could not be read (loadRun without skip_unreadable): the error of
-// the first, and how many of the run's files were read and not. The run can be loaded without
-// them (RunLoadOptions::skip_unreadable), as the app offers.
+// the first, and how many of the run's files were read and not (both 0 when not counted: a
+// digest stops at the first). The run can be loaded without them (RunLoadOptions::
+// skip_unreadable, DigestOptions::skip_unreadable), as the app offers.
 class UnreadableRunFiles : public TraceError {
  public:
   UnreadableRunFiles(const TraceError& first, std::size_t read_files, std::size_t unreadable_files)
