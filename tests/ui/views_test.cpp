@@ -67,6 +67,15 @@ std::shared_ptr<LoadedRun> load(const QStringList& paths) {
   return r.run;
 }
 
+// A window (no error dialogs) with the ResNet trace open.
+std::unique_ptr<MainWindow> resnetWindow() {
+  app();
+  auto w = std::make_unique<MainWindow>();
+  w->setErrorDialogsEnabled(false);
+  if (const auto run = load({kResnet})) w->session()->addRun(run);
+  return w;
+}
+
 // A small simulated model, for runs that need not be the default one.
 const std::vector<std::string> kSmall = {"--model", "mlp", "--layers", "4", "--hidden", "256"};
 
@@ -182,19 +191,13 @@ TEST(UiModels, BucketsCompareAndCollectivesModelsPassQtsModelChecks) {
   EXPECT_EQ(kinds.rowCount(), 0);
 }
 
-// The Buckets table, its chart's export title and the design report cover the run summary's
-// steps, and say which: for the reference trace steps 5–6 (4 is warm-up), for a simulated run
-// steps 1–3 (0 is warm-up).
 // The Summary tab's step chart draws every step, and hatches those the headline leaves out: one
 // hatch per step outside the selection, none over a selected one.
 TEST(UiSteps, TheSummaryChartHatchesTheStepsTheHeadlineLeavesOut) {
-  app();
-  MainWindow w;
-  w.setErrorDialogsEnabled(false);
-  const auto run = load({kResnet});
+  const auto w = resnetWindow();
+  const auto run = w->session()->current();
   ASSERT_TRUE(run);
-  w.session()->addRun(run);
-  QCustomPlot* chart = w.summary()->chart();
+  QCustomPlot* chart = w->summary()->chart();
   const auto& used = run->summary.selection.used;
   ASSERT_FALSE(used.empty());
   std::set<int> hatched;
@@ -210,6 +213,9 @@ TEST(UiSteps, TheSummaryChartHatchesTheStepsTheHeadlineLeavesOut) {
   EXPECT_TRUE(chart->xAxis->label().contains(QStringLiteral("hatched")));
 }
 
+// The Buckets table, its chart's export title and the design report cover the run summary's
+// steps, and say which: for the reference trace steps 5–6 (4 is warm-up), for a simulated run
+// steps 1–3 (0 is warm-up).
 TEST(UiSteps, BucketsViewItsExportAndTheReportCoverTheSameSteps) {
   QTemporaryDir dir;
   const QString sim = simulate(dir.filePath(QStringLiteral("sim")), kSmall);
@@ -606,12 +612,9 @@ TEST(UiLoading, ARunWithAnUnreadableFileOffersTheOthers) {
 // One rank of two (the ResNet trace): the other's arrival is unknown, so every bandwidth is over
 // the whole kernel, marked, and the tables' notes say what the mark means.
 TEST(UiStragglers, BandwidthsOverWholeKernelsAreMarked) {
-  app();
-  MainWindow w;
-  w.setErrorDialogsEnabled(false);
-  const auto run = load({kResnet});
-  ASSERT_TRUE(run);
-  w.session()->addRun(run);
+  const auto owner = resnetWindow();
+  MainWindow& w = *owner;
+  ASSERT_TRUE(w.session()->current());
   EXPECT_TRUE(w.buckets()->noteText().contains(QStringLiteral("waiting for the last rank")))
       << w.buckets()->noteText().toStdString();
   auto* buckets = w.buckets()->table()->model();
