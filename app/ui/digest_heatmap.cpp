@@ -232,6 +232,24 @@ void DigestHeatmap::setGrid(analysis::DigestGrid grid, const QColor& hue) {
   }
   plot_->xAxis->setLabel(any_left_out ? tr("step (hatched: left out of the run's figures)")
                                       : tr("step"));
+  // Ranks of the world without a trace: grey rows, dotted so as not to read as cells without a
+  // value (the same grey).
+  for (int y = 0; y < ny; ++y) {
+    if (static_cast<std::size_t>(y) >= grid_.no_trace.size() || !grid_.no_trace[y]) continue;
+    int last = y;
+    while (last + 1 < ny && grid_.no_trace[static_cast<std::size_t>(last + 1)])
+      ++last;
+    auto* rows = new QCPItemRect(plot_);
+    rows->setLayer(QStringLiteral("left out"));
+    rows->setClipToAxisRect(true);
+    rows->setSelectable(false);
+    rows->topLeft->setCoords(-0.5, y - 0.5);
+    rows->bottomRight->setCoords(std::max(nx, 1) - 0.5, last + 0.5);
+    rows->setPen(Qt::NoPen);
+    rows->setBrush(QBrush(QColor(110, 110, 110, 150), Qt::Dense6Pattern));
+    left_out_.push_back(rows);
+    y = last;
+  }
   // Ranks without a step (a trace without step markers): say so rather than draw an empty
   // map under a colour scale of no values.
   // (The plots' empty note: wrapped to the plot and recoloured with its theme, in an export too.)
