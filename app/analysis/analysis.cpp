@@ -356,7 +356,6 @@ void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& comput
       const Bandwidth bw = collectiveBandwidth(st.kind, st.bytes, st.sized_dur_ns, r_.world_size);
       st.algbw_gbps = bw.algbw_gbps;
       st.busbw_gbps = bw.busbw_gbps;
-      st.bw_kernels = st.sized;
     }
     out.collectives.push_back(st);
   }

@@ -203,7 +203,6 @@ struct CollectiveStats {
   std::optional<double> algbw_gbps;
   std::optional<double> busbw_gbps;
   BandwidthBasis bw_basis = BandwidthBasis::Kernel;
-  std::int64_t bw_kernels = 0;  // the kernels the bandwidth is over
 };
 
 struct RankReport {

@@ -288,7 +288,6 @@ void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport&
     st.algbw_gbps = bw.algbw_gbps;
     st.busbw_gbps = bw.busbw_gbps;
     st.bw_basis = BandwidthBasis::Transfer;
-    st.bw_kernels = sum.kernels;
   }
   for (auto& b : rr.buckets) {
     const auto it = allreduce_arrival.find({b.start_ns, b.end_ns});

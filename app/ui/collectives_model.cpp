@@ -70,7 +70,7 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && (index.column() == kAlgbw || index.column() == kBusbw) &&
       c.algbw_gbps)
     return bandwidthBasisTip(c.bw_basis) +
-           QStringLiteral(" · %1 kernels").arg(QLocale().toString(qlonglong(c.bw_kernels)));
+           QStringLiteral(" · %1 kernels").arg(QLocale().toString(qlonglong(c.sized)));
   switch (index.column()) {
     case kRank:
       return cell(QString::number(rank.rank), rank.rank);

@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "app/analysis/classify.h"
-#include "app/analysis/collectives.h"
 #include "app/analysis/launches.h"
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
@@ -233,15 +232,8 @@ void DetailsPanel::refresh() {
           "<h3 style='margin:2px'>%1</h3><p style='color:%2;margin:2px'>%3 · %4</p><table>")
           .arg(QString::fromStdString(name).toHtmlEscaped(), colours::kLabelGrey.name(),
                QString::fromUtf8(analysis::className(cls).data()), sourceBadge(run->source()));
-  // A collective matched on every rank: its bandwidth is over its transfer part.
-  std::optional<TimeNs> transfer;
-  if (cls == analysis::ActivityClass::Communication && analysis::matchedSplitKnown(run->report)) {
-    const auto r = static_cast<std::size_t>(ref->rank_index);
-    if (const auto* m = matchedCollective(run->report, r, ref->track, static_cast<std::int64_t>(i));
-        m && r < m->transfer_ns.size())
-      transfer = m->transfer_ns[r];
-  }
-  html += traceRows(rank, t, i, cls, c.kind, transfer);
+  html += traceRows(rank, t, i, cls, c.kind,
+                    matchedTransferTime(*run, ref->rank_index, ref->track, ref->index));
   if (const auto r = static_cast<std::size_t>(ref->rank_index); r < run->timeline.launches.size()) {
     for (const auto& l : run->timeline.launches[r].links(rank, t.correlation[i])) {
       if (l.gpu_track != ref->track || l.gpu_index != i) continue;

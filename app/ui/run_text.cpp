@@ -123,4 +123,15 @@ MatchedCollectiveText matchedCollectiveText(const analysis::RunReport& report,
   return t;
 }
 
+std::optional<trace::TimeNs> matchedTransferTime(const LoadedRun& run, std::int32_t rank_index,
+                                                 std::int32_t track, std::uint32_t index) {
+  if (!analysis::matchedSplitKnown(run.report)) return std::nullopt;
+  const std::int32_t j = matchedCollectiveOf(run.timeline, rank_index, track, index);
+  if (j < 0) return std::nullopt;
+  const auto& m = run.report.matched[static_cast<std::size_t>(j)];
+  const auto r = static_cast<std::size_t>(rank_index);
+  if (r >= m.transfer_ns.size()) return std::nullopt;
+  return m.transfer_ns[r];
+}
+
 }  // namespace ddpscope::ui

@@ -5,6 +5,8 @@
 #include <QString>
 #include <QStringList>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 
 #include "app/analysis/stragglers.h"
 #include "app/ui/loaded_run.h"
@@ -48,5 +50,10 @@ struct MatchedCollectiveText {
 };
 MatchedCollectiveText matchedCollectiveText(const analysis::RunReport& report,
                                             const analysis::MatchedCollective& m);
+// The transfer part of event `index` of track `track` of the rank at `rank_index` when it is a
+// kernel of a collective matched on every rank of the world (the time its bandwidth divides by:
+// analysis::BandwidthBasis::Transfer), none otherwise: its tooltip's and Details' rows.
+std::optional<trace::TimeNs> matchedTransferTime(const LoadedRun& run, std::int32_t rank_index,
+                                                 std::int32_t track, std::uint32_t index);
 
 }  // namespace ddpscope::ui

@@ -221,6 +221,11 @@ std::vector<std::optional<IntervalSet>> matchedWaits(const trace::Run& run,
                                                      const analysis::RunReport& report) {
   std::vector<std::optional<IntervalSet>> out(run.ranks.size());
   if (report.matched.empty() || !analysis::matchedSplitKnown(report)) return out;
+  // Split only when some rank's exposed communication waited: a run where none did keeps the
+  // plain strip (and legend).
+  if (std::none_of(report.ranks.begin(), report.ranks.end(),
+                   [](const auto& rr) { return rr.exposed_wait_ns.value_or(0) > 0; }))
+    return out;
   std::vector<std::vector<analysis::Interval>> waits(run.ranks.size());
   for (const auto& mc : report.matched) {
     for (std::size_t r = 0; r < run.ranks.size() && r < mc.wait_ns.size(); ++r) {
@@ -234,12 +239,6 @@ std::vector<std::optional<IntervalSet>> matchedWaits(const trace::Run& run,
       waits[r].push_back({s, s + mc.wait_ns[r]});
     }
   }
-  // Split only when some rank's exposed communication waited: a run where none did keeps the
-  // plain strip (and legend).
-  const bool any_waiting =
-      std::any_of(report.ranks.begin(), report.ranks.end(),
-                  [](const auto& rr) { return rr.exposed_wait_ns.value_or(0) > 0; });
-  if (!any_waiting) return out;
   for (std::size_t r = 0; r < run.ranks.size(); ++r)
     if (r < report.ranks.size() && report.ranks[r].exposed_wait_ns)
       out[r] = analysis::unionOf(std::move(waits[r]));

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "app/analysis/classify.h"
-#include "app/analysis/collectives.h"
 #include "app/analysis/launches.h"
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
@@ -72,17 +71,6 @@ QString collectiveRows(const LoadedRun& run, const Lane& lane, std::uint32_t src
   return html;
 }
 
-// The transfer part of a kernel matched on every rank (its bandwidth's time), none otherwise.
-std::optional<TimeNs> transferTime(const LoadedRun& run, const Lane& lane, std::uint32_t src) {
-  if (!analysis::matchedSplitKnown(run.report)) return std::nullopt;
-  const std::int32_t j = matchedCollectiveOf(run.timeline, lane.rank_index, lane.track, src);
-  if (j < 0) return std::nullopt;
-  const auto& m = run.report.matched[static_cast<std::size_t>(j)];
-  const auto r = static_cast<std::size_t>(lane.rank_index);
-  if (r >= m.transfer_ns.size()) return std::nullopt;
-  return m.transfer_ns[r];
-}
-
 // A kernel, copy or sync of a stream lane.
 QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box) {
   const auto& rank = run.run.ranks[static_cast<std::size_t>(lane.rank_index)];
@@ -119,7 +107,7 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
     for (const auto& [label, value] : bandwidthRows(
              bytes, dur, comm,
              isCommKindStyle(style) ? commKindOfStyle(style) : analysis::CollectiveKind::Unknown,
-             rank.world_size, transferTime(run, lane, src)))
+             rank.world_size, matchedTransferTime(run, lane.rank_index, lane.track, src)))
       html += row(label, value);
   }
   if (const auto st = lane.events.style(box.first);

@@ -12,6 +12,7 @@
 #include <set>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include <zlib.h>
 
@@ -412,39 +413,34 @@ Run loadRun(const std::vector<std::string>& paths, const RunLoadOptions& options
   worker();
   for (auto& t : pool)
     t.join();
-  // Files that cannot be read, left out when asked to (unless none can be read).
-  std::vector<std::string> unreadable;
+  // The failures, once: files that cannot be read (a TraceError each), and any other error
+  // (cancellation among them).
+  std::vector<std::pair<std::size_t, std::string>> cannot_read;  // (file, why)
+  std::optional<UnreadableRunFiles> first_unreadable;
+  bool other_error = false;
   const auto read_files =
       static_cast<std::size_t>(std::count(errors.begin(), errors.end(), nullptr));
-  if (!options.skip_unreadable && read_files > 0 && read_files < files.size()) {
-    // Said so that the caller can offer to load the run without them: only when every failure
-    // is a file that cannot be read (cancellation, or any other error, is reported as it is).
-    std::optional<UnreadableRunFiles> first;
-    bool other = false;
-    for (const auto& e : errors) {
-      if (!e) continue;
-      try {
-        std::rethrow_exception(e);
-      } catch (const TraceError& x) {
-        if (!first) first.emplace(x, read_files, files.size() - read_files);
-      } catch (...) {
-        other = true;
-      }
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const TraceError& x) {
+      if (!first_unreadable) first_unreadable.emplace(x, read_files, files.size() - read_files);
+      cannot_read.emplace_back(i, x.what());
+    } catch (...) {
+      other_error = true;
     }
-    if (first && !other) throw *first;
   }
-  if (options.skip_unreadable && read_files > 0) {
-    for (auto& e : errors) {
-      if (!e) continue;
-      try {
-        std::rethrow_exception(e);
-      } catch (const TraceError& x) {  // a file that cannot be read
-        unreadable.push_back(x.what());
-        e = nullptr;
-      } catch (...) {
-        continue;  // cancellation, or no reading error: reported below
-      }
+  std::vector<std::string> unreadable;
+  if (read_files > 0 && options.skip_unreadable) {
+    // Left out as asked (a run none of whose files can be read is still an error).
+    for (auto& [i, why] : cannot_read) {
+      unreadable.push_back(std::move(why));
+      errors[i] = nullptr;
     }
+  } else if (read_files > 0 && first_unreadable && !other_error) {
+    // Said so that the caller can offer to load the run without them.
+    throw *first_unreadable;
   }
   // Cancellation wins over other errors; otherwise the first failing file is reported.
   rethrowPreferring<LoadCancelled>(errors);

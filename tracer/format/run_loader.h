@@ -25,9 +25,9 @@ struct RunLoadOptions {
   unsigned threads = 0;  // 0: one per core, at most one per file
   // Leave out the files that cannot be read (malformed or truncated JSON or gzip, an unsupported
   // format), each named with why in Run::unreadable_files (the analysis warns of them), instead
-  // of refusing
-  // the run; their ranks are then ranks of the world without a trace. A run none of whose files
-  // can be read is still an error, and so are files of different runs or two files of one rank.
+  // of refusing the run; their ranks are then ranks of the world without a trace. A run none of
+  // whose files can be read is still an error, and so are files of different runs or two files
+  // of one rank.
   bool skip_unreadable = false;
 };
 
