@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include "app/analysis/collectives.h"
+#include "app/analysis/report_json.h"
 #include "app/analysis/run_summary.h"
 #include "app/analysis/step_breakdown.h"
 #include "tracer/format/memory.h"
@@ -323,6 +324,7 @@ namespace {
 void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& compute) const {
   struct Acc {
     CollectiveStats stats;
+    BandwidthSum bw;
     std::vector<Interval> spans;
   };
   std::array<Acc, kCollectiveKindCount> by_kind;
@@ -340,6 +342,8 @@ void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& comput
         acc.stats.bytes += t.bytes[i];
         ++acc.stats.sized;
         acc.stats.sized_dur_ns += t.dur[i];
+        acc.bw.add(c.kind, t.bytes[i], t.dur[i],
+                   collectiveRanks(r_.collectiveArgs(t.correlation[i]), r_.world_size));
       }
       acc.spans.push_back({t.start[i], t.end(i)});
     }
@@ -353,9 +357,10 @@ void RankAnalyzer::computeCollectives(RankReport& out, const IntervalSet& comput
     st.exposed_ns = st.comm_ns - st.hidden_ns;
     if (st.comm_ns > 0) st.overlap_pct = pct(st.hidden_ns, st.comm_ns);
     if (st.sized > 0) {
-      const Bandwidth bw = collectiveBandwidth(st.kind, st.bytes, st.sized_dur_ns, r_.world_size);
+      const Bandwidth bw = collectiveBandwidth(acc.bw);
       st.algbw_gbps = bw.algbw_gbps;
       st.busbw_gbps = bw.busbw_gbps;
+      st.bw_ranks = acc.bw.ranks;
     }
     out.collectives.push_back(st);
   }
@@ -447,7 +452,7 @@ void RankAnalyzer::finishBucket(BucketReport& b, const IntervalSet& compute) con
   b.wait_ns = b.start_ns - b.ready_ns;
   b.exposed_ns = uncoveredLength(compute, b.start_ns, b.end_ns);
   const Bandwidth bw =
-      collectiveBandwidth(CollectiveKind::AllReduce, b.bytes, b.end_ns - b.start_ns, r_.world_size);
+      collectiveBandwidth(CollectiveKind::AllReduce, b.bytes, b.end_ns - b.start_ns, b.bw_ranks);
   b.algbw_gbps = bw.algbw_gbps;
   b.busbw_gbps = bw.busbw_gbps;
 }
@@ -540,6 +545,7 @@ void RankAnalyzer::computeOurBuckets(RankReport& out, const IntervalSet& compute
     } else {
       b.bytes = a.ar_bytes;
     }
+    b.bw_ranks = r_.world_size;
     finishBucket(b, compute);
     out.buckets.push_back(b);
     if (a.ready != std::numeric_limits<TimeNs>::min() && a.ar_start < a.ready) {
@@ -625,6 +631,7 @@ void RankAnalyzer::computeInferredBuckets(RankReport& out, const IntervalSet& co
                                   [](const auto& x, const auto& y) { return x.first < y.first; });
       if (pos != v.begin()) b.ready_ns = std::min(std::prev(pos)->second, ar.start);
     }
+    b.bw_ranks = collectiveRanks(r_.collectiveArgs(ar.correlation), r_.world_size);
     finishBucket(b, compute);
     out.buckets.push_back(b);
   }
@@ -753,13 +760,40 @@ std::optional<double> overlapPctWithin(const RankActivity& activity, TimeNs lo, 
   return pct(intersectionLength(comm, clip(activity.compute, lo, hi)), c);
 }
 
-Bandwidth collectiveBandwidth(CollectiveKind kind, std::int64_t bytes, TimeNs time_ns,
-                              std::int32_t world_size) {
+std::int32_t collectiveRanks(const trace::CollectiveArgs* args, std::int32_t world_size) {
+  return args != nullptr && args->group_size >= 1 ? args->group_size : world_size;
+}
+
+void BandwidthSum::add(CollectiveKind kind, std::int64_t b, TimeNs t, std::int32_t p) {
+  bytes += b;
+  time += t;
+  if (const auto f = busBandwidthFactor(kind, p)) {
+    bus_bytes += static_cast<double>(b) * *f;
+    any_factor = true;
+  }
+  ranks = ranks == 0 || ranks == p ? p : -1;
+}
+
+Bandwidth collectiveBandwidth(const BandwidthSum& sum) {
   Bandwidth bw;
-  if (bytes < 0 || time_ns <= 0) return bw;
-  bw.algbw_gbps = static_cast<double>(bytes) / static_cast<double>(time_ns);  // B/ns = GB/s
-  if (const auto f = busBandwidthFactor(kind, world_size)) bw.busbw_gbps = *bw.algbw_gbps * *f;
+  if (sum.bytes < 0 || sum.time <= 0) return bw;
+  const double t = static_cast<double>(sum.time);
+  bw.algbw_gbps = static_cast<double>(sum.bytes) / t;  // B/ns = GB/s
+  if (sum.any_factor) bw.busbw_gbps = sum.bus_bytes / t;
   return bw;
+}
+
+std::string busbwRanksNote(std::int32_t bw_ranks, std::int32_t world_size) {
+  if (bw_ranks == 0 || bw_ranks == world_size) return "";
+  if (bw_ranks < 0) return "process groups of different sizes";
+  return "a process group of " + std::to_string(bw_ranks) + (bw_ranks == 1 ? " rank" : " ranks");
+}
+
+Bandwidth collectiveBandwidth(CollectiveKind kind, std::int64_t bytes, TimeNs time_ns,
+                              std::int32_t ranks) {
+  BandwidthSum sum;
+  sum.add(kind, bytes, time_ns, ranks);
+  return collectiveBandwidth(sum);
 }
 
 std::string_view bandwidthBasisText(BandwidthBasis basis) {
@@ -841,6 +875,29 @@ void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
   }
 }
 
+void firstQuietRank(RunReport& out, const std::vector<TimeNs>& base_time_ns) {
+  auto& c = out.completeness;
+  if (c.incomplete_ranks.empty() || base_time_ns.size() != out.ranks.size()) return;
+  std::vector<std::pair<TimeNs, std::int32_t>> ends;  // (absolute end of GPU work, rank)
+  for (std::size_t i = 0; i < out.ranks.size(); ++i) {
+    const auto& r = out.ranks[i];
+    if (r.whole.span_ns > 0 || r.whole.busy_ns > 0)
+      ends.emplace_back(base_time_ns[i] + r.whole.last_ns, r.rank);
+  }
+  if (ends.size() < 2) return;
+  std::sort(ends.begin(), ends.end());
+  const TimeNs ahead = ends[1].first - ends[0].first;
+  if (ahead < kFirstQuietMinNs) return;
+  c.first_quiet_rank = ends[0].second;
+  c.first_quiet_ahead_ns = ahead;
+  out.warnings.push_back(
+      "rank " + std::to_string(c.first_quiet_rank) + " went quiet first: its GPU work ends " +
+      formatDuration(ahead) +
+      " before any other rank's; where a rank hangs or dies, the others run on until they wait "
+      "for it in a collective, so look at what rank " +
+      std::to_string(c.first_quiet_rank) + " did last");
+}
+
 RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
                      std::vector<RankActivity>* activities) {
   RunReport out;
@@ -860,6 +917,12 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
     checkSerialization(run.ranks[i], acts[i], out.ranks[i]);
   });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
+  {
+    std::vector<TimeNs> bases;
+    for (const auto& r : run.ranks)
+      bases.push_back(r.base_time_ns);
+    firstQuietRank(out, bases);
+  }
   if (options.rules) out.rules = options.rules->description();
   // In HTA's window when it cut a trace somewhere (a trace without ProfilerStep# is kept whole,
   // with a warning saying so).

@@ -93,14 +93,33 @@ struct StepReport {
 };
 
 // A collective's bandwidth (docs/METRICS.md "Bandwidth"): algbw = bytes / time in GB/s, and
-// busbw = algbw · the kind's factor over world_size ranks (busBandwidthFactor: none with one rank
-// or an unknown kind, where the formula would say 0). Both none without bytes or time. The one
-// definition of algbw and busbw: every table, tooltip and report calls it.
+// busbw = algbw · the kind's factor over the p ranks it ran on (busBandwidthFactor: none with one
+// rank or an unknown kind, where the formula would say 0). Both none without bytes or time. The
+// one definition of algbw and busbw: every table, tooltip and report calls it.
 struct Bandwidth {
   std::optional<double> algbw_gbps, busbw_gbps;
 };
 Bandwidth collectiveBandwidth(CollectiveKind kind, std::int64_t bytes, TimeNs time_ns,
-                              std::int32_t world_size);
+                              std::int32_t ranks);
+// p of a collective's busbw: the size of its process group where the trace says it (PyTorch's
+// "Group size" on the kernel: a data-parallel group inside a larger job moves its bytes among its
+// own ranks), else the world size.
+std::int32_t collectiveRanks(const trace::CollectiveArgs* args, std::int32_t world_size);
+// The bandwidth of many collectives of one kind: algbw = Σ bytes / Σ time, busbw = Σ (bytes · the
+// factor over each one's p) / Σ time, which is algbw · the factor when every p is alike. A
+// collective of one rank adds its time and no bus bytes; busbw is none when none had a factor.
+struct BandwidthSum {
+  std::int64_t bytes = 0;
+  TimeNs time = 0;
+  double bus_bytes = 0;
+  bool any_factor = false;
+  std::int32_t ranks = 0;  // the collectives' p when all alike, -1 when they differ, 0: none yet
+  void add(CollectiveKind kind, std::int64_t bytes, TimeNs time, std::int32_t ranks);
+};
+Bandwidth collectiveBandwidth(const BandwidthSum& sum);
+// What busbw's p was when it was not the world size: "a process group of 4 ranks", "process
+// groups of different sizes"; "" when it was the world size (or not known: 0).
+std::string busbwRanksNote(std::int32_t bw_ranks, std::int32_t world_size);
 // The time a bandwidth divides the bytes by.
 enum class BandwidthBasis : std::uint8_t {
   // The whole kernel: it includes the time the kernel waited for the last rank to arrive, so the
@@ -141,7 +160,8 @@ struct BucketReport {
   std::optional<double> algbw_gbps;
   std::optional<double> busbw_gbps;
   BandwidthBasis bw_basis = BandwidthBasis::Kernel;
-  bool inferred = false;  // from allreduce kernels, not from our bucket metadata
+  std::int32_t bw_ranks = 1;  // p of busbw (collectiveRanks of its allreduce)
+  bool inferred = false;      // from allreduce kernels, not from our bucket metadata
   std::int64_t device = 0, stream = 0;
 };
 
@@ -203,6 +223,7 @@ struct CollectiveStats {
   std::optional<double> algbw_gbps;
   std::optional<double> busbw_gbps;
   BandwidthBasis bw_basis = BandwidthBasis::Kernel;
+  std::int32_t bw_ranks = 0;  // p of busbw (BandwidthSum::ranks): -1 when the kernels' differ
 };
 
 struct RankReport {
@@ -286,6 +307,10 @@ struct Completeness {
   // or several ranks were opened together. A single imported rank file is how PyTorch
   // profiles are shared, and is not flagged (its figures still say "1 of W ranks").
   bool missing_is_incomplete = false;
+  // With traces cut short: the rank whose GPU work ends first, at least kFirstQuietMinNs before
+  // any other's (firstQuietRank), and by how much; -1 when none is.
+  std::int32_t first_quiet_rank = -1;
+  TimeNs first_quiet_ahead_ns = 0;
   bool incomplete() const {
     return !incomplete_ranks.empty() || (missing_is_incomplete && !missing_ranks.empty());
   }
@@ -343,6 +368,14 @@ RankReport analyzeRank(const trace::RankTrace& rank, const AnalysisOptions& opti
 // world, incomplete traces, disagreeing world sizes. `written_by_ddpscope`: some trace of the run
 // was written by ddpscope (then a missing rank makes the run incomplete).
 void checkRunCompleteness(RunReport& out, bool written_by_ddpscope);
+// The least lead of firstQuietRank: closer ends are a profiler's stop, not a rank gone quiet.
+inline constexpr TimeNs kFirstQuietMinNs = 1'000'000;
+// In a run with traces cut short (docs/METRICS.md "Completeness"): the rank whose last GPU work
+// ends first in absolute time (each rank's whole.last_ns + `base_time_ns` of its trace, in
+// report order), when it ends at least kFirstQuietMinNs before every other rank's. Where a rank
+// hangs or dies, its peers run on until they wait for it in a collective that never ends: the
+// rank that went quiet first is where to look. Sets completeness.first_quiet_* and a warning.
+void firstQuietRank(RunReport& out, const std::vector<TimeNs>& base_time_ns);
 // Its warning about the traces of `ranks` (sorted) cut short.
 std::string cutShortWarning(const std::vector<std::int32_t>& ranks);
 // Sorted rank numbers in words, runs of neighbours as ranges: "2, 5-7".

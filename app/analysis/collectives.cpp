@@ -69,7 +69,7 @@ MatchedCollective matchOne(const std::vector<std::int32_t>& rank_numbers, const 
     m.wait_ns[r] = arrived - e->start;
     m.transfer_ns[r] = e->end - arrived;
     if (arrived > e->start) waits[r].push_back({e->start, arrived});
-    matched_kernels[r].push_back({e->rule_kind, e->bytes, e->start, arrived, e->end});
+    matched_kernels[r].push_back({e->rule_kind, e->bytes, e->ranks, e->start, arrived, e->end});
     m.steps[r] = e->step;
   }
   return m;
@@ -106,6 +106,7 @@ std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
       k.end = t.end(i);
       k.bytes = t.bytes[i];
       k.step = t.step[i];
+      k.ranks = collectiveRanks(args, rank.world_size);
       k.ref = {static_cast<std::int32_t>(ti), static_cast<std::int64_t>(i)};
       out.push_back(std::move(k));
     }
@@ -265,8 +266,8 @@ namespace {
 void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport& rr,
                           TimeNs offset_ns) {
   struct Sum {
-    std::int64_t bytes = 0, kernels = 0;
-    TimeNs time = 0;
+    BandwidthSum bw;
+    std::int64_t kernels = 0;
   };
   std::array<Sum, kCollectiveKindCount> by_kind{};
   std::map<std::pair<TimeNs, TimeNs>, TimeNs> allreduce_arrival;  // (start, end) → arrival
@@ -277,23 +278,23 @@ void putTransferBandwidth(const std::vector<MatchedKernel>& kernels, RankReport&
                                 k.arrived - offset_ns);
     if (k.bytes < 0) continue;
     auto& sum = by_kind[static_cast<std::size_t>(k.kind)];
-    sum.bytes += k.bytes;
-    sum.time += k.end - k.arrived;
+    sum.bw.add(k.kind, k.bytes, k.end - k.arrived, k.ranks);
     ++sum.kernels;
   }
   for (auto& st : rr.collectives) {
     const auto& sum = by_kind[static_cast<std::size_t>(st.kind)];
     if (sum.kernels == 0 || sum.kernels != st.sized) continue;
-    const Bandwidth bw = collectiveBandwidth(st.kind, sum.bytes, sum.time, rr.world_size);
+    const Bandwidth bw = collectiveBandwidth(sum.bw);
     st.algbw_gbps = bw.algbw_gbps;
     st.busbw_gbps = bw.busbw_gbps;
+    st.bw_ranks = sum.bw.ranks;
     st.bw_basis = BandwidthBasis::Transfer;
   }
   for (auto& b : rr.buckets) {
     const auto it = allreduce_arrival.find({b.start_ns, b.end_ns});
     if (it == allreduce_arrival.end()) continue;
-    const Bandwidth bw = collectiveBandwidth(CollectiveKind::AllReduce, b.bytes,
-                                             b.end_ns - it->second, rr.world_size);
+    const Bandwidth bw =
+        collectiveBandwidth(CollectiveKind::AllReduce, b.bytes, b.end_ns - it->second, b.bw_ranks);
     b.algbw_gbps = bw.algbw_gbps;
     b.busbw_gbps = bw.busbw_gbps;
     b.bw_basis = BandwidthBasis::Transfer;

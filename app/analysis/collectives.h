@@ -30,7 +30,8 @@ struct CollectiveTiming {
   TimeNs start = 0, end = 0;
   std::int64_t bytes = -1;
   std::int32_t step = trace::kNoStep;
-  EventRef ref;  // the kernel in its rank's trace
+  std::int32_t ranks = 1;  // p of its busbw (collectiveRanks)
+  EventRef ref;            // the kernel in its rank's trace
 };
 std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
                                                 const RankActivity& act);
@@ -39,6 +40,7 @@ std::vector<CollectiveTiming> collectiveTimings(const trace::RankTrace& rank,
 struct MatchedKernel {
   CollectiveKind kind = CollectiveKind::Unknown;  // the rule's (CollectiveTiming::rule_kind)
   std::int64_t bytes = -1;
+  std::int32_t ranks = 1;                  // p of its busbw (collectiveRanks)
   TimeNs start = 0, arrived = 0, end = 0;  // arrived: the last rank's start, within the kernel
 };
 struct CollectiveMatching {

@@ -173,6 +173,12 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
     out.ranks.push_back(p.report);
   }
   checkRunCompleteness(out, written_by_ddpscope);
+  {
+    std::vector<TimeNs> bases;
+    for (const auto& p : parts)
+      bases.push_back(p.base_time_ns);
+    firstQuietRank(out, bases);
+  }
   std::vector<std::vector<CollectiveTiming>> timings;
   std::vector<std::int32_t> rank_numbers;
   for (const auto& p : parts) {
@@ -461,6 +467,7 @@ void putReport(Writer& w, const RankReport& r) {
     w.opt(b.algbw_gbps);
     w.opt(b.busbw_gbps);
     w.pod(b.bw_basis);
+    w.pod(b.bw_ranks);
     w.pod(b.inferred);
     w.pod(b.device);
     w.pod(b.stream);
@@ -507,6 +514,7 @@ RankReport getReport(Reader& r) {
     b.algbw_gbps = r.opt<double>();
     b.busbw_gbps = r.opt<double>();
     b.bw_basis = r.pod<BandwidthBasis>();
+    b.bw_ranks = r.pod<std::int32_t>();
     b.inferred = r.pod<bool>();
     b.device = r.pod<std::int64_t>();
     b.stream = r.pod<std::int64_t>();
@@ -540,6 +548,7 @@ std::string encodePartials(const std::vector<RankPartial>& parts,
       w.pod(k.end);
       w.pod(k.bytes);
       w.pod(k.step);
+      w.pod(k.ranks);
       w.pod(k.ref);
     }
     putIntervals(w, p.exposed);
@@ -591,6 +600,7 @@ std::vector<RankPartial> decodePartials(std::string_view bytes,
       k.end = r.pod<TimeNs>();
       k.bytes = r.pod<std::int64_t>();
       k.step = r.pod<std::int32_t>();
+      k.ranks = r.pod<std::int32_t>();
       k.ref = r.pod<EventRef>();
     }
     p.exposed = getIntervals(r);

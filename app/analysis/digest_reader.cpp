@@ -146,6 +146,13 @@ RunSummary readRun(const Reader& r, element run) {
   s.ranks = r.int32(run, "ranks");
   s.world_size = r.int32(run, "world_size");
   s.missing_ranks = r.integers(run, "missing_ranks");
+  if (r.has(run, "first_quiet_rank")) {  // added within version 3
+    const auto ahead = r.micros(run, "first_quiet_ahead_us");
+    if (ahead) {
+      s.first_quiet_rank = r.int32(run, "first_quiet_rank");
+      s.first_quiet_ahead_ns = *ahead;
+    }
+  }
   s.selection.used = r.integers(run, "steps_used");
   s.steps_used = static_cast<std::int32_t>(s.selection.used.size());
   s.selection.rule = r.text(run, "step_rule");

@@ -202,6 +202,8 @@ void writeCollectives(JsonOut& j, const RankReport& r) {
     j.optional(c.algbw_gbps, 3);
     j.key("busbw_gbps");
     j.optional(c.busbw_gbps, 3);
+    j.key("busbw_ranks");  // p of busbw; null when the kernels' process groups differ in size
+    j.integerOrNull(c.busbw_gbps.has_value() && c.bw_ranks > 0, c.bw_ranks);
     j.key("bw_basis");  // the time the bandwidth divides by: "transfer" or "kernel"
     j.strOrNull(c.algbw_gbps.has_value(), bandwidthBasisKey(c.bw_basis));
     j.close('}');
@@ -400,6 +402,8 @@ void writeRank(JsonOut& j, const RankReport& r) {
     j.optional(b.algbw_gbps, 4);
     j.key("busbw_gbps");
     j.optional(b.busbw_gbps, 4);
+    j.key("busbw_ranks");  // p of busbw: its process group's size, else the world's
+    j.integerOrNull(b.busbw_gbps.has_value(), b.bw_ranks);
     j.key("bw_basis");
     j.strOrNull(b.algbw_gbps.has_value(), bandwidthBasisKey(b.bw_basis));
     j.key("inferred");
@@ -447,6 +451,10 @@ void writeRunSummary(JsonOut& j, const RunSummary& rs) {
   for (auto r : rs.missing_ranks)
     j.integer(r);
   j.close(']');
+  j.key("first_quiet_rank");  // with traces cut short: the rank whose GPU work ends first
+  j.integerOrNull(rs.first_quiet_rank >= 0, rs.first_quiet_rank);
+  j.key("first_quiet_ahead_us");  // ... by this much before any other rank's
+  j.microsOrNull(rs.first_quiet_rank >= 0 ? std::optional(rs.first_quiet_ahead_ns) : std::nullopt);
   j.key("steps_used");
   j.open('[');
   for (auto n : rs.selection.used)
@@ -778,9 +786,12 @@ std::string fixed(double v, int decimals) {
 std::string collectivesText(const RankReport& r) {
   std::string s;
   for (const auto& c : r.collectives) {
-    std::string bw = c.busbw_gbps ? ", busbw " + fixed(*c.busbw_gbps, 1) + " GB/s (" +
-                                        std::string(bandwidthBasisText(c.bw_basis)) + ")"
-                                  : "";
+    std::string bw;
+    if (c.busbw_gbps) {
+      const std::string ranks = busbwRanksNote(c.bw_ranks, r.world_size);
+      bw = ", busbw " + fixed(*c.busbw_gbps, 1) + " GB/s (" +
+           std::string(bandwidthBasisText(c.bw_basis)) + (ranks.empty() ? "" : "; " + ranks) + ")";
+    }
     std::string bytes =
         c.sized > 0 ? fixed(static_cast<double>(c.bytes) / (1 << 20), 1) + " MiB, " : "";
     s += "  " + padded(std::string(collectiveKindName(c.kind)), 14) + "  " +

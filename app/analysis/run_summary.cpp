@@ -346,6 +346,8 @@ RunSummary summarizeRun(const RunReport& report) {
   s.ranks = static_cast<std::int32_t>(report.ranks.size());
   s.world_size = report.completeness.world_size;
   s.missing_ranks = report.completeness.missing_ranks;
+  s.first_quiet_rank = report.completeness.first_quiet_rank;
+  s.first_quiet_ahead_ns = report.completeness.first_quiet_ahead_ns;
   s.selection = selectSteps(report);
   const auto& steps = s.selection.used;
   s.steps_used = static_cast<std::int32_t>(steps.size());

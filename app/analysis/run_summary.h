@@ -95,6 +95,9 @@ struct RunSummary {
   std::int32_t ranks = 0;       // ranks with a trace
   std::int32_t world_size = 0;  // the world the traces declare (0 when no rank)
   std::vector<std::int32_t> missing_ranks;
+  // Completeness::first_quiet_*: the rank that went quiet first in a run cut short (-1: none).
+  std::int32_t first_quiet_rank = -1;
+  TimeNs first_quiet_ahead_ns = 0;
   StepSelection selection;
   std::int32_t steps_used = 0;  // selection.used.size()
 

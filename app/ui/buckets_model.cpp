@@ -95,7 +95,8 @@ QVariant BucketsModel::data(const QModelIndex& index, int role) const {
     case kDuration:
       return time(b.end_ns - b.start_ns);
     case kBusbw:
-      if (role == Qt::ToolTipRole && b.busbw_gbps) return bandwidthBasisTip(b.bw_basis);
+      if (role == Qt::ToolTipRole && b.busbw_gbps)
+        return bandwidthBasisTip(b.bw_basis) + busbwRanksTip(b.bw_ranks, rr.world_size);
       return cell(formatBandwidth(b.busbw_gbps, b.bw_basis), b.busbw_gbps.value_or(-1));
     case kExposed:
       if (role == Qt::ForegroundRole && b.exposed_ns > (b.end_ns - b.start_ns) / 2)

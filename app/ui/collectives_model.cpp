@@ -70,7 +70,8 @@ QVariant CollectivesModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && (index.column() == kAlgbw || index.column() == kBusbw) &&
       c.algbw_gbps)
     return bandwidthBasisTip(c.bw_basis) +
-           QStringLiteral(" · %1 kernels").arg(QLocale().toString(qlonglong(c.sized)));
+           QStringLiteral(" · %1 kernels").arg(QLocale().toString(qlonglong(c.sized))) +
+           busbwRanksTip(c.bw_ranks, rank.world_size);
   switch (index.column()) {
     case kRank:
       return cell(QString::number(rank.rank), rank.rank);

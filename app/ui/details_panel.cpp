@@ -58,9 +58,10 @@ QString traceRows(const trace::RankTrace& rank, const trace::Track& t, std::size
     html += row(QObject::tr("bucket"), QString::number(t.bucket[i]));
   if (t.bytes[i] >= 0) {
     html += row(QObject::tr("bytes"), QLocale().toString(static_cast<qlonglong>(t.bytes[i])));
-    for (const auto& [label, value] :
-         bandwidthRows(t.bytes[i], dur, cls == analysis::ActivityClass::Communication, kind,
-                       rank.world_size, transfer_ns))
+    for (const auto& [label, value] : bandwidthRows(
+             t.bytes[i], dur, cls == analysis::ActivityClass::Communication, kind,
+             analysis::collectiveRanks(rank.collectiveArgs(t.correlation[i]), rank.world_size),
+             rank.world_size, transfer_ns))
       html += row(label, value);
   }
   return html;

@@ -163,7 +163,12 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     return;
   }
   const auto& d = *digest_;
-  const QString source = d.ranks.empty() ? QString() : sourceBadge(d.ranks.front().source);
+  QString source = d.ranks.empty() ? QString() : sourceBadge(d.ranks.front().source);
+  // As a loaded run's badge: a trace cut short, or ranks of the world without one.
+  if (!d.run.missing_ranks.empty() ||
+      std::any_of(d.ranks.begin(), d.ranks.end(),
+                  [](const analysis::DigestRank& r) { return r.incomplete; }))
+    source += QStringLiteral(" · ") + kIncompleteBadge;
   title_->setText(tr("%1 · DIGEST · %2 · %3 of %4 ranks")
                       .arg(name_, source)
                       .arg(d.run.ranks)
@@ -216,6 +221,8 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     late_text = tr("No late rank: no matched collective had a skew");
   if (const QString split = stragglerText(late, false); !split.isEmpty())
     late_text += QStringLiteral("\n") + split;
+  if (const QString quiet = firstQuietText(d.run); !quiet.isEmpty())
+    late_text += QStringLiteral("\n") + quiet;
   late_->setText(late_text);
   QStringList warnings;
   for (const auto& w : d.warnings)

@@ -18,7 +18,7 @@ QString formatPct(const std::optional<double>& pct, int decimals) {
 std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
                                                        bool collective,
                                                        analysis::CollectiveKind kind,
-                                                       std::int32_t world_size,
+                                                       std::int32_t ranks, std::int32_t world_size,
                                                        std::optional<trace::TimeNs> transfer_ns) {
   std::vector<std::pair<QString, QString>> rows;
   if (bytes < 0 || dur <= 0) return rows;
@@ -29,10 +29,12 @@ std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace
   }
   const auto basis =
       transfer_ns ? analysis::BandwidthBasis::Transfer : analysis::BandwidthBasis::Kernel;
-  const auto bw = analysis::collectiveBandwidth(kind, bytes, transfer_ns.value_or(dur), world_size);
+  const auto bw = analysis::collectiveBandwidth(kind, bytes, transfer_ns.value_or(dur), ranks);
   if (!bw.algbw_gbps) return rows;
   rows.emplace_back(QStringLiteral("algbw"), formatBandwidth(bw.algbw_gbps));
   if (bw.busbw_gbps) rows.emplace_back(QStringLiteral("busbw"), formatBandwidth(bw.busbw_gbps));
+  if (const auto note = analysis::busbwRanksNote(ranks, world_size); !note.empty())
+    rows.emplace_back(QStringLiteral("busbw ranks"), QString::fromStdString(note));
   const auto text = analysis::bandwidthBasisText(basis);
   rows.emplace_back(QStringLiteral("bandwidth over"),
                     QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())));
@@ -63,6 +65,11 @@ QString formatBandwidth(const std::optional<double>& gbps, analysis::BandwidthBa
   QString s = formatBandwidth(gbps);
   if (gbps && basis == analysis::BandwidthBasis::Kernel) s += QStringLiteral(" *");
   return s;
+}
+
+QString busbwRanksTip(std::int32_t bw_ranks, std::int32_t world_size) {
+  const auto note = analysis::busbwRanksNote(bw_ranks, world_size);
+  return note.empty() ? QString() : QStringLiteral(" · busbw over ") + QString::fromStdString(note);
 }
 
 QString bandwidthBasisTip(analysis::BandwidthBasis basis) {

@@ -26,15 +26,18 @@ QString formatBandwidth(const std::optional<double>& gbps);
 QString formatBandwidth(const std::optional<double>& gbps, analysis::BandwidthBasis basis);
 // What a bandwidth is over, for a tooltip: analysis::bandwidthBasisText in a sentence.
 QString bandwidthBasisTip(analysis::BandwidthBasis basis);
+// " · busbw over a process group of 4 ranks" (analysis::busbwRanksNote), "" over the world's.
+QString busbwRanksTip(std::int32_t bw_ranks, std::int32_t world_size);
 // The bandwidth rows of an event moving `bytes`, as (label, value): "bandwidth" over the
 // duration for a copy; for a collective of `kind`, "algbw" and "busbw" (analysis::
 // collectiveBandwidth, as the Buckets and collectives tables give them) over `transfer_ns` when
 // the kernel was matched on every rank (its part after the last rank's arrival), else over
-// `dur`, and a row "bandwidth over" that says which.
+// `dur`, and a row "bandwidth over" that says which. busbw is over `ranks` (analysis::
+// collectiveRanks), with a row "busbw ranks" when those are not the world's.
 std::vector<std::pair<QString, QString>> bandwidthRows(std::int64_t bytes, trace::TimeNs dur,
                                                        bool collective,
                                                        analysis::CollectiveKind kind,
-                                                       std::int32_t world_size,
+                                                       std::int32_t ranks, std::int32_t world_size,
                                                        std::optional<trace::TimeNs> transfer_ns);
 
 }  // namespace ddpscope::ui

@@ -90,6 +90,13 @@ QString stragglerText(const analysis::StragglerSummary& late, bool name_late_ran
       .arg(formatPct(late.wait_pct, 1), who, formatPct(late.transfer_pct, 1));
 }
 
+QString firstQuietText(const analysis::RunSummary& summary) {
+  if (summary.first_quiet_rank < 0) return {};
+  return QObject::tr("Rank %1 went quiet first: its GPU work ends %2 before any other rank's")
+      .arg(summary.first_quiet_rank)
+      .arg(formatTime(summary.first_quiet_ahead_ns));
+}
+
 QString runTitle(const LoadedRun& run, bool two_lines) {
   const auto t = analysis::runFigureText(run.summary);
   QString badge = sourceBadge(run.source());

@@ -33,6 +33,10 @@ QString stragglerText(const LoadedRun& run);
 // rank's part where the text beside it names it already.
 QString stragglerText(const analysis::StragglerSummary& late, bool name_late_rank = true);
 
+// In a run cut short, the rank that went quiet first (analysis::firstQuietRank): "Rank 2 went
+// quiet first: its GPU work ends 5.67 ms before any other rank's". "" when none did.
+QString firstQuietText(const analysis::RunSummary& summary);
+
 // The title of an exported figure, so that a slide says what it shows: the run's name, its source
 // badge (INCOMPLETE, "N of W ranks" or "N ranks pooled") and the headline numbers.
 // two_lines: the numbers on a line of their own, for narrow figures.

@@ -184,6 +184,8 @@ void SummaryPanel::refreshNote(const LoadedRun& run) {
   // Whether exposed communication is a late rank's doing or transfer, and which rank.
   if (const QString late = stragglerText(run); !late.isEmpty())
     note_->setText(note_->text() + QStringLiteral("<br>") + late.toHtmlEscaped());
+  if (const QString quiet = firstQuietText(run.summary); !quiet.isEmpty())
+    note_->setText(note_->text() + QStringLiteral("<br>") + quiet.toHtmlEscaped());
   QStringList tip;
   if (run.incomplete()) tip << run.incompleteText();
   for (const auto& w : warnings)

@@ -107,6 +107,7 @@ QString streamTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
     for (const auto& [label, value] : bandwidthRows(
              bytes, dur, comm,
              isCommKindStyle(style) ? commKindOfStyle(style) : analysis::CollectiveKind::Unknown,
+             analysis::collectiveRanks(rank.collectiveArgs(t.correlation[src]), rank.world_size),
              rank.world_size, matchedTransferTime(run, lane.rank_index, lane.track, src)))
       html += row(label, value);
   }
@@ -220,6 +221,9 @@ QString bucketTooltip(const LoadedRun& run, const Lane& lane, const DrawBox& box
     const auto over = analysis::bandwidthBasisText(b.bw_basis);
     html +=
         row("bandwidth over", QString::fromUtf8(over.data(), static_cast<qsizetype>(over.size())));
+    const auto& rr = run.report.ranks[static_cast<std::size_t>(lane.rank_index)];
+    if (const auto note = analysis::busbwRanksNote(b.bw_ranks, rr.world_size); !note.empty())
+      html += row("busbw ranks", QString::fromStdString(note));
   }
   return html;
 }

@@ -1284,6 +1284,8 @@ QString TimelineView::exportTitle(int shown_ranks) const {
   // them (none for one rank: nothing was matched across ranks).
   if (const QString split = stragglerText(*run_); !split.isEmpty())
     text += QStringLiteral("\n") + split;
+  if (const QString quiet = firstQuietText(run_->summary); !quiet.isEmpty())
+    text += QStringLiteral("\n") + quiet;
   const auto ranks = static_cast<int>(run_->run.ranks.size());
   if (shown_ranks < ranks) {
     // Ranks beyond those shown whose lanes are pinned above them are drawn too.

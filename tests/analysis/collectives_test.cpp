@@ -97,13 +97,15 @@ namespace {
 // A communication kernel with the collective arguments PyTorch's profiler writes on it.
 void collective(ddpscope::testing::TraceBuilder& b, const std::string& name, trace::TimeNs start,
                 trace::TimeNs dur, std::int64_t stream, std::int64_t correlation,
-                const std::string& group, std::int64_t seq) {
+                const std::string& group, std::int64_t seq, std::int32_t group_size = -1,
+                std::int64_t bytes = 1024) {
   b.add({name, start, dur, stream, 0, trace::EventKind::Kernel, trace::kNoBucket, trace::kNoStep,
-         correlation, 1024});
+         correlation, bytes});
   trace::CollectiveArgs a;
   a.correlation = correlation;
   a.group = group;
   a.seq = seq;
+  a.group_size = group_size;
   b.trace().collective_args.push_back(a);
 }
 
@@ -259,4 +261,114 @@ TEST(MatchedCollectives, HiddenSplitLeavesTheWaitsOutOfTheTransfersOverlap) {
                       "of waiting ran under compute"),
             std::string::npos)
       << text;
+}
+
+// busbw over the ranks of the collective's process group ("Group size" on the kernel), not the
+// world's. One rank of a world of 8 (times in ns, 1 MiB each): an allreduce of a data-parallel
+// group of 4 ranks [0, 1000) and one of the whole world [2000, 3000). algbw 1048576 B / 1000 ns =
+// 1048.576 GB/s each; busbw 1048.576 · 2·3/4 = 1572.864 and 1048.576 · 2·7/8 = 1835.008. The
+// kind's: Σ bytes / Σ time = 1048.576, busbw Σ (bytes · factor) / Σ time = 1048576 · (1.5 +
+// 1.75) / 2000 = 1703.936, over groups of different sizes.
+TEST(CollectiveBandwidth, BusBandwidthIsOverTheProcessGroupsRanks) {
+  const char* ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+  ddpscope::testing::TraceBuilder b;
+  collective(b, ar, 0, 1000, 40, 1, "dp", 0, 4, 1 << 20);
+  collective(b, ar, 2000, 1000, 40, 2, "0", 0, 8, 1 << 20);
+  b.trace().world_size = 8;
+  const auto report = analysis::analyzeRun(oneRank(b.build()));
+  const auto& rr = report.ranks[0];
+  ASSERT_EQ(rr.buckets.size(), 2u);
+  EXPECT_NEAR(*rr.buckets[0].busbw_gbps, 1572.864, 1e-9);
+  EXPECT_EQ(rr.buckets[0].bw_ranks, 4);
+  EXPECT_NEAR(*rr.buckets[1].busbw_gbps, 1835.008, 1e-9);
+  EXPECT_EQ(rr.buckets[1].bw_ranks, 8);
+  ASSERT_EQ(rr.collectives.size(), 1u);
+  const auto& c = rr.collectives[0];
+  EXPECT_NEAR(*c.algbw_gbps, 1048.576, 1e-9);
+  EXPECT_NEAR(*c.busbw_gbps, 1703.936, 1e-9);
+  EXPECT_EQ(c.bw_ranks, -1);
+  const auto json = analysis::reportToJson(report);
+  EXPECT_NE(json.find("\"busbw_gbps\": 1703.936, \"busbw_ranks\": null"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"busbw_gbps\": 1572.864, \"busbw_ranks\": 4"), std::string::npos);
+  EXPECT_NE(analysis::reportToText(report).find("busbw 1703.9 GB/s (kernel time, waits included; "
+                                                "process groups of different sizes)"),
+            std::string::npos);
+  // One group size for every kernel: the kind's p is it, and the text names it.
+  ddpscope::testing::TraceBuilder one;
+  collective(one, ar, 0, 1000, 40, 1, "dp", 0, 4, 1 << 20);
+  one.trace().world_size = 8;
+  const auto single = analysis::analyzeRun(oneRank(one.build()));
+  EXPECT_EQ(single.ranks[0].collectives[0].bw_ranks, 4);
+  EXPECT_NE(analysis::reportToText(single).find("busbw 1572.9 GB/s (kernel time, waits included; "
+                                                "a process group of 4 ranks)"),
+            std::string::npos);
+  // Without "Group size": the world's.
+  ddpscope::testing::TraceBuilder world;
+  collective(world, ar, 0, 1000, 40, 1, "dp", 0, -1, 1 << 20);
+  world.trace().world_size = 8;
+  EXPECT_NEAR(*analysis::analyzeRun(oneRank(world.build())).ranks[0].collectives[0].busbw_gbps,
+              1835.008, 1e-9);
+}
+
+// Over the transfer, too: ranks 0 and 1 of a world of 3 run an all-gather of their group of 2
+// (1024 B); rank 1 arrives at 2050, both end at 2200: transfer 150 ns, algbw 1024 / 150, busbw
+// that · (2−1)/2 (over the world's 3 ranks it would be · 2/3).
+TEST(CollectiveBandwidth, TransferBusBandwidthIsOverTheProcessGroupsRanks) {
+  trace::Run run;
+  for (int r = 0; r < 3; ++r) {
+    ddpscope::testing::TraceBuilder b;
+    collective(b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1000 + 10 * r, 100 - 10 * r, 40, 2,
+               "0", 1, 3);
+    if (r != 2)
+      collective(b, "ncclDevKernel_AllGather_RING_LL", 2000 + 50 * r, 200 - 50 * r, 41, 3, "tp", 0,
+                 2);
+    run.ranks.push_back(b.build());
+    run.ranks.back().rank = r;
+    run.ranks.back().world_size = 3;
+  }
+  const auto report = analysis::analyzeRun(run);
+  for (int r = 0; r < 2; ++r) {
+    const analysis::CollectiveStats* ag = nullptr;
+    for (const auto& c : report.ranks[static_cast<std::size_t>(r)].collectives)
+      if (c.kind == CollectiveKind::AllGather) ag = &c;
+    ASSERT_NE(ag, nullptr) << r;
+    EXPECT_EQ(ag->bw_basis, analysis::BandwidthBasis::Transfer) << r;
+    EXPECT_NEAR(*ag->busbw_gbps, 1024.0 / 150 / 2, 1e-12) << r;
+    EXPECT_EQ(ag->bw_ranks, 2) << r;
+  }
+}
+
+// The rank that went quiet first, in absolute time (times in ns). Three ranks, each a kernel from
+// 0; rank 1's trace is cut short. Ends: rank 0 at 10 ms, rank 1 at 7 ms, rank 2 at 9.5 ms, all
+// with base time 0: rank 1 ends 2.5 ms before any other. With rank 1's base time 2 ms later its
+// end is 9 ms absolute, 0.5 ms before rank 2's: under the 1 ms lead, no rank is named. Without a
+// trace cut short, none either (profilers stop at different times).
+TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
+  const auto make = [](trace::TimeNs base1, bool cut) {
+    trace::Run run;
+    const trace::TimeNs ends[] = {10'000'000, 7'000'000, 9'500'000};
+    for (int r = 0; r < 3; ++r) {
+      ddpscope::testing::TraceBuilder b;
+      b.kernel("gemm", 0, ends[r], 7);
+      run.ranks.push_back(b.build());
+      run.ranks.back().rank = r;
+      run.ranks.back().world_size = 3;
+      run.ranks.back().ddpscope.present = true;
+      run.ranks.back().ddpscope.incomplete = cut && r == 1;
+    }
+    run.ranks[1].base_time_ns = base1;
+    return analysis::analyzeRun(run);
+  };
+  const auto named = make(0, true);
+  EXPECT_EQ(named.completeness.first_quiet_rank, 1);
+  EXPECT_EQ(named.completeness.first_quiet_ahead_ns, 2'500'000);
+  bool said = false;
+  for (const auto& w : named.warnings)
+    said = said || w.starts_with("rank 1 went quiet first: its GPU work ends 2.50 ms before any "
+                                 "other rank's");
+  EXPECT_TRUE(said);
+  EXPECT_EQ(analysis::summarizeRun(named).first_quiet_rank, 1);
+  EXPECT_EQ(make(2'000'000, true).completeness.first_quiet_rank, -1);
+  EXPECT_EQ(make(0, false).completeness.first_quiet_rank, -1);
 }

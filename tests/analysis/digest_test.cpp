@@ -22,9 +22,16 @@ using namespace ddpscope;
 
 namespace {
 
-// A simulated run of four ranks, rank 2 late, written as rank-<r>.json.gz files.
-fs::path writeRun(const std::string& name, double bucket_mb = 25) {
+// A simulated run of four ranks, rank 2 late, written as rank-<r>.json.gz files; with `hang`,
+// rank 1 hangs at the start of its backward in step 2 and the run stops there.
+fs::path writeRun(const std::string& name, double bucket_mb = 25, bool hang = false) {
   agent::AgentOptions o;
+  if (hang) {
+    o.fault = "hang";
+    o.fault_rank = 1;
+    o.fault_step = 2;
+    o.timeout_s = 0.05;
+  }
   o.world_size = 4;
   o.bucket_mb = bucket_mb;
   o.first_bucket_mb = 1;
@@ -260,5 +267,25 @@ TEST(Digest, PartialsAsBytesGiveTheSameDigest) {
   const std::string bytes = analysis::encodePartials(a);
   EXPECT_THROW(analysis::decodePartials(std::string_view(bytes).substr(0, bytes.size() / 2)),
                std::runtime_error);
+  fs::remove_all(dir);
+}
+
+// A run cut short by a hung rank: the rank that went quiet first is named, as `summary` names it
+// (the run object word for word). Rank 1 stops at the start of its backward in step 2; the others
+// run their backward of step 2 (four layers of it) before waiting in the allreduce that never
+// comes: rank 1's GPU work ends first, by more than the least lead.
+TEST(Digest, TheRankThatWentQuietFirstIsNamedAsTheSummaryNamesIt) {
+  const fs::path dir = writeRun("hang", 25, /*hang=*/true);
+  const std::string digest = analysis::digestRun({dir.string()}, {});
+  const auto run = trace::loadRun({dir.string()});
+  const auto report = analysis::analyzeRun(run);
+  EXPECT_EQ(report.completeness.first_quiet_rank, 1);
+  EXPECT_GE(report.completeness.first_quiet_ahead_ns, analysis::kFirstQuietMinNs);
+  const std::string summary = analysis::reportToJson(report);
+  EXPECT_NE(summary.find("\"first_quiet_rank\": 1, \"first_quiet_ahead_us\": "), std::string::npos);
+  EXPECT_EQ(objectAfter(digest, "run"), objectAfter(summary, "run"));
+  const auto read = analysis::parseDigest(digest, "hang.json");
+  EXPECT_EQ(read.run.first_quiet_rank, 1);
+  EXPECT_EQ(read.run.first_quiet_ahead_ns, report.completeness.first_quiet_ahead_ns);
   fs::remove_all(dir);
 }
