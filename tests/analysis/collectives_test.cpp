@@ -365,8 +365,9 @@ TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
   EXPECT_EQ(named.completeness.first_quiet_ahead_ns, 2'500'000);
   bool said = false;
   for (const auto& w : named.warnings)
-    said = said || w.starts_with("rank 1 went quiet first: its GPU work ends 2.50 ms before any "
-                                 "other rank's");
+    said = said || w.starts_with(
+                       "rank 1 went quiet first: its GPU work ends 2.50 ms before any "
+                       "other rank's");
   EXPECT_TRUE(said);
   EXPECT_EQ(analysis::summarizeRun(named).first_quiet_rank, 1);
   EXPECT_EQ(make(2'000'000, true).completeness.first_quiet_rank, -1);
