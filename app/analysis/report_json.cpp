@@ -952,7 +952,7 @@ std::string reportToText(const RunReport& report, const TextOptions& options) {
     s += collectivesText(r);
     if (m.idle_pct && m.compute_pct && m.non_compute_pct) {
       std::snprintf(line, sizeof line,
-                    "  time breakdown  idle %.2f %%, compute %.2f %%, non-compute %.2f %% of %s "
+                    "  time breakdown  gaps %.2f %%, compute %.2f %%, non-compute %.2f %% of %s "
                     "(first to last GPU activity)\n",
                     *m.idle_pct, *m.compute_pct, *m.non_compute_pct,
                     formatDuration(m.span_ns).c_str());

@@ -21,6 +21,7 @@
 
 #include "app/analysis/classify.h"
 #include "app/analysis/statistics.h"
+#include "app/analysis/stragglers.h"
 #include "app/ui/format.h"
 #include "app/ui/host_lanes.h"
 #include "app/ui/lane_plottable.h"
@@ -1252,9 +1253,42 @@ bool TimelineView::onDoubleClick(QMouseEvent* m) {
 }
 
 bool TimelineView::exportImage(const QString& path, double scale, QString* error, int width) {
-  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
-    return renderImage(format, scale, out, why, width);
-  });
+  // The ranks the title names, beyond the first kExportRanks: their lanes pinned above the others
+  // while the figure is drawn, so that a slide shows the rank it talks about.
+  std::vector<std::size_t> pinned;
+  QStringList notes;
+  for (const auto& [index, note] : namedRanksBeyondExport()) {
+    const auto lanes = pinRankLanes(index);
+    if (lanes.empty()) continue;  // pinned already, or its lanes hidden
+    pinned.insert(pinned.end(), lanes.begin(), lanes.end());
+    notes << note;
+  }
+  const bool ok =
+      exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+        return renderImage(format, scale, out, why, width, notes.join(QStringLiteral("; ")));
+      });
+  unpinLanes(pinned);
+  return ok;
+}
+
+std::vector<std::pair<std::int32_t, QString>> TimelineView::namedRanksBeyondExport() const {
+  std::vector<std::pair<std::int32_t, QString>> out;
+  if (!run_) return out;
+  const auto& ranks = run_->run.ranks;
+  const auto indexOf = [&](std::int32_t rank) -> std::optional<std::int32_t> {
+    for (std::size_t i = kExportRanks; i < ranks.size(); ++i)
+      if (ranks[i].rank == rank) return static_cast<std::int32_t>(i);
+    return std::nullopt;
+  };
+  const auto late = analysis::summarizeStragglers(run_->report).late_rank;
+  if (late)
+    if (const auto i = indexOf(*late))
+      out.emplace_back(*i, tr("rank %1, pinned at the top, is the late rank").arg(*late));
+  const std::int32_t quiet = run_->summary.first_quiet_rank;
+  if (quiet >= 0 && quiet != late.value_or(-1))
+    if (const auto i = indexOf(quiet))
+      out.emplace_back(*i, tr("rank %1, pinned at the top, went quiet first").arg(quiet));
+  return out;
 }
 
 int TimelineView::exportedRanks(int* height) const {

@@ -123,6 +123,10 @@ class TimelineView : public QWidget {
   bool exportImage(const QString& path, double scale, QString* error, int width = 0);
   // The title an export has now: the run's figures, and the window's when zoomed in.
   QString exportTitleText() const;
+  // The ranks an export's title names (the late rank, the rank that went quiet first) that are
+  // not among the first kExportRanks, as (rank index, the title's note on its pinned lanes):
+  // exportImage pins their lanes above the others while it draws.
+  std::vector<std::pair<std::int32_t, QString>> namedRanksBeyondExport() const;
   // The same into memory (the design report writes its figures together).
   // `note`: a last line of the title (what a figure of a report shows: the step, a pinned rank).
   bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
