@@ -196,6 +196,9 @@ int main(int argc, char** argv) {
     if (e.unreadable > 0)
       std::cerr << e.unreadable << " of " << e.read + e.unreadable
                 << " trace files could not be read; ";
+    else if (*digest)  // a thousand files: it stops at the first rather than read them all
+      std::cerr << "the digest stopped at the first file it could not read, and there may be "
+                   "more; ";
     const char* them = e.unreadable > 0 ? "those files" : "the files that cannot be read";
     if (*sum || *digest) {
       std::cerr << "--skip-unreadable leaves out " << them << " (their ranks then have no trace)\n";

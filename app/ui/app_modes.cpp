@@ -71,6 +71,11 @@ bool loadInto(MainWindow& window, const QStringList& paths) {
               .arg(r.read_files + r.unreadable_files));
     return false;
   }
+  // Files left out, as asked (--skip-unreadable): named, as the CLI names them, not only counted
+  // in the figure's "N of W ranks".
+  if (!r.run->run.unreadable_files.empty())
+    err(QStringLiteral("warning: ") +
+        QString::fromStdString(analysis::unreadableFilesWarning(r.run->run.unreadable_files)));
   window.session()->addRun(r.run);
   return true;
 }
