@@ -141,7 +141,16 @@ DigestHeatmap::DigestHeatmap(QWidget* parent) : QWidget(parent), plot_(new QCust
   map_->setInterpolate(false);
   map_->setTightBoundary(false);
   scale_ = new QCPColorScale(plot_);
-  plot_->plotLayout()->addElement(0, 1, scale_);
+  // The map and its scale side by side in a grid of their own, the plot's layout one column: a
+  // title row an export inserts above spans the whole figure and is centred on it, not on the
+  // map's column alone (where a long line ran off the left edge).
+  auto* body = new QCPLayoutGrid;
+  QCPAxisRect* map_rect = plot_->axisRect();
+  plot_->plotLayout()->take(map_rect);
+  plot_->plotLayout()->simplify();
+  plot_->plotLayout()->addElement(0, 0, body);
+  body->addElement(0, 0, map_rect);
+  body->addElement(0, 1, scale_);
   scale_->setType(QCPAxis::atRight);
   map_->setColorScale(scale_);
   auto* margins = new QCPMarginGroup(plot_);

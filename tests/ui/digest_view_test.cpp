@@ -278,6 +278,22 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
     EXPECT_TRUE(lines.contains(QString::fromStdString(fig.scope))) << lines.join('|').toStdString();
     for (const QString& line : lines)
       EXPECT_FALSE(line.contains(QStringLiteral(" — "))) << line.toStdString();
+    // The title is centred on the whole figure, not on the map's column beside the colour scale
+    // (there a long line ran off the left edge): its first line's ink has even margins.
+    const QString png_path = out.filePath(QStringLiteral("heatmap.png"));
+    ASSERT_TRUE(w->exportView(QStringLiteral("chart"), png_path, 1.0, &error))
+        << error.toStdString();
+    const QImage png(png_path);
+    int left = png.width(), right = -1;
+    for (int y = 0; y < 14; ++y)
+      for (int x = 0; x < png.width(); ++x)
+        if (qGray(png.pixel(x, y)) < 128) {
+          left = std::min(left, x);
+          right = std::max(right, x);
+        }
+    ASSERT_GT(right, left);
+    EXPECT_LT(std::abs(left - (png.width() - 1 - right)), 12)
+        << left << " " << right << " of " << png.width();
     DigestView empty;
     EXPECT_FALSE(empty.exportChart(out.filePath(QStringLiteral("none.png")), 1.0, &error));
     EXPECT_EQ(error, QStringLiteral("no digest is open in the Digest tab"));
