@@ -125,6 +125,11 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
   key(o, "gradient_production");
   trace::appendJsonString(o, m.production_source);
   o += ", ";
+  // Whether a predicted bucket's `tensors` counts the trace's parameters, or pieces of the
+  // recorded buckets' bytes where the trace has no parameter list.
+  key(o, "tensors_are_parameters");
+  o += m.per_tensor_known ? "true" : "false";
+  o += ", ";
   key(o, "communication");
   o += "[";
   for (std::size_t i = 0; i < m.comm.size(); ++i) {
@@ -309,7 +314,11 @@ std::string toJson(const WhatIfResult& r, std::int32_t world_size) {
 std::string toText(const WhatIfResult& r) {
   const auto& m = r.model;
   std::ostringstream o;
-  o << "what-if (every figure below but the recorded step is predicted)\n";
+  // Nothing to replay (one rank, no whole step): no line below is a prediction, and the header
+  // says so rather than call the recorded figures predicted.
+  o << (m.usable ? "what-if (every figure below but the recorded step is predicted)\n"
+                 : "what-if: nothing can be predicted for this run (the note says why); the "
+                   "figure below is the recording's\n");
   // Another scenario than the recorded run's: said before any predicted figure.
   if (!r.predictions.empty())
     if (const auto s = scenarioText(r.predictions.front().config, m); !s.empty())

@@ -661,7 +661,7 @@ TEST(UiHostLanes, LegendSaysHowToReadBucketsAndBarHeights) {
   auto* plot = w->timeline()->plot();
   plot->replot(QCustomPlot::rpImmediateRefresh);
   const QStringList legend = w->timeline()->legendTexts();
-  EXPECT_TRUE(legend.contains("bucket (a colour each): waiting, then allreduce"))
+  EXPECT_TRUE(legend.contains("bucket (by id, six colours in turn): waiting, then allreduce"))
       << legend.join(", ").toStdString();
   EXPECT_TRUE(legend.contains("bar height: busy share of its pixel column"))
       << legend.join(", ").toStdString();
