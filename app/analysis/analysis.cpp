@@ -281,9 +281,10 @@ std::string skippedFilesWarning(const std::vector<std::string>& files, std::stri
   for (std::size_t i = 0; i < files.size() && i < 3; ++i)
     names += (i ? ", " : "") + std::filesystem::path(files[i]).filename().string();
   if (files.size() > 3) names += " and " + std::to_string(files.size() - 3) + " more";
-  return std::to_string(files.size()) +
-         " trace file(s) beside the folder's rank-<r> files were not " + std::string(verb) + " (" +
-         names + "); open such a file on its own to see it";
+  const bool one = files.size() == 1;
+  return std::to_string(files.size()) + (one ? " trace file" : " trace files") +
+         " beside the folder's rank-<r> files " + (one ? "was" : "were") + " not " +
+         std::string(verb) + " (" + names + "); open such a file on its own to see it";
 }
 
 std::string unreadableFilesWarning(const std::vector<std::string>& whys) {

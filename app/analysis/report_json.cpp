@@ -849,7 +849,7 @@ std::string matchedText(const RunReport& report) {
          fixed(*st.transfer_overlap_pct, 2) + " % overlapped, against " +
          pctText(st.whole_overlap_pct) + " with the waits over the same traces; " +
          formatDuration(*st.hidden_wait_ns) +
-         " of waiting ran under compute and counts as hidden\n";
+         " of waiting (summed over the ranks) ran under compute and counts as hidden\n";
   }
   return s;
 }

@@ -256,7 +256,7 @@ TEST(RunReport, SkippedFilesOfTheFolderAreSaid) {
   const auto rep = analysis::analyzeRun(run);
   ASSERT_FALSE(rep.warnings.empty());
   EXPECT_EQ(rep.warnings.back(),
-            "4 trace file(s) beside the folder's rank-<r> files were not loaded (a.json, b.json, "
+            "4 trace files beside the folder's rank-<r> files were not loaded (a.json, b.json, "
             "c.json and 1 more); open such a file on its own to see it");
 }
 

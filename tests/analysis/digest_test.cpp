@@ -123,7 +123,7 @@ TEST(Digest, OtherTraceFilesBesideTheRankFilesAreNamedInAWarning) {
   const fs::path dir = writeRun("skipped");
   fs::copy_file(dir / "rank-0.json.gz", dir / "copy-of-rank-0.json.gz");
   const std::string json = analysis::digestRun({dir.string()}, {});
-  EXPECT_NE(json.find("1 trace file(s) beside the folder's rank-<r> files were not read "
+  EXPECT_NE(json.find("1 trace file beside the folder's rank-<r> files was not read "
                       "(copy-of-rank-0.json.gz)"),
             std::string::npos);
   fs::remove_all(dir);

@@ -4,6 +4,7 @@
 // parser's memory, the whole parse, errors located and explained, and the finished RankTrace.
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <optional>
 
 #include "importer.h"
@@ -338,9 +339,7 @@ RankTrace parseWholeReadAgain(const std::string& path, const ReadOptions& option
   return parseBuffer(bytes, &bytes, path, whole);
 }
 
-}  // namespace
-
-RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
+RankTrace readTraceFileAsItIs(const std::string& path, const ReadOptions& options) {
   // The file's bytes are given back as soon as every event is read, before the events are
   // written into the model's columns: the peak holds the one or the other, not both.
   PaddedBuffer bytes =
@@ -363,7 +362,7 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
         if (streamed == Streamed::ParseFailed) return parseWholeReadAgain(path, options);
         ReadOptions usual = options;
         usual.threads = 1;  // inflated whole, then parsed
-        return readTraceFile(path, usual);
+        return readTraceFileAsItIs(path, usual);
       }
     }
   }
@@ -383,6 +382,32 @@ RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   }
   // Straight to the whole-document parse, which gives the message (the pieces failed already).
   return parseWholeReadAgain(path, options);
+}
+
+// Whether the file's first bytes are gzip's magic number (false when it cannot be read).
+bool startsAsGzip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[2] = {};
+  return in.read(head, 2) && isGzip(std::string_view(head, 2));
+}
+
+}  // namespace
+
+RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
+  try {
+    return readTraceFileAsItIs(path, options);
+  } catch (const SourceUnreadable&) {
+    throw;
+  } catch (const TraceError& e) {
+    // A file named .gz that is not gzip is read as it is (a renamed trace still opens); when it
+    // then fails, the name is the likelier mistake, and the message says so.
+    if (path.ends_with(".gz") && !startsAsGzip(path))
+      throw TraceError(e.file(), e.offset(),
+                       e.detail() +
+                           " (the name ends in .gz, but the file is not gzip-compressed: it was "
+                           "read as plain text)");
+    throw;
+  }
 }
 
 }  // namespace ddpscope::trace

@@ -48,6 +48,8 @@ FILES = {
     "gzip_corrupt.json.gz": (lambda b: b[:12] + bytes(c ^ 0x5A for c in b[12:-8]) + b[-8:])(
         gz(trace(EV, EV))),
     "gzip_header_only.json.gz": b"\x1f\x8b",
+    # a failed download saved under a trace's name: not gzip, so read as it is, and said
+    "not_gzip.json.gz": "404 Not Found\n",
     # --- not JSON, or not a trace ---
     "html_page.json": "<!DOCTYPE html><html><body>404 Not Found</body></html>\n",
     "comments.json": '// exported by hand\n' + trace(EV),
