@@ -113,8 +113,30 @@ bool saveScreenshot(QWidget& window, const QString& dir, const QString& name) {
   return true;
 }
 
+// The Details of rank 0's event at `row` of GPU track `track`, clicked:
+// timeline-kernel-details.png.
+bool shootKernelDetails(MainWindow& window, const QString& dir, std::size_t track,
+                        std::size_t row) {
+  auto* session = window.session();
+  session->selectBucket(std::nullopt);
+  session->setSelection(std::nullopt);
+  session->selectEvent(
+      EventRef{0, static_cast<std::int32_t>(track), static_cast<std::uint32_t>(row)});
+  settle(window);
+  // The kernel among its rank's lanes (steps, buckets, compute), not scrolled down to the
+  // launching thread the selection opened.
+  window.timeline()->revealRank(0);
+  settle(window);
+  const bool ok = saveScreenshot(window, dir, "timeline-kernel-details.png");
+  session->selectEvent(std::nullopt);
+  // The click opened host groups and scrolled to them: the next shots start as a run opens.
+  window.timeline()->resetHostRows();
+  return ok;
+}
+
 // Screenshots of a selected bucket of rank 0 (zoomed in, its flows and a measured range), then of
-// its allreduce kernel clicked (the Details tab). True when every picture was written.
+// its allreduce kernel clicked (the Details tab); without a bucket, of rank 0's first
+// communication kernel (else its first GPU event) clicked. True when every picture was written.
 bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   auto* session = window.session();
   const auto run = session->current();
@@ -124,10 +146,27 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
   for (std::size_t i = 0; i < rr.buckets.size(); ++i)
     if (analysis::inSelection(run->summary.selection, rr.buckets[i].step)) covered.push_back(i);
   if (covered.empty()) {
-    err(
-        QStringLiteral("no bucket in the steps the figures cover: timeline-bucket-selected.png and "
-                       "timeline-kernel-details.png not written"));
-    return true;
+    err(QStringLiteral(
+        "no bucket in the steps the figures cover: timeline-bucket-selected.png not written"));
+    const auto& rank = run->run.ranks.front();
+    std::optional<std::pair<std::size_t, std::size_t>> first_gpu, first_comm;
+    for (std::size_t ti = 0; ti < rank.tracks.size() && !first_comm; ++ti) {
+      const auto& t = rank.tracks[ti];
+      if (t.kind != trace::TrackKind::Gpu) continue;
+      for (std::size_t i = 0; i < t.size() && !first_comm; ++i) {
+        if (!trace::occupiesGpu(t.kind_of[i])) continue;
+        if (!first_gpu) first_gpu = {ti, i};
+        if (run->rules->classify(t.kind_of[i], rank.names[t.name[i]], t.stream()).cls ==
+            analysis::ActivityClass::Communication)
+          first_comm = {ti, i};
+      }
+    }
+    const auto shot = first_comm ? first_comm : first_gpu;
+    if (!shot) {
+      err(QStringLiteral("no GPU event on rank 0: timeline-kernel-details.png not written"));
+      return true;
+    }
+    return shootKernelDetails(window, dir, shot->first, shot->second);
   }
   const std::size_t pick = covered[std::min<std::size_t>(covered.size() - 1, 2)];
   const auto& b = rr.buckets[pick];
@@ -144,19 +183,7 @@ bool shootSelectedBucket(MainWindow& window, const QString& dir) {
       continue;
     const auto it = std::lower_bound(t.start.begin(), t.start.end(), b.start_ns);
     if (it == t.start.end()) continue;
-    session->selectBucket(std::nullopt);
-    session->setSelection(std::nullopt);
-    session->selectEvent(EventRef{0, static_cast<std::int32_t>(ti),
-                                  static_cast<std::uint32_t>(it - t.start.begin())});
-    settle(window);
-    // The kernel among its rank's lanes (steps, buckets, compute), not scrolled down to the
-    // launching thread the selection opened.
-    window.timeline()->revealRank(0);
-    settle(window);
-    ok = saveScreenshot(window, dir, "timeline-kernel-details.png") && ok;
-    session->selectEvent(std::nullopt);
-    // The click opened host groups and scrolled to them: the next shots start as a run opens.
-    window.timeline()->resetHostRows();
+    ok = shootKernelDetails(window, dir, ti, static_cast<std::size_t>(it - t.start.begin())) && ok;
   }
   session->setSelection(std::nullopt);
   return ok;
@@ -377,9 +404,17 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
     return true;
   };
   ok = exportTo(QStringLiteral("timeline"), QStringLiteral("export-timeline.png")) && ok;
-  window.tabs()->setCurrentWidget(window.buckets());
-  settle(window);
-  ok = exportTo(QStringLiteral("chart"), QStringLiteral("export-buckets-chart.png")) && ok;
+  // The Buckets chart of a run with buckets (a run of point-to-point transfers has none: an empty
+  // chart says nothing).
+  const auto& ranks = session->current()->report.ranks;
+  if (std::any_of(ranks.begin(), ranks.end(),
+                  [](const analysis::RankReport& r) { return !r.buckets.empty(); })) {
+    window.tabs()->setCurrentWidget(window.buckets());
+    settle(window);
+    ok = exportTo(QStringLiteral("chart"), QStringLiteral("export-buckets-chart.png")) && ok;
+  } else {
+    err(QStringLiteral("no bucket in this run: export-buckets-chart.png not written"));
+  }
   // The Steps tab: where each step's time went.
   window.tabs()->setCurrentWidget(window.breakdownPanel());
   settle(window);
