@@ -7,14 +7,14 @@
 #include <limits>
 #include <ostream>
 
+#include "tracer/format/json_text.h"
+
 namespace ddpscope::agent {
 
 namespace {
 
 std::string jsonNumber(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  return trace::shortestNumber(v);
 }
 std::string jsonString(const std::string& s) {
   return "\"" + s + "\"";
@@ -153,7 +153,7 @@ std::vector<std::pair<std::string, std::string>> AgentOptions::configEntries() c
       {"vocab", jsonNumber(model.vocab)},
       {"steps", jsonNumber(steps)},
       {"seed", jsonNumber(static_cast<double>(model.seed))},
-      {"lr", jsonNumber(lr)},
+      {"lr", trace::shortestNumber(lr)},
       {"rebuild_buckets", rebuild_buckets ? "true" : "false"},
       {"sim_math", sim_math ? "true" : "false"}};
   if (backend == "cuda") {

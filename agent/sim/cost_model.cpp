@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tracer/format/json_text.h"
+
 namespace ddpscope::agent::sim {
 
 namespace {
 std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  return trace::shortestNumber(v);
 }
 }  // namespace
 

@@ -112,6 +112,18 @@ void appendMicros(std::string& out, std::int64_t ns) {
   out.push_back(static_cast<char>('0' + frac % 10));
 }
 
+std::string shortestNumber(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest, fixed or exponent
+  return std::string(buf, r.ptr);
+}
+
+std::string shortestNumber(float v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 void appendDouble(std::string& out, double v, int decimals) {
   if (!std::isfinite(v)) {
     out += "null";

@@ -19,6 +19,11 @@ void appendInt(std::string& out, std::int64_t v);
 void appendMicros(std::string& out, std::int64_t ns);
 // Appends a double with up to `decimals` decimals, trailing zeros trimmed; NaN/inf as null.
 void appendDouble(std::string& out, double v, int decimals = 3);
+// The shortest text that reads back as the same double (0.1, not 0.10000000000000001), and of a
+// float setting, as the same float (0.05, not the 0.05000000074505806 it widens to). For finite
+// values (settings written into a trace's configuration).
+std::string shortestNumber(double v);
+std::string shortestNumber(float v);
 
 // Parses a JSON number token given in microseconds (e.g. "4458676522690.655", "12", "1.5e3")
 // into integer nanoseconds, exactly for plain decimals (rounded half away from zero beyond the
