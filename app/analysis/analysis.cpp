@@ -772,7 +772,7 @@ void BandwidthSum::add(CollectiveKind kind, std::int64_t b, TimeNs t, std::int32
     bus_bytes += static_cast<double>(b) * *f;
     any_factor = true;
   }
-  ranks = ranks == 0 || ranks == p ? p : -1;
+  if (p >= 1) ranks = ranks == 0 || ranks == p ? p : -1;  // p 0: no world size said
 }
 
 Bandwidth collectiveBandwidth(const BandwidthSum& sum) {
@@ -894,8 +894,9 @@ void firstQuietRank(RunReport& out, const std::vector<TimeNs>& base_time_ns) {
   out.warnings.push_back(
       "rank " + std::to_string(c.first_quiet_rank) + " went quiet first: its GPU work ends " +
       formatDuration(ahead) +
-      " before any other rank's; where a rank hangs or dies, the others run on until they wait "
-      "for it in a collective, so look at what rank " +
+      " before any other rank's (by the traces' clocks: those of different hosts may differ by a "
+      "millisecond or more); where a rank hangs or dies, the others run on until they wait for "
+      "it in a collective, so look at what rank " +
       std::to_string(c.first_quiet_rank) + " did last");
 }
 
@@ -919,10 +920,12 @@ RunReport analyzeRun(const trace::Run& run, const AnalysisOptions& options,
   });
   checkRunCompleteness(out, std::any_of(run.ranks.begin(), run.ranks.end(), recordedByDdpscope));
   {
+    // Not in HTA's window, which drops each rank's work from its last step on: the ends it
+    // leaves are those of the step before, alike on every rank.
     std::vector<TimeNs> bases;
     for (const auto& r : run.ranks)
       bases.push_back(r.base_time_ns);
-    firstQuietRank(out, bases);
+    if (!options.hta_compat) firstQuietRank(out, bases);
   }
   if (options.rules) out.rules = options.rules->description();
   // In HTA's window when it cut a trace somewhere (a trace without ProfilerStep# is kept whole,

@@ -160,7 +160,7 @@ struct BucketReport {
   std::optional<double> algbw_gbps;
   std::optional<double> busbw_gbps;
   BandwidthBasis bw_basis = BandwidthBasis::Kernel;
-  std::int32_t bw_ranks = 1;  // p of busbw (collectiveRanks of its allreduce)
+  std::int32_t bw_ranks = 0;  // p of busbw (collectiveRanks of its allreduce); 0: not known
   bool inferred = false;      // from allreduce kernels, not from our bucket metadata
   std::int64_t device = 0, stream = 0;
 };

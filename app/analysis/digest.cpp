@@ -113,7 +113,7 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
   return out;
 }
 
-RunReport mergePartials(std::vector<RankPartial>& parts) {
+RunReport mergePartials(std::vector<RankPartial>& parts, bool hta_compat) {
   // Ranks numbered as loading the files as a run numbers them.
   std::size_t file_count = 0;
   for (const auto& p : parts)
@@ -177,7 +177,7 @@ RunReport mergePartials(std::vector<RankPartial>& parts) {
     std::vector<TimeNs> bases;
     for (const auto& p : parts)
       bases.push_back(p.base_time_ns);
-    firstQuietRank(out, bases);
+    if (!hta_compat) firstQuietRank(out, bases);  // as analyzeRun
   }
   std::vector<std::vector<CollectiveTiming>> timings;
   std::vector<std::int32_t> rank_numbers;
@@ -279,7 +279,7 @@ std::string finishDigest(std::vector<RankPartial>& parts, const DigestOptions& o
             [](const UnreadableFile& a, const UnreadableFile& b) { return a.index < b.index; });
   if (parts.empty() && !unreadable.empty())
     throw std::runtime_error("no trace file could be read: " + unreadable.front().why);
-  RunReport report = mergePartials(parts);
+  RunReport report = mergePartials(parts, options.analysis.hta_compat);
   if (options.analysis.rules) report.rules = options.analysis.rules->description();
   if (!skipped_files.empty()) report.warnings.push_back(skippedFilesWarning(skipped_files, "read"));
   if (!unreadable.empty()) {

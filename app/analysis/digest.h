@@ -77,7 +77,9 @@ std::vector<RankPartial> digestFile(const std::string& path, const AnalysisOptio
 // The run of the partials (numbered across files as loading a run numbers them, then sorted by
 // rank): completeness, collectives matched across ranks and each rank's exposed split, as
 // analyzeRun gives them for the same files.
-RunReport mergePartials(std::vector<RankPartial>& parts);
+// `hta_compat`: the partials are of HTA's window (AnalysisOptions::hta_compat), where no rank is
+// named as the first to go quiet (firstQuietRank).
+RunReport mergePartials(std::vector<RankPartial>& parts, bool hta_compat = false);
 
 struct DigestOptions {
   AnalysisOptions analysis;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -427,6 +428,20 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
                           fmt("%.3g", sizes.front()) +
                           " MiB): latency and bandwidth cannot be told apart, so the cost is "
                           "fitted through the origin (α 0) and other bucket sizes extrapolate it");
+      // The allreduces of a job that shards its model too run in a group smaller than the world
+      // (busbw_ranks in the summary): the replay's ring is the world's, and says so.
+      std::set<std::int32_t> groups;
+      for (const auto& rr : report.ranks)
+        for (const auto& b : rr.buckets)
+          if (b.bw_ranks > 0) groups.insert(b.bw_ranks);
+      if (!groups.empty() && (groups.size() > 1 || *groups.begin() != m.world_size))
+        m.notes.push_back(
+            "the allreduces ran in process groups of " +
+            (groups.size() == 1 ? std::to_string(*groups.begin())
+                                : std::string("different sizes")) +
+            " ranks within a world of " + std::to_string(m.world_size) +
+            ": the replay's ring, its bus bandwidth and --world-size are over the world's ranks, "
+            "while the summary's busbw is over each allreduce's group");
       const double p = m.world_size;
       f.ring_alpha_us = f.alpha_us / (2 * (p - 1));
       const auto factor = busBandwidthFactor(CollectiveKind::AllReduce, m.world_size);

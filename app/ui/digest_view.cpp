@@ -164,8 +164,13 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
   }
   const auto& d = *digest_;
   QString source = d.ranks.empty() ? QString() : sourceBadge(d.ranks.front().source);
-  // As a loaded run's badge: a trace cut short, or ranks of the world without one.
-  if (!d.run.missing_ranks.empty() ||
+  // As a loaded run's badge (analysis::Completeness::incomplete): a trace cut short, or ranks of
+  // the world without one when several ranks were read or ddpscope recorded them (one imported
+  // rank of a larger job is how PyTorch profiles are shared, and says "1 of W ranks").
+  const bool recorded_by_ddpscope = std::any_of(
+      d.ranks.begin(), d.ranks.end(),
+      [](const analysis::DigestRank& r) { return r.source == "sim" || r.source == "cuda"; });
+  if ((!d.run.missing_ranks.empty() && (d.ranks.size() > 1 || recorded_by_ddpscope)) ||
       std::any_of(d.ranks.begin(), d.ranks.end(),
                   [](const analysis::DigestRank& r) { return r.incomplete; }))
     source += QStringLiteral(" · ") + kIncompleteBadge;
@@ -275,9 +280,7 @@ bool DigestView::setFigure(analysis::DigestFigure figure) {
 
 QString DigestView::exportTitle() const {
   if (!digest_) return {};
-  // Short lines: the title spans the heatmap's column only, not its colour scale's. So the
-  // headline's figures and the steps they cover go on two lines (as one, they were cut at both
-  // ends).
+  // Short lines, for a slide: the headline's figures and the steps they cover on two lines.
   QString headline = headline_->text();
   if (const auto at = headline.indexOf(QStringLiteral(" — ")); at >= 0)
     headline = headline.left(at) + QStringLiteral("\n") + headline.mid(at + 3);

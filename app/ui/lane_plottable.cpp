@@ -318,7 +318,8 @@ void fillLaneLegend(QCPLegend* legend, const std::vector<const TimelineModel*>& 
   }
   // How to read the lanes, after the host's colours (the first row stays the GPU's colours).
   if (buckets)
-    add(bucketColour(0), QObject::tr("bucket (6 colours by id): waiting, then allreduce"),
+    add(bucketColour(0),
+        QObject::tr("bucket (%1 colours by id): waiting, then allreduce").arg(kBucketColours),
         Look::Bucket);
   if (compute || memory || sync || !kinds.empty()) {
     // Zoomed out, a pixel column holds many events and gaps: drawn as high as it is busy.

@@ -611,31 +611,36 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   if (run->incomplete()) in.incomplete_note = run->incompleteText().toStdString();
   std::vector<ReportFigure> figures;
   in.timeline_png = "timeline.png";
-  // A run of more ranks than a figure draws (TimelineView::kExportRanks): the late rank, when it
-  // is not among those drawn, has its lanes pinned above them in the timeline figures.
+  // A run of more ranks than a figure draws (TimelineView::kExportRanks): the ranks the title
+  // names (the late rank, the rank that went quiet first), when not among those drawn, have their
+  // lanes pinned above them in the timeline figures.
   const auto& ranks = run->run.ranks;
-  std::optional<std::int32_t> pinned_index;
-  QString pinned_note;
+  const auto named = timeline_->namedRanksBeyondExport();
   if (ranks.size() > static_cast<std::size_t>(TimelineView::kExportRanks)) {
-    const auto late = analysis::summarizeStragglers(run->report).late_rank;
-    for (std::size_t i = TimelineView::kExportRanks; late && i < ranks.size(); ++i)
-      if (ranks[i].rank == *late) pinned_index = static_cast<std::int32_t>(i);
-    if (pinned_index) pinned_note = tr("rank %1, pinned at the top, is the late rank").arg(*late);
-    in.step_figures_lanes = "the lanes of ranks " + std::to_string(ranks.front().rank) + "–" +
-                            std::to_string(ranks[TimelineView::kExportRanks - 1].rank) +
-                            (pinned_index ? " and of rank " + std::to_string(*late) +
-                                                ", the late rank, pinned above them"
-                                          : std::string()) +
-                            " (of " + std::to_string(ranks.size()) + " ranks)";
+    std::string pinned_text;
+    for (const auto& [index, note] : named) {
+      const auto rank = ranks[static_cast<std::size_t>(index)].rank;
+      const bool late = analysis::summarizeStragglers(run->report).late_rank == rank;
+      pinned_text += " and of rank " + std::to_string(rank) +
+                     (late ? ", the late rank," : ", the rank that went quiet first,");
+    }
+    in.step_figures_lanes =
+        "the lanes of ranks " + std::to_string(ranks.front().rank) + "–" +
+        std::to_string(ranks[TimelineView::kExportRanks - 1].rank) +
+        (pinned_text.empty() ? std::string() : pinned_text + " pinned above them") + " (of " +
+        std::to_string(ranks.size()) + " ranks)";
   }
-  // The pin's note is said only when lanes were pinned (a user may have hidden them).
-  const auto render = [this, pinned_index, pinned_note](const QString& caption, QByteArray* out,
-                                                        QString* e) {
+  // A pin's note is said only when lanes were pinned (a user may have hidden them).
+  const auto render = [this, named](const QString& caption, QByteArray* out, QString* e) {
     std::vector<std::size_t> pinned;
-    if (pinned_index) pinned = timeline_->pinRankLanes(*pinned_index);
     QStringList note;
     if (!caption.isEmpty()) note << caption;
-    if (!pinned.empty()) note << pinned_note;
+    for (const auto& [index, pin_note] : named) {
+      const auto lanes = timeline_->pinRankLanes(index);
+      if (lanes.empty()) continue;
+      pinned.insert(pinned.end(), lanes.begin(), lanes.end());
+      note << pin_note;
+    }
     const bool ok =
         timeline_->renderImage(ExportFormat::Png, 1.5, out, e, 0, note.join(QStringLiteral("; ")));
     timeline_->unpinLanes(pinned);

@@ -345,7 +345,7 @@ TEST(CollectiveBandwidth, TransferBusBandwidthIsOverTheProcessGroupsRanks) {
 // end is 9 ms absolute, 0.5 ms before rank 2's: under the 1 ms lead, no rank is named. Without a
 // trace cut short, none either (profilers stop at different times).
 TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
-  const auto make = [](trace::TimeNs base1, bool cut) {
+  const auto make = [](trace::TimeNs base1, bool cut, bool hta = false) {
     trace::Run run;
     const trace::TimeNs ends[] = {10'000'000, 7'000'000, 9'500'000};
     for (int r = 0; r < 3; ++r) {
@@ -358,7 +358,9 @@ TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
       run.ranks.back().ddpscope.incomplete = cut && r == 1;
     }
     run.ranks[1].base_time_ns = base1;
-    return analysis::analyzeRun(run);
+    analysis::AnalysisOptions options;
+    options.hta_compat = hta;
+    return analysis::analyzeRun(run, options);
   };
   const auto named = make(0, true);
   EXPECT_EQ(named.completeness.first_quiet_rank, 1);
@@ -372,4 +374,6 @@ TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
   EXPECT_EQ(analysis::summarizeRun(named).first_quiet_rank, 1);
   EXPECT_EQ(make(2'000'000, true).completeness.first_quiet_rank, -1);
   EXPECT_EQ(make(0, false).completeness.first_quiet_rank, -1);
+  // In HTA's window, which ends each trace at its last step: not looked for.
+  EXPECT_EQ(make(0, true, true).completeness.first_quiet_rank, -1);
 }

@@ -396,6 +396,25 @@ TEST(WhatIfRecorded, ResNetFitFromOneRankSaysItIncludesWaiting) {
   EXPECT_NEAR(res.base_predicted_step_us / res.base_step_us, 1.0, 0.03);
 }
 
+// The ResNet trace's allreduces said to run in a group of 2 within a world of 4 (its kernels'
+// "Group size" left at 2, the world declared 4): the summary's busbw is over the group of 2, the
+// replay's ring over the world, and a note says so.
+TEST(WhatIfRecorded, AllreducesOfASmallerGroupThanTheWorldAreSaid) {
+  trace::Run run;
+  run.ranks.push_back(
+      trace::readTraceFile(std::string(DDPSCOPE_TEST_DATA) + "/resnet50_ddp_rank0.json.gz"));
+  run.ranks[0].world_size = 4;
+  const auto a = analyse(std::move(run));
+  ASSERT_FALSE(a.report.ranks[0].buckets.empty());
+  EXPECT_EQ(a.report.ranks[0].buckets[0].bw_ranks, 2);
+  const auto res = analysis::predictWhatIf(a.run, a.report, a.activities, {sized(25)});
+  ASSERT_TRUE(res.model.usable);
+  EXPECT_EQ(res.model.comm.front().ranks, 4);
+  EXPECT_TRUE(std::any_of(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+    return n.starts_with("the allreduces ran in process groups of 2 ranks within a world of 4");
+  }));
+}
+
 // Rank 0's file of a two-rank run whose rank 1 computes 10 % slower: every allreduce of rank 0
 // waits for rank 1. The replay of the recorded configuration keeps those waits (overlap and
 // exposed communication as recorded), and since one file cannot tell the fitted α from rank 1's

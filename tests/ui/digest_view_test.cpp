@@ -275,6 +275,7 @@ TEST(DigestView, OpensADigestAndLoadsTheRanksSelected) {
     // The headline's figures and the steps they cover on lines of their own: as one line they
     // were wider than the heatmap's column and cut at both ends.
     const QStringList lines = view->exportTitle().split(QLatin1Char('\n'));
+    EXPECT_FALSE(view->exportTitle().contains(QStringLiteral("INCOMPLETE")));  // every rank, whole
     EXPECT_TRUE(lines.contains(QString::fromStdString(fig.scope))) << lines.join('|').toStdString();
     for (const QString& line : lines)
       EXPECT_FALSE(line.contains(QStringLiteral(" — "))) << line.toStdString();
@@ -434,6 +435,10 @@ TEST(DigestView, ALateRankIsNotDeniedWhenRanksAreMissing) {
   EXPECT_EQ(view.rankSelectionText(), QStringLiteral("2, 4"));
   EXPECT_TRUE(view.figureNoteText().contains(QStringLiteral("Grey rows")));
   EXPECT_TRUE(view.exportTitle().contains(QStringLiteral("grey rows: no trace")));
+  // Ranks of a simulated run without a trace: INCOMPLETE, as the run loaded from the same files.
+  EXPECT_TRUE(view.exportTitle().startsWith(
+      QStringLiteral("d.json · DIGEST · SIMULATED · INCOMPLETE · 4 of 8 ranks")))
+      << view.exportTitle().toStdString();
   // Without every rank, waiting is not told from transfer: that figure cannot be chosen.
   EXPECT_FALSE(view.setFigure(analysis::DigestFigure::MatchedWait));
   // The export says that the digest warns (of the missing ranks).

@@ -3,9 +3,11 @@
 // The reader's parser is in parts (trace_parser.h lists them); this one reads one document: the
 // parser's memory, the whole parse, errors located and explained, and the finished RankTrace.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <typeinfo>
 
 #include "importer.h"
 #include "json_locate.h"
@@ -396,12 +398,15 @@ bool startsAsGzip(const std::string& path) {
 RankTrace readTraceFile(const std::string& path, const ReadOptions& options) {
   try {
     return readTraceFileAsItIs(path, options);
-  } catch (const SourceUnreadable&) {
-    throw;
   } catch (const TraceError& e) {
     // A file named .gz that is not gzip is read as it is (a renamed trace still opens); when it
-    // then fails, the name is the likelier mistake, and the message says so.
-    if (path.ends_with(".gz") && !startsAsGzip(path))
+    // then fails, the name is the likelier mistake, and the message says so. Errors of another
+    // kind (a file that changed while read) go on as they are.
+    if (typeid(e) != typeid(TraceError)) throw;
+    std::string ext = path.size() >= 3 ? path.substr(path.size() - 3) : std::string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (ext == ".gz" && !startsAsGzip(path))
       throw TraceError(e.file(), e.offset(),
                        e.detail() +
                            " (the name ends in .gz, but the file is not gzip-compressed: it was "
