@@ -222,6 +222,12 @@ void DigestView::setDigest(std::shared_ptr<const analysis::Digest> digest, const
     late_text = tr("No late rank: no rank was the last to start at more than half of the %1 "
                    "matched collectives with a skew")
                     .arg(late.skewed);
+  else if (d.run.first_quiet_rank >= 0)
+    // A hang's collective never ended, so no trace recorded it: the late rank is the one that
+    // went quiet, said on the line below, not one of the collectives recorded.
+    late_text =
+        tr("No late rank in the collectives the traces recorded (one that never ended is "
+           "not recorded)");
   else
     late_text = tr("No late rank: no matched collective had a skew");
   if (const QString split = stragglerText(late, false); !split.isEmpty())

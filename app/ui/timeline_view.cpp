@@ -1287,7 +1287,7 @@ std::vector<std::pair<std::int32_t, QString>> TimelineView::namedRanksBeyondExpo
   const std::int32_t quiet = run_->summary.first_quiet_rank;
   if (quiet >= 0 && quiet != late.value_or(-1))
     if (const auto i = indexOf(quiet))
-      out.emplace_back(*i, tr("rank %1, pinned at the top, went quiet first").arg(quiet));
+      out.emplace_back(*i, tr("rank %1 pinned at the top").arg(quiet));
   return out;
 }
 

@@ -156,20 +156,17 @@ TEST(UiHostLanes, ResnetKernelAndLaunchFlowAndCollapse) {
 
   // A click on the thread's label closes its rows, a second opens them again.
   const std::size_t open_rows = shownHostRows(view);
-  const LanePlottable* first = nullptr;
-  for (const auto* l : view->lanes())
-    if (l->lane().kind == LaneKind::Host && l->lane().track == flow.host_track &&
-        l->lane().depth == 0)
-      first = l;
-  ASSERT_NE(first, nullptr);
-  // Where the thread's first row is labelled now (closing rows lays the lanes out again).
-  const auto label = [&] {
-    const LanePlottable* row = nullptr;
+  // The thread's first row, where it is now (closing rows lays the lanes out again).
+  const auto firstRow = [&]() -> const LanePlottable* {
     for (const auto* l : view->lanes())
       if (l->lane().kind == LaneKind::Host && l->lane().track == flow.host_track &&
           l->lane().depth == 0)
-        row = l;
-    EXPECT_NE(row, nullptr);
+        return l;
+    return nullptr;
+  };
+  ASSERT_NE(firstRow(), nullptr);
+  const auto label = [&] {
+    const LanePlottable* row = firstRow();
     return QPoint(plot->axisRect()->left() - 20,
                   static_cast<int>(plot->yAxis->coordToPixel((row->top() + row->bottom()) / 2)));
   };

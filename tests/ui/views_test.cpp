@@ -737,37 +737,6 @@ TEST(Views, SweepOpenRunsSetsTheMeasuredRunsSideBySide) {
   EXPECT_TRUE(panel.lineText().contains("close one of them"));
 }
 
-// An exported timeline of ten ranks with rank 9 late names rank 9 in its title: rank 9's lanes
-// are pinned above the first eight while it draws (taller than the figure without them), and
-// unpinned after.
-TEST(Views, AnExportedTimelineDrawsTheLateRankItNames) {
-  app();
-  QTemporaryDir dir;
-  auto args = kSmall;
-  args.insert(args.end(), {"--straggler-rank", "9", "--straggler-slowdown", "1.5"});
-  const auto run = load({simulate(dir.filePath(QStringLiteral("late9")), args, 10)});
-  ASSERT_TRUE(run);
-  MainWindow window;
-  window.setErrorDialogsEnabled(false);
-  window.resize(1400, 900);
-  window.show();
-  window.session()->addRun(run);
-  QApplication::processEvents();
-  const auto named = window.timeline()->namedRanksBeyondExport();
-  ASSERT_EQ(named.size(), 1u);
-  EXPECT_EQ(named[0].first, 9);
-  EXPECT_EQ(named[0].second, QStringLiteral("rank 9, pinned at the top, is the late rank"));
-  QString error;
-  const QString path = dir.filePath(QStringLiteral("timeline.png"));
-  ASSERT_TRUE(window.timeline()->exportImage(path, 1.0, &error)) << error.toStdString();
-  EXPECT_TRUE(window.timeline()->pinnedLanes().empty());
-  // Taller than the same figure, with the same title, without rank 9's lanes.
-  QByteArray unpinned;
-  ASSERT_TRUE(window.timeline()->renderImage(ExportFormat::Png, 1.0, &unpinned, &error, 0,
-                                             named[0].second));
-  EXPECT_GT(QImage(path).height(), QImage::fromData(unpinned).height() + 40);
-}
-
 // The design report of a run of ten ranks with rank 9 late: its figures pin rank 9's lanes while
 // they are drawn, and the window is as it was after (no lane pinned, the same view range).
 TEST(Views, TheReportPinsTheLateRankOnlyWhileItDraws) {
@@ -829,4 +798,19 @@ TEST(Views, TheReportPinsTheLateRankOnlyWhileItDraws) {
   EXPECT_TRUE(QString::fromUtf8(md.readAll())
                   .contains(QStringLiteral(
                       "and of rank 9, the late rank, pinned above them (of 10 ranks)")));
+  // An exported timeline names rank 9 in its title too: rank 9's lanes are pinned above the
+  // first eight while it draws (taller than the figure with the same title without them), and
+  // unpinned after.
+  const auto named = window.timeline()->namedRanksBeyondExport();
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].first, 9);
+  EXPECT_EQ(named[0].second, QStringLiteral("rank 9, pinned at the top, is the late rank"));
+  const QString path = dir.filePath(QStringLiteral("timeline.png"));
+  ASSERT_TRUE(window.timeline()->exportImage(path, 1.0, &error)) << error.toStdString();
+  EXPECT_TRUE(window.timeline()->pinnedLanes().empty());
+  // Taller than the same figure, with the same title, without rank 9's lanes.
+  QByteArray unpinned;
+  ASSERT_TRUE(window.timeline()->renderImage(ExportFormat::Png, 1.0, &unpinned, &error, 0,
+                                             named[0].second));
+  EXPECT_GT(QImage(path).height(), QImage::fromData(unpinned).height() + 40);
 }
