@@ -872,7 +872,12 @@ void checkRunCompleteness(RunReport& out, bool written_by_ddpscope) {
     out.warnings.push_back(
         "only " + std::to_string(n) + " of " + std::to_string(c.world_size) +
         " ranks have a trace (missing: rank" + (c.missing_ranks.size() == 1 ? " " : "s ") +
-        rankRanges(c.missing_ranks) + "); the numbers cover only the ranks loaded");
+        rankRanges(c.missing_ranks) + "); the numbers cover only the ranks loaded" +
+        // Beside traces cut short, a rank that wrote none may be one that died first.
+        (c.incomplete_ranks.empty()
+             ? ""
+             : std::string("; with the others' traces cut short, a rank without one may have "
+                           "died before it could write it")));
   }
 }
 

@@ -377,3 +377,30 @@ TEST(Completeness, TheRankThatWentQuietFirstIsNamedInAbsoluteTime) {
   // In HTA's window, which ends each trace at its last step: not looked for.
   EXPECT_EQ(make(0, true, true).completeness.first_quiet_rank, -1);
 }
+
+// A rank of the world without a trace beside traces cut short may have died first: the missing
+// ranks' warning says so (and only then).
+TEST(Completeness, AMissingRankBesideTracesCutShortMayHaveDied) {
+  const auto make = [](bool cut) {
+    trace::Run run;
+    for (int r : {0, 2}) {
+      ddpscope::testing::TraceBuilder b;
+      b.kernel("gemm", 0, 1000, 7);
+      run.ranks.push_back(b.build());
+      run.ranks.back().rank = r;
+      run.ranks.back().world_size = 3;
+      run.ranks.back().ddpscope.present = true;
+      run.ranks.back().ddpscope.incomplete = cut;
+    }
+    return analysis::analyzeRun(run);
+  };
+  const auto said = [](const analysis::RunReport& report) {
+    for (const auto& w : report.warnings)
+      if (w.starts_with("only 2 of 3 ranks have a trace (missing: rank 1)"))
+        return w.find("may have died") != std::string::npos;
+    ADD_FAILURE() << "no missing-rank warning";
+    return false;
+  };
+  EXPECT_TRUE(said(make(true)));
+  EXPECT_FALSE(said(make(false)));
+}
