@@ -415,10 +415,14 @@ int writeScreenshots(const QString& dir, const QStringList& paths) {
   } else {
     err(QStringLiteral("no bucket in this run: export-buckets-chart.png not written"));
   }
-  // The Steps tab: where each step's time went.
-  window.tabs()->setCurrentWidget(window.breakdownPanel());
-  settle(window);
-  ok = saveScreenshot(window, dir, "steps.png") && ok;
+  // The Steps tab: where each step's time went (a run without steps has no chart there).
+  if (steps.empty()) {
+    err(QStringLiteral("no training step in this run: steps.png not written"));
+  } else {
+    window.tabs()->setCurrentWidget(window.breakdownPanel());
+    settle(window);
+    ok = saveScreenshot(window, dir, "steps.png") && ok;
+  }
   if (!error.isEmpty()) err(error);
   return ok ? 0 : 1;
 }
