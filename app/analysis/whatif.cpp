@@ -437,9 +437,9 @@ WhatIfModel buildWhatIfModel(const trace::Run& run, const RunReport& report,
       if (!groups.empty() && (groups.size() > 1 || *groups.begin() != m.world_size))
         m.notes.push_back(
             "the allreduces ran in process groups of " +
-            (groups.size() == 1 ? std::to_string(*groups.begin())
+            (groups.size() == 1 ? std::to_string(*groups.begin()) + " ranks"
                                 : std::string("different sizes")) +
-            " ranks within a world of " + std::to_string(m.world_size) +
+            " within a world of " + std::to_string(m.world_size) +
             ": the replay's ring, its bus bandwidth and --world-size are over the world's ranks, "
             "while the summary's busbw is over each allreduce's group");
       const double p = m.world_size;

@@ -617,12 +617,12 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
   const auto& ranks = run->run.ranks;
   const auto named = timeline_->namedRanksBeyondExport();
   if (ranks.size() > static_cast<std::size_t>(TimelineView::kExportRanks)) {
+    const auto late = analysis::summarizeStragglers(run->report).late_rank;
     std::string pinned_text;
     for (const auto& [index, note] : named) {
       const auto rank = ranks[static_cast<std::size_t>(index)].rank;
-      const bool late = analysis::summarizeStragglers(run->report).late_rank == rank;
       pinned_text += " and of rank " + std::to_string(rank) +
-                     (late ? ", the late rank," : ", the rank that went quiet first,");
+                     (late == rank ? ", the late rank," : ", the rank that went quiet first,");
     }
     in.step_figures_lanes =
         "the lanes of ranks " + std::to_string(ranks.front().rank) + "–" +
@@ -630,21 +630,8 @@ bool MainWindow::exportReport(const QString& dir, QString* error) {
         (pinned_text.empty() ? std::string() : pinned_text + " pinned above them") + " (of " +
         std::to_string(ranks.size()) + " ranks)";
   }
-  // A pin's note is said only when lanes were pinned (a user may have hidden them).
-  const auto render = [this, named](const QString& caption, QByteArray* out, QString* e) {
-    std::vector<std::size_t> pinned;
-    QStringList note;
-    if (!caption.isEmpty()) note << caption;
-    for (const auto& [index, pin_note] : named) {
-      const auto lanes = timeline_->pinRankLanes(index);
-      if (lanes.empty()) continue;
-      pinned.insert(pinned.end(), lanes.begin(), lanes.end());
-      note << pin_note;
-    }
-    const bool ok =
-        timeline_->renderImage(ExportFormat::Png, 1.5, out, e, 0, note.join(QStringLiteral("; ")));
-    timeline_->unpinLanes(pinned);
-    return ok;
+  const auto render = [this](const QString& caption, QByteArray* out, QString* e) {
+    return timeline_->renderNamedRanksImage(ExportFormat::Png, 1.5, out, e, 0, caption);
   };
   figures.push_back({QStringLiteral("timeline.png"),
                      [render](QByteArray* png, QString* e) { return render(QString(), png, e); }});

@@ -1253,20 +1253,26 @@ bool TimelineView::onDoubleClick(QMouseEvent* m) {
 }
 
 bool TimelineView::exportImage(const QString& path, double scale, QString* error, int width) {
+  return exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
+    return renderNamedRanksImage(format, scale, out, why, width);
+  });
+}
+
+bool TimelineView::renderNamedRanksImage(ExportFormat format, double scale, QByteArray* out,
+                                         QString* error, int width, const QString& caption) {
   // The ranks the title names, beyond the first kExportRanks: their lanes pinned above the others
-  // while the figure is drawn, so that a slide shows the rank it talks about.
+  // while the figure is drawn, so that a slide shows the rank it talks about. A note is said only
+  // when lanes were pinned (they may be pinned already, or hidden).
   std::vector<std::size_t> pinned;
   QStringList notes;
+  if (!caption.isEmpty()) notes << caption;
   for (const auto& [index, note] : namedRanksBeyondExport()) {
     const auto lanes = pinRankLanes(index);
-    if (lanes.empty()) continue;  // pinned already, or its lanes hidden
+    if (lanes.empty()) continue;
     pinned.insert(pinned.end(), lanes.begin(), lanes.end());
     notes << note;
   }
-  const bool ok =
-      exportRendered(path, error, [&](ExportFormat format, QByteArray* out, QString* why) {
-        return renderImage(format, scale, out, why, width, notes.join(QStringLiteral("; ")));
-      });
+  const bool ok = renderImage(format, scale, out, error, width, notes.join(QStringLiteral("; ")));
   unpinLanes(pinned);
   return ok;
 }

@@ -131,6 +131,11 @@ class TimelineView : public QWidget {
   // `note`: a last line of the title (what a figure of a report shows: the step, a pinned rank).
   bool renderImage(ExportFormat format, double scale, QByteArray* out, QString* error,
                    int width = 0, const QString& note = QString());
+  // renderImage with the lanes of namedRanksBeyondExport pinned while it draws (then unpinned),
+  // their notes after `caption` on the title's last line: what exportImage and the design
+  // report's timeline figures draw.
+  bool renderNamedRanksImage(ExportFormat format, double scale, QByteArray* out, QString* error,
+                             int width = 0, const QString& caption = QString());
   // Pins the lanes of a rank but its host rows (steps, buckets, streams, overlap, annotations)
   // above the others; returns the lanes it pinned, for unpinLanes.
   std::vector<std::size_t> pinRankLanes(std::int32_t rank_index);

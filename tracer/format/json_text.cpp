@@ -112,16 +112,21 @@ void appendMicros(std::string& out, std::int64_t ns) {
   out.push_back(static_cast<char>('0' + frac % 10));
 }
 
-std::string shortestNumber(double v) {
+namespace {
+template <typename Float>
+std::string shortestText(Float v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest, fixed or exponent
   return std::string(buf, r.ptr);
 }
+}  // namespace
+
+std::string shortestNumber(double v) {
+  return shortestText(v);
+}
 
 std::string shortestNumber(float v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
+  return shortestText(v);
 }
 
 void appendDouble(std::string& out, double v, int decimals) {
